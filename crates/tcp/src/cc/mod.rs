@@ -1,0 +1,217 @@
+//! Congestion control: one trait, one file per algorithm, dispatched through an enum on the
+//! hot path (design.md §3 "Congestion control").
+//!
+//! Division of labour (as in Linux and ns-3's `TcpCongestionOps`): the TCP endpoint owns loss
+//! detection, recovery (RFC 6675 / RFC 6582), the RTT estimator and per-packet delivery-rate
+//! sampling; the controller owns cwnd, ssthresh and the pacing rate and is told about ACKs,
+//! congestion events and timeouts.
+
+use rantcp_core::{Duration, Time};
+
+pub mod bbr;
+pub mod cubic;
+pub mod highspeed;
+pub mod newreno;
+
+/// A delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation §3.3), computed by the
+/// endpoint for the most recently sent packet that this ACK newly delivered.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RateSample {
+    /// Bytes delivered over `interval`.
+    pub delivered: u64,
+    /// max(send interval, ACK interval) of the sample.
+    pub interval: Duration,
+    /// `C.delivered` when the sampled packet was sent (for round counting in BBR).
+    pub prior_delivered: u64,
+    /// The packet was sent while the sender was application-limited.
+    pub is_app_limited: bool,
+    /// RTT of the sampled packet.
+    pub rtt: Duration,
+}
+
+impl RateSample {
+    /// Delivery rate in bits per second, `None` for an empty or zero-length interval.
+    pub fn rate_bps(&self) -> Option<f64> {
+        if self.interval.0 == 0 || self.delivered == 0 {
+            None
+        } else {
+            Some(self.delivered as f64 * 8.0 / self.interval.as_secs_f64())
+        }
+    }
+}
+
+/// What one ACK told the sender, handed to the controller.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct AckSample {
+    pub now: Time,
+    /// Bytes newly acknowledged (cumulatively or by SACK) by this ACK.
+    pub bytes_acked: u64,
+    /// RTT measured from this ACK, if any (Karn's rule applied).
+    pub rtt: Option<Duration>,
+    /// Smoothed RTT after this ACK (RFC 6298), `Duration::ZERO` before the first sample.
+    pub srtt: Duration,
+    /// Minimum RTT seen on the connection.
+    pub min_rtt: Duration,
+    /// Bytes in flight (RFC 6675 "pipe") after processing this ACK.
+    pub bytes_in_flight: u64,
+    /// Bytes in flight before this ACK was processed.
+    pub prior_in_flight: u64,
+    /// Bytes newly marked lost while processing this ACK.
+    pub newly_lost: u64,
+    /// The endpoint is in fast recovery.
+    pub in_recovery: bool,
+    /// Total bytes delivered on the connection so far (`C.delivered`).
+    pub delivered: u64,
+    /// The delivery-rate sample, when one could be taken.
+    pub rate: Option<RateSample>,
+    /// Sender MSS in bytes.
+    pub mss: u32,
+}
+
+/// A congestion controller's internal state for the time series (design.md §6).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CcTrace {
+    /// BBR mode: 0 STARTUP, 1 DRAIN, 2 PROBE_BW, 3 PROBE_RTT; `None` for others.
+    pub bbr_mode: Option<u8>,
+    /// BBR bottleneck-bandwidth estimate, bit/s.
+    pub bbr_btl_bw_bps: Option<f64>,
+    /// BBR min-RTT estimate.
+    pub bbr_min_rtt: Option<Duration>,
+    /// CUBIC W_max, bytes.
+    pub cubic_w_max: Option<f64>,
+    /// CUBIC K, seconds.
+    pub cubic_k_s: Option<f64>,
+}
+
+/// The congestion-control contract. All sizes in bytes.
+pub trait CongestionControl {
+    /// Congestion window, bytes.
+    fn cwnd(&self) -> u64;
+    /// Slow-start threshold, bytes (`u64::MAX` before the first congestion event).
+    fn ssthresh(&self) -> u64;
+    /// Pacing rate in bits per second, or `None` to send as fast as cwnd allows.
+    fn pacing_rate_bps(&self) -> Option<f64> {
+        None
+    }
+    /// A data packet of `bytes` left the sender with `bytes_in_flight` now outstanding.
+    fn on_packet_sent(&mut self, _now: Time, _bytes: u64, _bytes_in_flight: u64, _app_limited: bool) {}
+    /// Every ACK that acknowledged new data or carried new SACK information.
+    fn on_ack(&mut self, ack: &AckSample);
+    /// Loss detected by duplicate ACKs / SACK: entering fast recovery (RFC 5681 §3.2 step 2,
+    /// RFC 6675 §5 step 4.2). Sets ssthresh and cwnd for the recovery episode.
+    fn on_congestion_event(&mut self, now: Time, bytes_in_flight: u64, mss: u32);
+    /// Fast recovery ended (the recovery point was acknowledged).
+    fn on_recovery_exit(&mut self, _now: Time, _mss: u32) {}
+    /// Retransmission timeout (RFC 5681 §3.1 eq. 4: ssthresh = max(FlightSize/2, 2·SMSS),
+    /// cwnd = 1 loss window).
+    fn on_rto(&mut self, now: Time, bytes_in_flight: u64, mss: u32);
+    /// Internal state for the time series.
+    fn trace(&self) -> CcTrace {
+        CcTrace::default()
+    }
+}
+
+/// Which algorithm, as named in configs (`flow.cc`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CcKind {
+    NewReno,
+    Cubic,
+    HighSpeed,
+    Bbr,
+}
+
+impl CcKind {
+    pub const ALL: [CcKind; 4] = [CcKind::NewReno, CcKind::Cubic, CcKind::HighSpeed, CcKind::Bbr];
+    pub fn name(self) -> &'static str {
+        match self {
+            CcKind::NewReno => "newreno",
+            CcKind::Cubic => "cubic",
+            CcKind::HighSpeed => "highspeed",
+            CcKind::Bbr => "bbr",
+        }
+    }
+    pub fn from_name(s: &str) -> Option<CcKind> {
+        CcKind::ALL.into_iter().find(|k| k.name() == s)
+    }
+}
+
+/// Parameters every controller is built from.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CcParams {
+    pub kind: CcKind,
+    pub mss: u32,
+    /// Initial window in segments (RFC 6928: 10).
+    pub initial_cwnd_segments: u32,
+    /// CUBIC: HyStart++ (RFC 9406) on.
+    pub hystart: bool,
+}
+
+/// Enum dispatch over the algorithms.
+#[derive(Clone, Debug)]
+pub enum Cc {
+    NewReno(newreno::NewReno),
+    Cubic(cubic::Cubic),
+    HighSpeed(highspeed::HighSpeed),
+    Bbr(bbr::Bbr),
+}
+
+impl Cc {
+    pub fn new(p: &CcParams) -> Cc {
+        match p.kind {
+            CcKind::NewReno => Cc::NewReno(newreno::NewReno::new(p)),
+            CcKind::Cubic => Cc::Cubic(cubic::Cubic::new(p)),
+            CcKind::HighSpeed => Cc::HighSpeed(highspeed::HighSpeed::new(p)),
+            CcKind::Bbr => Cc::Bbr(bbr::Bbr::new(p)),
+        }
+    }
+}
+
+macro_rules! dispatch {
+    ($self:ident, $c:ident => $e:expr) => {
+        match $self {
+            Cc::NewReno($c) => $e,
+            Cc::Cubic($c) => $e,
+            Cc::HighSpeed($c) => $e,
+            Cc::Bbr($c) => $e,
+        }
+    };
+}
+
+impl CongestionControl for Cc {
+    #[inline]
+    fn cwnd(&self) -> u64 {
+        dispatch!(self, c => c.cwnd())
+    }
+    #[inline]
+    fn ssthresh(&self) -> u64 {
+        dispatch!(self, c => c.ssthresh())
+    }
+    #[inline]
+    fn pacing_rate_bps(&self) -> Option<f64> {
+        dispatch!(self, c => c.pacing_rate_bps())
+    }
+    #[inline]
+    fn on_packet_sent(&mut self, now: Time, bytes: u64, in_flight: u64, app_limited: bool) {
+        dispatch!(self, c => c.on_packet_sent(now, bytes, in_flight, app_limited))
+    }
+    #[inline]
+    fn on_ack(&mut self, ack: &AckSample) {
+        dispatch!(self, c => c.on_ack(ack))
+    }
+    #[inline]
+    fn on_congestion_event(&mut self, now: Time, in_flight: u64, mss: u32) {
+        dispatch!(self, c => c.on_congestion_event(now, in_flight, mss))
+    }
+    #[inline]
+    fn on_recovery_exit(&mut self, now: Time, mss: u32) {
+        dispatch!(self, c => c.on_recovery_exit(now, mss))
+    }
+    #[inline]
+    fn on_rto(&mut self, now: Time, in_flight: u64, mss: u32) {
+        dispatch!(self, c => c.on_rto(now, in_flight, mss))
+    }
+    #[inline]
+    fn trace(&self) -> CcTrace {
+        dispatch!(self, c => c.trace())
+    }
+}

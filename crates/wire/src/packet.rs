@@ -1,0 +1,270 @@
+//! Header structs. Plain `Copy` data, no heap: packets move through the simulator by value.
+
+use std::net::Ipv4Addr;
+
+/// IP protocol numbers (IANA).
+pub const PROTO_TCP: u8 = 6;
+pub const PROTO_UDP: u8 = 17;
+
+/// Length of an IPv4 header without options, bytes.
+pub const IPV4_HEADER_LEN: u32 = 20;
+/// Length of a UDP header, bytes.
+pub const UDP_HEADER_LEN: u32 = 8;
+/// Length of a TCP header without options, bytes.
+pub const TCP_HEADER_LEN: u32 = 20;
+
+/// IPv4 header fields (RFC 791 §3.1). Options are not modelled; IHL is always 5.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ipv4Header {
+    pub src: Ipv4Addr,
+    pub dst: Ipv4Addr,
+    /// DSCP (6 bits) and ECN (2 bits), the former TOS octet.
+    pub dscp_ecn: u8,
+    pub identification: u16,
+    /// Don't Fragment flag.
+    pub dont_fragment: bool,
+    pub ttl: u8,
+}
+
+impl Ipv4Header {
+    pub fn new(src: Ipv4Addr, dst: Ipv4Addr) -> Self {
+        Ipv4Header { src, dst, dscp_ecn: 0, identification: 0, dont_fragment: true, ttl: 64 }
+    }
+}
+
+/// TCP control bits (RFC 9293 §3.1, RFC 3168 for ECE/CWR).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct TcpFlags(pub u8);
+
+impl TcpFlags {
+    pub const FIN: TcpFlags = TcpFlags(0x01);
+    pub const SYN: TcpFlags = TcpFlags(0x02);
+    pub const RST: TcpFlags = TcpFlags(0x04);
+    pub const PSH: TcpFlags = TcpFlags(0x08);
+    pub const ACK: TcpFlags = TcpFlags(0x10);
+    pub const URG: TcpFlags = TcpFlags(0x20);
+    pub const ECE: TcpFlags = TcpFlags(0x40);
+    pub const CWR: TcpFlags = TcpFlags(0x80);
+    pub const NONE: TcpFlags = TcpFlags(0);
+    #[inline]
+    pub fn contains(self, o: TcpFlags) -> bool {
+        self.0 & o.0 == o.0
+    }
+    #[inline]
+    pub fn fin(self) -> bool {
+        self.0 & 0x01 != 0
+    }
+    #[inline]
+    pub fn syn(self) -> bool {
+        self.0 & 0x02 != 0
+    }
+    #[inline]
+    pub fn rst(self) -> bool {
+        self.0 & 0x04 != 0
+    }
+    #[inline]
+    pub fn psh(self) -> bool {
+        self.0 & 0x08 != 0
+    }
+    #[inline]
+    pub fn ack(self) -> bool {
+        self.0 & 0x10 != 0
+    }
+    #[inline]
+    pub fn urg(self) -> bool {
+        self.0 & 0x20 != 0
+    }
+}
+
+impl std::ops::BitOr for TcpFlags {
+    type Output = TcpFlags;
+    #[inline]
+    fn bitor(self, o: TcpFlags) -> TcpFlags {
+        TcpFlags(self.0 | o.0)
+    }
+}
+impl std::ops::BitOrAssign for TcpFlags {
+    #[inline]
+    fn bitor_assign(&mut self, o: TcpFlags) {
+        self.0 |= o.0
+    }
+}
+
+/// One SACK block: `[left, right)` in sequence space (RFC 2018 §3).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SackBlock {
+    pub left: u32,
+    pub right: u32,
+}
+
+/// Maximum SACK blocks in one segment. Four fit in 40 option bytes without timestamps,
+/// three with timestamps (RFC 2018 §3).
+pub const MAX_SACK_BLOCKS: usize = 4;
+
+/// TCP option kind numbers (IANA "TCP Option Kind Numbers").
+pub mod option_kind {
+    pub const END: u8 = 0;
+    pub const NOP: u8 = 1;
+    pub const MSS: u8 = 2;
+    pub const WINDOW_SCALE: u8 = 3;
+    pub const SACK_PERMITTED: u8 = 4;
+    pub const SACK: u8 = 5;
+    pub const TIMESTAMPS: u8 = 8;
+    /// AS-TCP "MH ack" option (dissertation ch. 5): kind 253 is RFC 4727's experimental
+    /// kind, length 6, a 4-byte acknowledgement in the far connection's sequence space.
+    pub const AS_TCP: u8 = 253;
+}
+
+/// The TCP options rantcp models.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TcpOptions {
+    /// Maximum segment size (RFC 9293 §3.7.1), SYN only.
+    pub mss: Option<u16>,
+    /// Window scale shift count (RFC 7323 §2), SYN only.
+    pub window_scale: Option<u8>,
+    /// SACK permitted (RFC 2018 §2), SYN only.
+    pub sack_permitted: bool,
+    /// SACK blocks (RFC 2018 §3); the first `sack_len` entries are valid.
+    pub sack: [SackBlock; MAX_SACK_BLOCKS],
+    pub sack_len: u8,
+    /// Timestamps: (TSval, TSecr) (RFC 7323 §3).
+    pub timestamps: Option<(u32, u32)>,
+    /// AS-TCP MH ack (dissertation §5.5).
+    pub as_tcp_ack: Option<u32>,
+}
+
+impl TcpOptions {
+    /// The valid SACK blocks.
+    #[inline]
+    pub fn sack_blocks(&self) -> &[SackBlock] {
+        &self.sack[..self.sack_len as usize]
+    }
+    /// Append a SACK block; returns false when full.
+    pub fn push_sack(&mut self, b: SackBlock) -> bool {
+        if (self.sack_len as usize) < MAX_SACK_BLOCKS {
+            self.sack[self.sack_len as usize] = b;
+            self.sack_len += 1;
+            true
+        } else {
+            false
+        }
+    }
+    /// Bytes the options occupy on the wire, padded to a multiple of 4.
+    /// Layout is the one [`crate::Packet::to_bytes`] emits (Linux-like NOP padding).
+    pub fn wire_len(&self) -> u32 {
+        let mut n = 0u32;
+        if self.mss.is_some() {
+            n += 4;
+        }
+        if self.sack_permitted && self.timestamps.is_some() {
+            n += 2 + 10; // SACK-permitted(2) + timestamps(10), no NOPs needed
+        } else {
+            if self.sack_permitted {
+                n += 4; // NOP NOP SACK-permitted
+            }
+            if self.timestamps.is_some() {
+                n += 12; // NOP NOP TS
+            }
+        }
+        if self.window_scale.is_some() {
+            n += 4; // NOP WS
+        }
+        if self.sack_len > 0 {
+            n += 2 + 2 + 8 * self.sack_len as u32; // NOP NOP SACK
+        }
+        if self.as_tcp_ack.is_some() {
+            n += 8; // NOP NOP AS-TCP(6)
+        }
+        n.div_ceil(4) * 4
+    }
+}
+
+/// TCP header (RFC 9293 §3.1). The data offset and checksum are derived when serialising.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TcpHeader {
+    pub src_port: u16,
+    pub dst_port: u16,
+    pub seq: u32,
+    pub ack: u32,
+    pub flags: TcpFlags,
+    /// The 16-bit window field as sent (already scaled down by the sender's shift).
+    pub window: u16,
+    pub urgent: u16,
+    pub options: TcpOptions,
+}
+
+impl TcpHeader {
+    /// Header length including options, bytes.
+    #[inline]
+    pub fn header_len(&self) -> u32 {
+        TCP_HEADER_LEN + self.options.wire_len()
+    }
+}
+
+/// UDP header (RFC 768). Length and checksum are derived when serialising.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UdpHeader {
+    pub src_port: u16,
+    pub dst_port: u16,
+}
+
+/// The transport part of a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transport {
+    Tcp(TcpHeader),
+    Udp(UdpHeader),
+}
+
+/// An IPv4 packet: real header fields plus the payload length (payload bytes are zeros on the
+/// wire).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Packet {
+    pub ip: Ipv4Header,
+    pub transport: Transport,
+    /// Transport payload length, bytes.
+    pub payload_len: u32,
+}
+
+impl Packet {
+    pub fn tcp(ip: Ipv4Header, tcp: TcpHeader, payload_len: u32) -> Self {
+        Packet { ip, transport: Transport::Tcp(tcp), payload_len }
+    }
+    pub fn udp(ip: Ipv4Header, udp: UdpHeader, payload_len: u32) -> Self {
+        Packet { ip, transport: Transport::Udp(udp), payload_len }
+    }
+    /// Total IPv4 length (header + transport header + payload), bytes: what a link carries.
+    #[inline]
+    pub fn len(&self) -> u32 {
+        IPV4_HEADER_LEN
+            + match &self.transport {
+                Transport::Tcp(t) => t.header_len(),
+                Transport::Udp(_) => UDP_HEADER_LEN,
+            }
+            + self.payload_len
+    }
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+    #[inline]
+    pub fn as_tcp(&self) -> Option<&TcpHeader> {
+        match &self.transport {
+            Transport::Tcp(t) => Some(t),
+            _ => None,
+        }
+    }
+    #[inline]
+    pub fn as_tcp_mut(&mut self) -> Option<&mut TcpHeader> {
+        match &mut self.transport {
+            Transport::Tcp(t) => Some(t),
+            _ => None,
+        }
+    }
+    #[inline]
+    pub fn as_udp(&self) -> Option<&UdpHeader> {
+        match &self.transport {
+            Transport::Udp(u) => Some(u),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! pcap writer (to be completed by the wire helper).
