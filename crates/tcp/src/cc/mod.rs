@@ -144,6 +144,26 @@ pub struct CcParams {
     pub initial_cwnd_segments: u32,
     /// CUBIC: HyStart++ (RFC 9406) on.
     pub hystart: bool,
+    /// Seed of the controller's own random stream (BBR's PROBE_BW start phase). Derive it from
+    /// (run seed, flow id) so flows differ; [`CcParams::DEFAULT_SEED`] when there is no better.
+    pub seed: u64,
+}
+
+impl CcParams {
+    /// The fixed seed used by [`CcParams::default`].
+    pub const DEFAULT_SEED: u64 = 0x7263_7463_705f_6363; // "rctcp_cc"
+}
+
+impl Default for CcParams {
+    fn default() -> Self {
+        CcParams {
+            kind: CcKind::NewReno,
+            mss: 1448,
+            initial_cwnd_segments: 10,
+            hystart: true,
+            seed: CcParams::DEFAULT_SEED,
+        }
+    }
 }
 
 /// Enum dispatch over the algorithms.
