@@ -5,11 +5,14 @@
 //! RFC 7323, SACK-permitted and SACK blocks from RFC 2018, and the AS-TCP option), plus the
 //! payload *length*: payload bytes are not stored. Any packet serialises to valid wire bytes
 //! with correct checksums ([`Packet::to_bytes`]) and parses back ([`Packet::parse`]), so pcap
-//! files ([`pcap`]) open cleanly in Wireshark.
+//! files ([`pcap`]) open cleanly in Wireshark. Checksums follow RFC 1071 ([`checksum`]).
 
+#![forbid(unsafe_code)]
+
+pub mod checksum;
 mod packet;
 pub mod pcap;
 mod serial;
 
 pub use packet::*;
-pub use serial::ParseError;
+pub use serial::{ParseError, MAX_HEADER_LEN};

@@ -1,4 +1,7 @@
-//! Header structs. Plain `Copy` data, no heap: packets move through the simulator by value.
+//! Header structs: IPv4 (RFC 791 §3.1), TCP (RFC 9293 §3.1) with the options of RFC 9293 §3.2
+//! (MSS), RFC 7323 §2–3 (window scale, timestamps), RFC 2018 §2–3 (SACK-permitted, SACK) and
+//! the AS-TCP experimental option (RFC 4727 kind 253), and UDP (RFC 768). Plain `Copy` data, no
+//! heap: packets move through the simulator by value. The byte layout lives in `serial.rs`.
 
 use std::net::Ipv4Addr;
 
@@ -12,6 +15,11 @@ pub const IPV4_HEADER_LEN: u32 = 20;
 pub const UDP_HEADER_LEN: u32 = 8;
 /// Length of a TCP header without options, bytes.
 pub const TCP_HEADER_LEN: u32 = 20;
+/// Largest TCP option space, bytes: the 4-bit data offset allows a 60-byte header
+/// (RFC 9293 §3.1).
+pub const MAX_OPTIONS_LEN: u32 = 40;
+/// Largest IPv4 packet, bytes: the 16-bit total length field (RFC 791 §3.1).
+pub const IPV4_MAX_LEN: u32 = 65_535;
 
 /// IPv4 header fields (RFC 791 §3.1). Options are not modelled; IHL is always 5.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,7 +36,14 @@ pub struct Ipv4Header {
 
 impl Ipv4Header {
     pub fn new(src: Ipv4Addr, dst: Ipv4Addr) -> Self {
-        Ipv4Header { src, dst, dscp_ecn: 0, identification: 0, dont_fragment: true, ttl: 64 }
+        Ipv4Header {
+            src,
+            dst,
+            dscp_ecn: 0,
+            identification: 0,
+            dont_fragment: true,
+            ttl: 64,
+        }
     }
 }
 
@@ -116,7 +131,10 @@ pub mod option_kind {
 }
 
 /// The TCP options rantcp models.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+///
+/// Equality compares only the valid SACK blocks (`sack[..sack_len]`): stale entries past
+/// `sack_len` are not part of the value.
+#[derive(Clone, Copy, Debug, Default)]
 pub struct TcpOptions {
     /// Maximum segment size (RFC 9293 §3.7.1), SYN only.
     pub mss: Option<u16>,
@@ -132,6 +150,20 @@ pub struct TcpOptions {
     /// AS-TCP MH ack (dissertation §5.5).
     pub as_tcp_ack: Option<u32>,
 }
+
+impl PartialEq for TcpOptions {
+    fn eq(&self, o: &Self) -> bool {
+        let n = (self.sack_len as usize).min(MAX_SACK_BLOCKS);
+        self.mss == o.mss
+            && self.window_scale == o.window_scale
+            && self.sack_permitted == o.sack_permitted
+            && self.sack_len == o.sack_len
+            && self.sack[..n] == o.sack[..n]
+            && self.timestamps == o.timestamps
+            && self.as_tcp_ack == o.as_tcp_ack
+    }
+}
+impl Eq for TcpOptions {}
 
 impl TcpOptions {
     /// The valid SACK blocks.
@@ -149,33 +181,71 @@ impl TcpOptions {
             false
         }
     }
-    /// Bytes the options occupy on the wire, padded to a multiple of 4.
-    /// Layout is the one [`crate::Packet::to_bytes`] emits (Linux-like NOP padding).
-    pub fn wire_len(&self) -> u32 {
+    /// Bytes of every option except SACK blocks, in the layout [`crate::Packet::to_bytes`]
+    /// emits. At most 28 (MSS 4 + SACK-permitted/timestamps 12 + window scale 4 + AS-TCP 8),
+    /// so these options always fit in [`MAX_OPTIONS_LEN`].
+    #[inline]
+    fn fixed_wire_len(&self) -> u32 {
         let mut n = 0u32;
         if self.mss.is_some() {
-            n += 4;
+            n += 4; // MSS(4)
         }
         if self.sack_permitted && self.timestamps.is_some() {
-            n += 2 + 10; // SACK-permitted(2) + timestamps(10), no NOPs needed
+            n += 2 + 10; // SACK-permitted(2) + timestamps(10), no NOPs needed (as Linux)
         } else {
             if self.sack_permitted {
-                n += 4; // NOP NOP SACK-permitted
+                n += 4; // NOP NOP SACK-permitted(2)
             }
             if self.timestamps.is_some() {
-                n += 12; // NOP NOP TS
+                n += 12; // NOP NOP timestamps(10)
             }
         }
         if self.window_scale.is_some() {
-            n += 4; // NOP WS
-        }
-        if self.sack_len > 0 {
-            n += 2 + 2 + 8 * self.sack_len as u32; // NOP NOP SACK
+            n += 4; // NOP WS(3)
         }
         if self.as_tcp_ack.is_some() {
             n += 8; // NOP NOP AS-TCP(6)
         }
-        n.div_ceil(4) * 4
+        n
+    }
+
+    /// How many SACK blocks fit in the option space left by the other options present:
+    /// 4 alone, 3 with timestamps (RFC 2018 §3), fewer with MSS/window scale/AS-TCP too
+    /// (never less than 1). A TCP sender should put at most this many blocks in
+    /// [`TcpOptions::sack`]; any further blocks are not emitted (as Linux trims them).
+    #[inline]
+    pub fn sack_capacity(&self) -> usize {
+        // Each SACK option costs NOP NOP kind len (4 bytes) + 8 per block.
+        let room = MAX_OPTIONS_LEN - self.fixed_wire_len();
+        (room.saturating_sub(4) / 8).min(MAX_SACK_BLOCKS as u32) as usize
+    }
+
+    /// Number of SACK blocks that go on the wire: `min(sack_len, sack_capacity())`.
+    #[inline]
+    pub fn emitted_sack_len(&self) -> usize {
+        (self.sack_len as usize).min(self.sack_capacity())
+    }
+
+    /// Bytes the options occupy on the wire, a multiple of 4 and at most
+    /// [`MAX_OPTIONS_LEN`]. Exactly the length [`crate::Packet::to_bytes`] emits, in this
+    /// order and layout (Linux-like NOP alignment, so no END padding is ever needed):
+    ///
+    /// ```text
+    /// MSS                     02 04 mm mm                              (4, if mss)
+    /// SACK-perm + timestamps  04 02 08 0a vv vv vv vv ee ee ee ee      (12, if both)
+    ///   or SACK-perm alone    01 01 04 02                              (4)
+    ///   or timestamps alone   01 01 08 0a vv vv vv vv ee ee ee ee      (12)
+    /// window scale            01 03 03 ss                              (4, if window_scale)
+    /// SACK blocks             01 01 05 (2+8n) {left right}*n           (4+8n, if n > 0)
+    /// AS-TCP MH ack           01 01 fd 06 aa aa aa aa                  (8, if as_tcp_ack)
+    /// ```
+    ///
+    /// `n` is [`TcpOptions::emitted_sack_len`]: SACK blocks that do not fit are dropped.
+    pub fn wire_len(&self) -> u32 {
+        let n = self.emitted_sack_len() as u32;
+        let len = self.fixed_wire_len() + if n > 0 { 4 + 8 * n } else { 0 };
+        debug_assert!(len % 4 == 0 && len <= MAX_OPTIONS_LEN);
+        len
     }
 }
 
@@ -227,10 +297,18 @@ pub struct Packet {
 
 impl Packet {
     pub fn tcp(ip: Ipv4Header, tcp: TcpHeader, payload_len: u32) -> Self {
-        Packet { ip, transport: Transport::Tcp(tcp), payload_len }
+        Packet {
+            ip,
+            transport: Transport::Tcp(tcp),
+            payload_len,
+        }
     }
     pub fn udp(ip: Ipv4Header, udp: UdpHeader, payload_len: u32) -> Self {
-        Packet { ip, transport: Transport::Udp(udp), payload_len }
+        Packet {
+            ip,
+            transport: Transport::Udp(udp),
+            payload_len,
+        }
     }
     /// Total IPv4 length (header + transport header + payload), bytes: what a link carries.
     #[inline]
