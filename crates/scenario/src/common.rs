@@ -1,0 +1,251 @@
+//! Config sections shared by scenarios: a TCP flow (`[flow]`) and outputs (`[output]`).
+
+use crate::config::{check, ConfigError};
+use crate::units::{Bytes, Dur, Rate};
+use rantcp_core::Duration;
+use rantcp_tcp::cc::CcKind;
+use rantcp_tcp::TcpConfig;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Congestion control algorithm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CcName {
+    /// NewReno (RFC 5681, RFC 6582).
+    Newreno,
+    /// CUBIC (RFC 9438).
+    Cubic,
+    /// HighSpeed TCP (RFC 3649).
+    Highspeed,
+    /// BBR v1 (Linux tcp_bbr.c).
+    Bbr,
+}
+
+impl CcName {
+    pub fn kind(self) -> CcKind {
+        match self {
+            CcName::Newreno => CcKind::NewReno,
+            CcName::Cubic => CcKind::Cubic,
+            CcName::Highspeed => CcKind::HighSpeed,
+            CcName::Bbr => CcKind::Bbr,
+        }
+    }
+}
+
+/// The application a flow runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum AppKind {
+    /// Bulk TCP send, unlimited (full buffer) or `bytes` long.
+    Bulk,
+    /// File download: a `request`-byte request, then `bytes` back over the same connection.
+    Download,
+    /// UDP constant bit rate at `udp_rate` (the "UDP saturation" reference).
+    UdpCbr,
+}
+
+fn d_true() -> bool {
+    true
+}
+fn d_one() -> u32 {
+    1
+}
+fn d_mss() -> u32 {
+    1448
+}
+fn d_cc() -> CcName {
+    CcName::Newreno
+}
+fn d_app() -> AppKind {
+    AppKind::Bulk
+}
+fn d_request() -> Bytes {
+    Bytes(100)
+}
+fn d_udp_packet() -> Bytes {
+    Bytes(1500)
+}
+fn d_delack() -> Dur {
+    Dur::ms(40)
+}
+fn d_min_rto() -> Dur {
+    Dur::ms(200)
+}
+fn d_initial_rto() -> Dur {
+    Dur::ms(1000)
+}
+fn d_buf() -> Bytes {
+    Bytes(6 << 20)
+}
+fn d_iw() -> u32 {
+    10
+}
+fn d_zero() -> Dur {
+    Dur::ms(0)
+}
+
+/// A TCP (or UDP) flow and its endpoints' TCP settings.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FlowConfig {
+    /// Application: "bulk", "download" or "udp-cbr".
+    #[serde(default = "d_app")]
+    pub app: AppKind,
+    /// Number of parallel flows with these settings.
+    #[serde(default = "d_one")]
+    pub count: u32,
+    /// When the flows start.
+    #[serde(default = "d_zero")]
+    pub start: Dur,
+    /// Bytes to send (bulk) or download; absent means unlimited for bulk. Required size for a
+    /// download (default 10MB).
+    #[serde(default)]
+    pub bytes: Option<Bytes>,
+    /// Download request size.
+    #[serde(default = "d_request")]
+    pub request: Bytes,
+    /// UDP CBR rate of IP packets (default: the bottleneck rate).
+    #[serde(default)]
+    pub udp_rate: Option<Rate>,
+    /// UDP packet size (IP length).
+    #[serde(default = "d_udp_packet")]
+    pub udp_packet: Bytes,
+    /// Congestion control: "newreno", "cubic", "highspeed" or "bbr".
+    #[serde(default = "d_cc")]
+    pub cc: CcName,
+    /// Maximum segment size, payload bytes.
+    #[serde(default = "d_mss")]
+    pub mss: u32,
+    /// Delayed ACKs at the receiver (every second full segment or at `delack_timeout`).
+    #[serde(default = "d_true")]
+    pub delayed_ack: bool,
+    /// Maximum ACK delay (Linux ~40 ms; the dissertation's ns-3 runs use 200 ms).
+    #[serde(default = "d_delack")]
+    pub delack_timeout: Dur,
+    /// Minimum RTO (Linux 200 ms; RFC 6298 says 1 s).
+    #[serde(default = "d_min_rto")]
+    pub min_rto: Dur,
+    /// RTO before the first RTT sample (RFC 6298 §2.1: 1 s).
+    #[serde(default = "d_initial_rto")]
+    pub initial_rto: Dur,
+    /// SACK (RFC 2018) with RFC 6675 recovery; off means NewReno recovery (RFC 6582).
+    #[serde(default = "d_true")]
+    pub sack: bool,
+    /// TCP timestamps (RFC 7323).
+    #[serde(default = "d_true")]
+    pub timestamps: bool,
+    /// Window scaling (RFC 7323).
+    #[serde(default = "d_true")]
+    pub window_scaling: bool,
+    /// Receive buffer (bounds the advertised window).
+    #[serde(default = "d_buf")]
+    pub rcv_buf: Bytes,
+    /// Send buffer.
+    #[serde(default = "d_buf")]
+    pub snd_buf: Bytes,
+    /// Initial congestion window, segments (RFC 6928: 10).
+    #[serde(default = "d_iw")]
+    pub initial_cwnd: u32,
+    /// Pace every controller's transmissions (BBR always paces).
+    #[serde(default)]
+    pub pacing: bool,
+    /// CUBIC: HyStart++ (RFC 9406), on by default as in Linux.
+    #[serde(default = "d_true")]
+    pub hystart: bool,
+}
+
+impl Default for FlowConfig {
+    fn default() -> Self {
+        crate::config::from_table(toml::Table::new()).expect("defaults deserialize")
+    }
+}
+
+impl FlowConfig {
+    pub fn validate(&self, p: &str) -> Result<(), ConfigError> {
+        check(self.count >= 1 && self.count <= 1000, &format!("{p}.count"), "must be between 1 and 1000")?;
+        check((64..=65495).contains(&self.mss), &format!("{p}.mss"), "must be between 64 and 65495 bytes")?;
+        check(self.rcv_buf.0 >= self.mss as u64 && self.rcv_buf.0 <= 1 << 30, &format!("{p}.rcv_buf"), "must be between one MSS and 1GiB")?;
+        check(self.snd_buf.0 >= self.mss as u64 && self.snd_buf.0 <= 1 << 30, &format!("{p}.snd_buf"), "must be between one MSS and 1GiB")?;
+        check((1..=1000).contains(&self.initial_cwnd), &format!("{p}.initial_cwnd"), "must be between 1 and 1000 segments")?;
+        check(self.min_rto.0 .0 > 0, &format!("{p}.min_rto"), "must be > 0")?;
+        check(self.initial_rto.0 .0 > 0, &format!("{p}.initial_rto"), "must be > 0")?;
+        check(self.delack_timeout.0 .0 > 0 && self.delack_timeout.0 <= Duration::from_millis(500), &format!("{p}.delack_timeout"),
+            "must be > 0 and <= 500ms (RFC 1122 §4.2.3.2)")?;
+        check(self.udp_packet.0 >= 28 && self.udp_packet.0 <= 65535, &format!("{p}.udp_packet"), "must be between 28 and 65535 bytes")?;
+        if self.app == AppKind::Download {
+            check(self.bytes.is_none_or(|b| b.0 > 0), &format!("{p}.bytes"), "a download must be > 0 bytes")?;
+        }
+        Ok(())
+    }
+
+    /// The TCP settings of the data sender.
+    pub fn tcp_sender(&self) -> TcpConfig {
+        TcpConfig {
+            mss: self.mss,
+            rcv_buf_bytes: self.rcv_buf.0,
+            snd_buf_bytes: self.snd_buf.0,
+            delayed_ack: self.delayed_ack,
+            delack_timeout: self.delack_timeout.d(),
+            min_rto: self.min_rto.d(),
+            initial_rto: self.initial_rto.d(),
+            max_rto: Duration::from_secs(60),
+            sack: self.sack,
+            timestamps: self.timestamps,
+            window_scaling: self.window_scaling,
+            cc: self.cc.kind(),
+            initial_cwnd_segments: self.initial_cwnd,
+            hystart: self.hystart,
+            pacing: self.pacing,
+        }
+    }
+    /// The TCP settings of the data receiver (same stack settings).
+    pub fn tcp_receiver(&self) -> TcpConfig {
+        self.tcp_sender()
+    }
+}
+
+/// Which interfaces to capture into pcap files.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged, expecting = "true, false, or a list of interface names such as [\"sender-eth0\"]")]
+pub enum PcapSelection {
+    All(bool),
+    Some(Vec<String>),
+}
+
+impl Default for PcapSelection {
+    fn default() -> Self {
+        PcapSelection::All(false)
+    }
+}
+
+fn d_sample() -> Dur {
+    Dur::ms(100)
+}
+
+/// What a run writes besides summary.json.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OutputConfig {
+    /// Time-series sampling interval.
+    #[serde(default = "d_sample")]
+    pub sample_interval: Dur,
+    /// pcap capture: true (every interface), false, or a list of interface names.
+    #[serde(default)]
+    pub pcap: PcapSelection,
+    /// Write PNG plots.
+    #[serde(default = "d_true")]
+    pub plots: bool,
+}
+
+impl Default for OutputConfig {
+    fn default() -> Self {
+        crate::config::from_table(toml::Table::new()).expect("defaults deserialize")
+    }
+}
+
+impl OutputConfig {
+    pub fn validate(&self, p: &str) -> Result<(), ConfigError> {
+        check(self.sample_interval.0 >= Duration::from_millis(1), &format!("{p}.sample_interval"), "must be >= 1ms")
+    }
+}

@@ -1,0 +1,168 @@
+//! Run outputs (design.md §6): the summary (run metadata, config echo, per-flow figures, link
+//! counters) and the time-series tables.
+//!
+//! Metric definitions: goodput = in-order bytes delivered to the receiving application per
+//! second, over [flow start, end of run] (or to the download's completion); download time =
+//! request written to last byte delivered; RTT statistics over every RTT sample the sender
+//! took; mean RTO = mean of the RTO values that expired (Padhye et al.'s T0).
+
+use crate::ScenarioConfig;
+use rantcp_core::Time;
+use rantcp_net::{FlowKind, Sim};
+use serde_json::{json, Value};
+
+/// One column of a time-series table.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Column {
+    F64(Vec<f64>),
+    I64(Vec<i64>),
+    Str(Vec<String>),
+}
+
+/// A time-series table in long format (one row per sample per entity).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Table {
+    pub name: String,
+    pub columns: Vec<(String, Column)>,
+}
+
+fn r6(x: f64) -> f64 {
+    // Round reported floats to 6 significant decimals of their unit so JSON stays readable;
+    // the rounding is deterministic and applied after all computation.
+    (x * 1e6).round() / 1e6
+}
+
+fn ms(ns: f64) -> f64 {
+    r6(ns * 1e-6)
+}
+
+pub(crate) fn collect(cfg: &ScenarioConfig, sim: &Sim, end: Time, wall_seconds: f64) -> crate::RunOutput {
+    let mut flows = Vec::new();
+    for f in 0..sim.flow_count() {
+        let spec = sim.flow_spec(f);
+        let res = sim.flow_result(f);
+        let (kind, cc) = match spec.kind {
+            FlowKind::Bulk { .. } => ("bulk", Some(spec.tcp_sender.cc.name())),
+            FlowKind::Download { .. } => ("download", Some(spec.tcp_sender.cc.name())),
+            FlowKind::UdpCbr { .. } => ("udp-cbr", None),
+        };
+        let stop = res.completed_at.unwrap_or(end);
+        let active = stop.saturating_since(spec.start).as_secs_f64();
+        let goodput = if active > 0.0 { res.delivered_bytes as f64 * 8.0 / active } else { 0.0 };
+        let mut o = json!({
+            "name": spec.name,
+            "app": kind,
+            "cc": cc,
+            "goodput_bps": r6(goodput),
+            "goodput_mbps": r6(goodput / 1e6),
+            "bytes_delivered": res.delivered_bytes,
+        });
+        let m = o.as_object_mut().unwrap();
+        if let (Some(tx), rx) = sim.flow_tcp(f) {
+            let mean_rtt = if tx.rtt_samples > 0 { Some(ms(tx.rtt_sum_ns as f64 / tx.rtt_samples as f64)) } else { None };
+            let mean_rto = if tx.rtos > 0 { Some(ms(tx.rto_sum_ns as f64 / tx.rtos as f64)) } else { None };
+            m.insert("retransmitted_bytes".into(), json!(tx.retrans_bytes));
+            m.insert("retransmitted_segments".into(), json!(tx.retrans_segments));
+            m.insert("rtos".into(), json!(tx.rtos));
+            m.insert("fast_retransmits".into(), json!(tx.fast_retransmits));
+            m.insert("rtt_min_ms".into(), json!(tx.rtt_min.map(|d| ms(d.0 as f64))));
+            m.insert("rtt_mean_ms".into(), json!(mean_rtt));
+            m.insert("rtt_max_ms".into(), json!(tx.rtt_max.map(|d| ms(d.0 as f64))));
+            m.insert("rtt_samples".into(), json!(tx.rtt_samples));
+            m.insert("mean_rto_ms".into(), json!(mean_rto));
+            m.insert("data_segments_sent".into(), json!(tx.data_segments_sent));
+            m.insert("segments_sent".into(), json!(tx.segments_sent));
+            m.insert("persist_probes".into(), json!(tx.persist_probes));
+            if let Some(rx) = rx {
+                m.insert("receiver_segments_sent".into(), json!(rx.segments_sent));
+            }
+        }
+        if let FlowKind::Download { .. } = spec.kind {
+            let t = match (res.request_at, res.completed_at) {
+                (Some(a), Some(b)) => Some(r6(b.saturating_since(a).as_secs_f64())),
+                _ => None,
+            };
+            m.insert("download_time_s".into(), json!(t));
+        }
+        if let FlowKind::UdpCbr { .. } = spec.kind {
+            m.insert("udp_sent_packets".into(), json!(res.udp_sent_packets));
+            m.insert("udp_received_packets".into(), json!(res.udp_received_packets));
+            let loss = if res.udp_sent_packets > 0 {
+                1.0 - res.udp_received_packets as f64 / res.udp_sent_packets as f64
+            } else {
+                0.0
+            };
+            m.insert("udp_loss_ratio".into(), json!(r6(loss)));
+        }
+        flows.push(o);
+    }
+    let links: Vec<Value> = sim
+        .link_reports()
+        .into_iter()
+        .map(|l| {
+            json!({
+                "iface": l.iface,
+                "tx_packets": l.stats.tx_packets,
+                "tx_bytes": l.stats.tx_bytes,
+                "queue_drops": l.stats.queue_drops,
+                "error_drops": l.stats.error_drops,
+                "max_backlog_bytes": l.stats.max_backlog_bytes,
+            })
+        })
+        .collect();
+    let events = sim.events_executed();
+    let summary = json!({
+        "rantcp_version": env!("CARGO_PKG_VERSION"),
+        "scenario": cfg.name(),
+        "seed": cfg.seed(),
+        "duration_s": end.as_secs_f64(),
+        "events": events,
+        "flows": flows,
+        "links": links,
+        "resets_sent_for_unknown_connections": sim.resets_sent(),
+        "config": cfg.to_json(),
+        "wall": {
+            "seconds": wall_seconds,
+            "events_per_second": if wall_seconds > 0.0 { events as f64 / wall_seconds } else { 0.0 },
+        },
+    });
+    crate::RunOutput { summary, tables: vec![flow_table(sim)] }
+}
+
+fn flow_table(sim: &Sim) -> Table {
+    let mut flow = Vec::new();
+    let mut cols: Vec<(String, Column)> = Vec::new();
+    macro_rules! col {
+        ($name:literal, $variant:ident, $get:expr) => {{
+            let mut v = Vec::new();
+            for f in 0..sim.flow_count() {
+                let s = sim.flow_series(f);
+                v.extend($get(s));
+            }
+            cols.push(($name.to_string(), Column::$variant(v)));
+        }};
+    }
+    for f in 0..sim.flow_count() {
+        let n = sim.flow_series(f).time_s.len();
+        flow.extend(std::iter::repeat_n(sim.flow_spec(f).name.clone(), n));
+    }
+    cols.push(("flow".into(), Column::Str(flow)));
+    use rantcp_net::FlowSeries as S;
+    let u = |v: &Vec<u64>| v.iter().map(|&x| x.min(i64::MAX as u64) as i64).collect::<Vec<i64>>();
+    col!("time_s", F64, |s: &S| s.time_s.clone());
+    col!("goodput_bps", F64, |s: &S| s.goodput_bps.clone());
+    col!("delivered_bytes", I64, |s: &S| u(&s.delivered_bytes));
+    col!("cwnd_bytes", I64, |s: &S| u(&s.cwnd_bytes));
+    col!("ssthresh_bytes", I64, |s: &S| u(&s.ssthresh_bytes));
+    col!("srtt_ms", F64, |s: &S| s.srtt_ms.clone());
+    col!("rto_ms", F64, |s: &S| s.rto_ms.clone());
+    col!("in_flight_bytes", I64, |s: &S| u(&s.in_flight_bytes));
+    col!("rwin_bytes", I64, |s: &S| u(&s.rwin_bytes));
+    col!("pacing_rate_bps", F64, |s: &S| s.pacing_rate_bps.clone());
+    col!("bbr_mode", I64, |s: &S| s.bbr_mode.clone());
+    col!("bbr_btl_bw_bps", F64, |s: &S| s.bbr_btl_bw_bps.clone());
+    col!("bbr_min_rtt_ms", F64, |s: &S| s.bbr_min_rtt_ms.clone());
+    col!("cubic_w_max_bytes", F64, |s: &S| s.cubic_w_max_bytes.clone());
+    col!("cubic_k_s", F64, |s: &S| s.cubic_k_s.clone());
+    Table { name: "flows".into(), columns: cols }
+}

@@ -1,0 +1,212 @@
+//! Built-in scenario `p2p-bulk`:
+//!
+//! ```text
+//!  sender --(access: 1Gbps, 1us)-- router --(bottleneck: 50Mbps, 20ms, ~1 BDP queue)-- receiver
+//!  10.0.0.1                         10.0.0.254 / 10.0.1.254                             10.0.1.1
+//! ```
+//! `flow.count` TCP flows (or a UDP CBR flow) from sender to receiver. The bottleneck's random
+//! loss applies to the data direction (router → receiver) only, as in the Padhye et al. model.
+
+use crate::common::{AppKind, FlowConfig, OutputConfig};
+use crate::config::{check, ConfigError};
+use crate::units::{Dur, Queue, Rate};
+use rantcp_core::Time;
+use rantcp_net::{ErrorUnit, FlowKind, FlowSpec, LinkParams, QueueLimit, Sim};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::net::Ipv4Addr;
+
+fn d_duration() -> Dur {
+    Dur::ms(30_000)
+}
+fn d_seed() -> u64 {
+    1
+}
+fn d_access_rate() -> Rate {
+    Rate(1_000_000_000)
+}
+fn d_access_delay() -> Dur {
+    Dur(rantcp_core::Duration::from_micros(1))
+}
+fn d_access_queue() -> Queue {
+    Queue::Packets(1000)
+}
+fn d_bn_rate() -> Rate {
+    Rate(50_000_000)
+}
+fn d_bn_delay() -> Dur {
+    Dur::ms(20)
+}
+fn d_bn_queue() -> Queue {
+    Queue::Bdp(1.0)
+}
+fn d_unit() -> LossUnit {
+    LossUnit::Packet
+}
+
+/// Unit of the bottleneck's random error model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum LossUnit {
+    Packet,
+    Byte,
+    Bit,
+}
+
+/// The sender's access link (both directions).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Access {
+    /// Line rate.
+    #[serde(default = "d_access_rate")]
+    pub rate: Rate,
+    /// One-way propagation delay.
+    #[serde(default = "d_access_delay")]
+    pub delay: Dur,
+    /// Transmit queue limit.
+    #[serde(default = "d_access_queue")]
+    pub queue: Queue,
+}
+
+impl Default for Access {
+    fn default() -> Self {
+        Access { rate: d_access_rate(), delay: d_access_delay(), queue: d_access_queue() }
+    }
+}
+
+/// The bottleneck link (both directions; loss on the data direction).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Bottleneck {
+    /// Line rate.
+    #[serde(default = "d_bn_rate")]
+    pub rate: Rate,
+    /// One-way propagation delay.
+    #[serde(default = "d_bn_delay")]
+    pub delay: Dur,
+    /// Drop-tail queue limit: "1bdp" (of the path's round-trip propagation delay),
+    /// "100packets" or a size such as "250kB".
+    #[serde(default = "d_bn_queue")]
+    pub queue: Queue,
+    /// Random loss probability per `loss_unit` on the data direction, in [0, 1).
+    #[serde(default)]
+    pub loss: f64,
+    /// "packet", "byte" or "bit".
+    #[serde(default = "d_unit")]
+    pub loss_unit: LossUnit,
+}
+
+impl Default for Bottleneck {
+    fn default() -> Self {
+        Bottleneck { rate: d_bn_rate(), delay: d_bn_delay(), queue: d_bn_queue(), loss: 0.0, loss_unit: d_unit() }
+    }
+}
+
+/// `p2p-bulk`: one bottleneck between a sender and a receiver.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct P2pBulk {
+    /// The built-in scenario: "p2p-bulk".
+    pub scenario: String,
+    /// Simulated time.
+    #[serde(default = "d_duration")]
+    pub duration: Dur,
+    /// Run seed (`--seed` overrides it).
+    #[serde(default = "d_seed")]
+    pub seed: u64,
+    #[serde(default)]
+    pub access: Access,
+    #[serde(default)]
+    pub bottleneck: Bottleneck,
+    #[serde(default)]
+    pub flow: FlowConfig,
+    #[serde(default)]
+    pub output: OutputConfig,
+}
+
+impl P2pBulk {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        check(self.duration.0 .0 > 0 && self.duration.0 .0 <= 86_400_000_000_000, "duration", "must be > 0 and <= 24h")?;
+        check((0.0..1.0).contains(&self.bottleneck.loss), "bottleneck.loss", "must be a probability in [0, 1)")?;
+        self.flow.validate("flow")?;
+        self.output.validate("output")
+    }
+
+    /// Round-trip propagation delay of the path.
+    fn rtt(&self) -> rantcp_core::Duration {
+        (self.access.delay.d() + self.bottleneck.delay.d()).saturating_mul(2)
+    }
+
+    fn queue_limit(&self, q: Queue, rate: Rate) -> QueueLimit {
+        match q {
+            Queue::Packets(p) => QueueLimit::Packets(p),
+            Queue::Bytes(b) => QueueLimit::Bytes(b),
+            Queue::Bdp(k) => {
+                let bdp = rate.bps() as f64 / 8.0 * self.rtt().as_secs_f64();
+                QueueLimit::Bytes(((bdp * k).round() as u64).max(1500))
+            }
+        }
+    }
+
+    pub fn build(&self, seed: u64) -> Sim {
+        let mut sim = Sim::new(seed);
+        let sender = sim.add_node("sender", Ipv4Addr::new(10, 0, 0, 1));
+        let router = sim.add_node("router", Ipv4Addr::new(10, 0, 0, 254));
+        let receiver = sim.add_node("receiver", Ipv4Addr::new(10, 0, 1, 1));
+        let access = LinkParams {
+            rate_bps: self.access.rate.bps(),
+            delay: self.access.delay.d(),
+            queue: self.queue_limit(self.access.queue, self.access.rate),
+            error_rate: 0.0,
+            error_unit: ErrorUnit::Packet,
+        };
+        let bn = &self.bottleneck;
+        let bn_fwd = LinkParams {
+            rate_bps: bn.rate.bps(),
+            delay: bn.delay.d(),
+            queue: self.queue_limit(bn.queue, bn.rate),
+            error_rate: bn.loss,
+            error_unit: match bn.loss_unit {
+                LossUnit::Packet => ErrorUnit::Packet,
+                LossUnit::Byte => ErrorUnit::Byte,
+                LossUnit::Bit => ErrorUnit::Bit,
+            },
+        };
+        let bn_rev = LinkParams { error_rate: 0.0, ..bn_fwd };
+        let (s0, r0) = sim.connect(sender, router, access, access);
+        let (r1, d0) = sim.connect(router, receiver, bn_fwd, bn_rev);
+        sim.add_route(sender, Ipv4Addr::UNSPECIFIED, 0, s0);
+        sim.add_route(receiver, Ipv4Addr::UNSPECIFIED, 0, d0);
+        sim.add_route(router, Ipv4Addr::new(10, 0, 0, 0), 24, r0);
+        sim.add_route(router, Ipv4Addr::new(10, 0, 1, 0), 24, r1);
+        let f = &self.flow;
+        for i in 0..f.count {
+            let kind = match f.app {
+                AppKind::Bulk => FlowKind::Bulk { bytes: f.bytes.map(|b| b.0) },
+                AppKind::Download => FlowKind::Download {
+                    request_bytes: f.request.0,
+                    bytes: f.bytes.map_or(10_000_000, |b| b.0),
+                },
+                AppKind::UdpCbr => FlowKind::UdpCbr {
+                    rate_bps: f.udp_rate.unwrap_or(bn.rate).bps(),
+                    packet_bytes: f.udp_packet.0 as u32,
+                },
+            };
+            // The connecting side uses an ephemeral port, the serving side 5201.
+            let eph = 49152 + i as u16;
+            let (src_port, dst_port) = if f.app == AppKind::Download { (5201, eph) } else { (eph, 5201) };
+            sim.add_flow(FlowSpec {
+                name: format!("flow{i}"),
+                kind,
+                src: sender,
+                dst: receiver,
+                src_port,
+                dst_port,
+                start: Time::ZERO + f.start.d(),
+                tcp_sender: f.tcp_sender(),
+                tcp_receiver: f.tcp_receiver(),
+            });
+        }
+        sim
+    }
+}
