@@ -132,8 +132,8 @@ pub fn sample_flow() -> Vec<(u64, Packet)> {
     let mut udp = Packet::udp(
         ip(c, s),
         UdpHeader {
-            src_port: 5353,
-            dst_port: 9999,
+            src_port: 50000,
+            dst_port: 50001,
         },
         100,
     );
