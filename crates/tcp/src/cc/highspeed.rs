@@ -1,17 +1,108 @@
-//! Placeholder: being written (see the issue). Behaves as a fixed window until then.
+//! HighSpeed TCP (RFC 3649): an AIMD whose increase a(w) and decrease b(w) depend on the
+//! current window w (in segments) so that the response function becomes w = 0.12 / p^0.835
+//! (RFC 3649 §5) above Low_Window = 38 segments, and is exactly standard TCP (a = 1, b = 0.5,
+//! RFC 5681) at or below it. a(w) and b(w) are computed exactly from §5's formulas (not from the
+//! rounded table of Appendix B, nor Linux tcp_highspeed.c's `hstcp_aimd_vals`), once per change
+//! of the integer window, so the per-ACK path is a few integer operations.
 
 use super::{AckSample, CcParams, CongestionControl};
 use rantcp_core::Time;
 
+/// RFC 3649 §5 / §6 parameters.
+pub const LOW_WINDOW: f64 = 38.0;
+pub const HIGH_WINDOW: f64 = 83_000.0;
+pub const HIGH_P: f64 = 1e-7;
+pub const HIGH_DECREASE: f64 = 0.1;
+
+/// Loss rate at which standard TCP has window Low_Window (RFC 3649 §5: Low_P = 1.5/Low_Window²,
+/// the deterministic Reno response w = 1.2/sqrt(p) rounded as the RFC does; Low_P = 0.001).
+pub const LOW_P: f64 = 0.001;
+
+/// The response function exponent S (RFC 3649 §5, eq. for S = (log W1 − log W0)/(log P1 − log P0)
+/// ≈ −0.835 with the default parameters).
+pub fn response_exponent() -> f64 {
+    (HIGH_WINDOW.ln() - LOW_WINDOW.ln()) / (HIGH_P.ln() - LOW_P.ln())
+}
+
+/// RFC 3649 §5: the loss rate p(w) at which the response function gives window `w` segments,
+/// w = Low_Window · (p / Low_P)^S, i.e. w ≈ 0.12 / p^0.835. Only meaningful for w > Low_Window.
+pub fn p_of_w(w: f64) -> f64 {
+    LOW_P * (w / LOW_WINDOW).powf(1.0 / response_exponent())
+}
+
+/// RFC 3649 §5: b(w) = (High_Decrease − 0.5)(log w − log Low_Window)/(log High_Window −
+/// log Low_Window) + 0.5 for w > Low_Window; 0.5 (standard TCP) at or below it.
+pub fn b_of_w(w: f64) -> f64 {
+    if w <= LOW_WINDOW {
+        return 0.5;
+    }
+    (HIGH_DECREASE - 0.5) * (w.ln() - LOW_WINDOW.ln()) / (HIGH_WINDOW.ln() - LOW_WINDOW.ln()) + 0.5
+}
+
+/// RFC 3649 §5: a(w) = w² · p(w) · 2 · b(w) / (2 − b(w)) for w > Low_Window; 1 at or below it.
+pub fn a_of_w(w: f64) -> f64 {
+    if w <= LOW_WINDOW {
+        return 1.0;
+    }
+    let b = b_of_w(w);
+    (w * w * p_of_w(w) * 2.0 * b / (2.0 - b)).max(1.0)
+}
+
+/// HighSpeed TCP controller. Sizes in bytes.
 #[derive(Clone, Debug)]
 pub struct HighSpeed {
     cwnd: u64,
     ssthresh: u64,
+    mss: u64,
+    /// Integer window (segments) the cached a/b belong to.
+    cached_w: u64,
+    /// a(w) in 1/1024 segment units, so the per-ACK increase is integer arithmetic.
+    a_q10: u64,
+    b: f64,
 }
 
 impl HighSpeed {
     pub fn new(p: &CcParams) -> Self {
-        HighSpeed { cwnd: p.initial_cwnd_segments as u64 * p.mss as u64, ssthresh: u64::MAX }
+        let mss = p.mss as u64;
+        HighSpeed {
+            cwnd: p.initial_cwnd_segments as u64 * mss,
+            ssthresh: u64::MAX,
+            mss,
+            cached_w: 0,
+            a_q10: 1024,
+            b: 0.5,
+        }
+    }
+
+    /// Refresh a(w), b(w) when the integer window changed (not per ACK in steady state).
+    #[inline]
+    fn update_aimd(&mut self) {
+        let w = self.cwnd / self.mss.max(1);
+        if w != self.cached_w {
+            self.cached_w = w;
+            let a = a_of_w(w as f64);
+            self.a_q10 = (a * 1024.0).round() as u64;
+            self.b = b_of_w(w as f64);
+        }
+    }
+
+    /// Current a(w) and b(w) (for tests and traces).
+    pub fn aimd(&mut self) -> (f64, f64) {
+        self.update_aimd();
+        (self.a_q10 as f64 / 1024.0, self.b)
+    }
+
+    /// ssthresh after a congestion signal: RFC 3649 §4 `w ← (1 − b(w)) w`, applied as RFC 5681
+    /// eq. (4) applies its 1/2 to FlightSize, with the 2·SMSS floor, so it is NewReno's
+    /// max(FlightSize/2, 2·SMSS) exactly while w ≤ Low_Window.
+    fn reduced(&mut self, flight_size: u64) -> u64 {
+        self.update_aimd();
+        let keep = if self.cached_w as f64 <= LOW_WINDOW {
+            flight_size / 2
+        } else {
+            (flight_size as f64 * (1.0 - self.b)) as u64
+        };
+        keep.max(2 * self.mss)
     }
 }
 
@@ -22,7 +113,41 @@ impl CongestionControl for HighSpeed {
     fn ssthresh(&self) -> u64 {
         self.ssthresh
     }
-    fn on_ack(&mut self, _ack: &AckSample) {}
-    fn on_congestion_event(&mut self, _now: Time, _in_flight: u64, _mss: u32) {}
-    fn on_rto(&mut self, _now: Time, _in_flight: u64, _mss: u32) {}
+
+    fn on_ack(&mut self, ack: &AckSample) {
+        if ack.in_recovery || ack.bytes_acked == 0 {
+            return; // the endpoint's RFC 6675 recovery governs sending; no growth.
+        }
+        if self.cwnd < self.ssthresh {
+            // RFC 5681 §3.1 eq. (2): slow start, cwnd += min(N, SMSS).
+            self.cwnd += ack.bytes_acked.min(self.mss);
+        } else {
+            // RFC 3649 §4: w ← w + a(w)/w per ACK-ed segment; RFC 5681 eq. (3) in bytes,
+            // cwnd += a(w)·SMSS·N/cwnd (at least 1 byte), which is NewReno's rule for a = 1.
+            self.update_aimd();
+            let inc = if self.a_q10 == 1024 {
+                self.mss * ack.bytes_acked / self.cwnd
+            } else {
+                self.a_q10 * self.mss * ack.bytes_acked / (1024 * self.cwnd)
+            };
+            self.cwnd += inc.max(1);
+        }
+    }
+
+    fn on_congestion_event(&mut self, _now: Time, bytes_in_flight: u64, _mss: u32) {
+        // RFC 3649 §4 decrease; RFC 5681 §3.2 step 2/3: cwnd = ssthresh for the episode.
+        self.ssthresh = self.reduced(bytes_in_flight);
+        self.cwnd = self.ssthresh;
+    }
+
+    fn on_recovery_exit(&mut self, _now: Time, _mss: u32) {
+        // RFC 6582 §3.2 step 3 option (1): cwnd = ssthresh ("deflate").
+        self.cwnd = self.ssthresh;
+    }
+
+    fn on_rto(&mut self, _now: Time, bytes_in_flight: u64, _mss: u32) {
+        // RFC 5681 §3.1 eq. (4) with HighSpeed's b(w); cwnd = loss window (1 SMSS).
+        self.ssthresh = self.reduced(bytes_in_flight);
+        self.cwnd = self.mss;
+    }
 }
