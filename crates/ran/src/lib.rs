@@ -4,3 +4,6 @@
 //! `fading`, `antenna`, `frame`, `phy` (CQI/MCS/TBS/BLER), `harq` decode model.
 //! Protocol side (layer 2, sans-IO entities talking through 3GPP-named SAP structs):
 //! `rlc`, `pdcp`, `mac`.
+pub mod mac;
+pub mod pdcp;
+pub mod rlc;

@@ -1,0 +1,16 @@
+//! Medium access control (TS 36.321 / TS 38.321) as sans-IO entities: HARQ bookkeeping
+//! (§5.3.2, §5.4.2), downlink schedulers with PRB allocation and a PDCCH budget, and the
+//! uplink request/grant procedure (scheduling request §5.4.4, buffer status reporting §5.4.5,
+//! uplink grant sizing from the reported buffer), plus the UE's per-bearer uplink FIFO that
+//! network functions may edit.
+//!
+//! The MAC never calls the PHY: per-UE achievable bytes per PRB, TBS and CQI come in as plain
+//! numbers, and outputs are values ([`sap::TxOpportunity`], [`sched::DlAllocation`],
+//! [`sap::UlGrant`], [`ul::UlTransmission`]).
+
+pub mod harq;
+pub mod sap;
+pub mod sched;
+pub mod ul;
+
+pub use sap::{BufferStatus, HarqFeedback, Lcid, Rnti, TxOpportunity, UlGrant};
