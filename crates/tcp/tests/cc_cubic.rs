@@ -1,0 +1,249 @@
+//! CUBIC (RFC 9438) and HyStart++ (RFC 9406) checked at controller level with an ACK-clock
+//! harness: every round trip the window's worth of segments is acknowledged, one ACK per
+//! segment, evenly spread over the RTT (a clean path whose RTT is set by the test).
+
+use rantcp_core::{Duration, Time};
+use rantcp_tcp::cc::cubic::{cbrt, Cubic, HystartPhase, BETA, C};
+use rantcp_tcp::cc::{AckSample, CcKind, CcParams, CongestionControl, RateSample};
+
+const MSS: u32 = 1448;
+const MSS64: u64 = MSS as u64;
+
+fn params(hystart: bool) -> CcParams {
+    CcParams { kind: CcKind::Cubic, mss: MSS, initial_cwnd_segments: 10, hystart, ..CcParams::default() }
+}
+
+struct Clock {
+    now: Time,
+    delivered: u64,
+    /// Delivered count and ACK count of the previous round (when this round's data was sent).
+    prev: (u64, u64),
+}
+
+impl Clock {
+    fn new() -> Self {
+        Clock { now: Time::ZERO, delivered: 0, prev: (0, 1) }
+    }
+
+    /// One round trip of `rtt`: acknowledge cwnd (at the round start) segment by segment, each
+    /// ACK carrying the RTT sample `rtt_sample`.
+    fn round(&mut self, cc: &mut Cubic, rtt: Duration, rtt_sample: Duration) {
+        let n = (cc.cwnd() / MSS64).max(1);
+        let round_start_delivered = self.delivered;
+        let step = Duration(rtt.0 / n);
+        for i in 0..n {
+            self.now += step;
+            self.delivered += MSS64;
+            // This segment was sent in the previous round, in response to ACK number
+            // i·n_prev/n of it (ACK clocking), so C.delivered was then:
+            let prior_delivered = self.prev.0 + (i * self.prev.1 / n + 1) * MSS64;
+            let a = AckSample {
+                now: self.now,
+                bytes_acked: MSS64,
+                rtt: Some(rtt_sample),
+                srtt: rtt_sample,
+                min_rtt: Duration::ZERO,
+                bytes_in_flight: cc.cwnd().saturating_sub(MSS64),
+                prior_in_flight: cc.cwnd(),
+                delivered: self.delivered,
+                rate: Some(RateSample {
+                    delivered: cc.cwnd(),
+                    interval: rtt,
+                    prior_delivered,
+                    is_app_limited: false,
+                    rtt: rtt_sample,
+                }),
+                mss: MSS,
+                ..AckSample::default()
+            };
+            cc.on_ack(&a);
+        }
+        self.prev = (round_start_delivered, n);
+    }
+}
+
+fn segs(cc: &Cubic) -> f64 {
+    cc.cwnd() as f64 / MSS64 as f64
+}
+
+/// Grow (slow start, no HyStart) to at least `w` segments.
+fn grow_to(cc: &mut Cubic, clock: &mut Clock, w: f64, rtt: Duration) {
+    while segs(cc) < w {
+        clock.round(cc, rtt, rtt);
+    }
+}
+
+fn force_loss(cc: &mut Cubic, clock: &Clock) {
+    cc.on_congestion_event(clock.now, cc.cwnd(), MSS);
+    cc.on_recovery_exit(clock.now, MSS);
+}
+
+#[test]
+fn test_cbrt_is_exact_enough() {
+    for x in [1e-6, 0.3, 1.0, 2.0, 27.0, 750.0, 1e6, 3.3e9] {
+        let y = cbrt(x);
+        assert!((y * y * y - x).abs() <= 1e-12 * x.max(1.0), "{x}: {y}");
+    }
+}
+
+/// RFC 9438 §4.2: after one loss on a long clean path cwnd follows W(t) = C(t−K)³ + W_max
+/// within ±5 % for 2K seconds (RTT 100 ms: the cubic term dominates W_est).
+#[test]
+fn test_cubic_follows_w_cubic_after_single_loss() {
+    let rtt = Duration::from_millis(100);
+    let mut cc = Cubic::new(&params(false));
+    let mut clock = Clock::new();
+    grow_to(&mut cc, &mut clock, 1000.0, rtt);
+    let w_before = segs(&cc);
+    force_loss(&mut cc, &clock);
+    // §4.7: ssthresh = cwnd·β, cwnd = ssthresh; §4.6: W_max = cwnd at the loss (first loss).
+    assert!((segs(&cc) - BETA * w_before).abs() < 1.0);
+    assert_eq!(cc.ssthresh(), cc.cwnd());
+    let w_max = cc.w_max_segments().unwrap();
+    assert!((w_max - w_before).abs() < 1e-9);
+    let k = cbrt(w_max * (1.0 - BETA) / C);
+    let mut checked = 0;
+    loop {
+        clock.round(&mut cc, rtt, rtt);
+        let epoch = cc.epoch_start().expect("congestion avoidance started");
+        assert!((cc.k_seconds() - k).abs() < 1e-9, "K = {} vs {k}", cc.k_seconds());
+        let t = clock.now.saturating_since(epoch).as_secs_f64();
+        if t > 2.0 * k {
+            break;
+        }
+        let w = C * (t - k).powi(3) + w_max;
+        let err = (segs(&cc) - w) / w;
+        assert!(err.abs() <= 0.05, "t={t:.2}s cwnd={:.1} W(t)={w:.1} ({:+.2}%)", segs(&cc), err * 100.0);
+        checked += 1;
+    }
+    assert!(checked as f64 >= 2.0 * k / 0.1 - 2.0, "{checked}");
+    let tr = cc.trace();
+    assert_eq!(tr.cubic_k_s, Some(cc.k_seconds()));
+    assert!((tr.cubic_w_max.unwrap() - w_max * MSS64 as f64).abs() < 1e-6);
+}
+
+/// RFC 9438 §4.3: at a short RTT with a small window the Reno-friendly W_est is above
+/// W_cubic, and cwnd tracks it (α = 3(1−β)/(1+β) per RTT, then 1 once past cwnd_prior).
+#[test]
+fn test_reno_friendly_region_governs_at_short_rtt() {
+    let rtt = Duration::from_millis(2);
+    let mut cc = Cubic::new(&params(false));
+    let mut clock = Clock::new();
+    grow_to(&mut cc, &mut clock, 20.0, rtt);
+    let w_prior = segs(&cc);
+    force_loss(&mut cc, &clock);
+    let w0 = segs(&cc);
+    let mut reno_rounds = 0;
+    for r in 0..200 {
+        clock.round(&mut cc, rtt, rtt);
+        let epoch = cc.epoch_start().unwrap();
+        let t = clock.now.saturating_since(epoch).as_secs_f64();
+        let w_est = cc.w_est_segments();
+        if cc.w_cubic(t) < w_est {
+            reno_rounds += 1;
+            assert!((segs(&cc) - w_est).abs() < 1.0, "round {r}: cwnd {} W_est {w_est}", segs(&cc));
+        }
+    }
+    assert!(reno_rounds >= 190, "{reno_rounds}");
+    // Over 200 RTTs the Reno-friendly window gained about α·(rounds to cwnd_prior) + 1·(rest).
+    let alpha = 3.0 * (1.0 - BETA) / (1.0 + BETA);
+    let rounds_to_prior = (w_prior - w0) / alpha;
+    let expect = w_prior + (200.0 - rounds_to_prior);
+    assert!((segs(&cc) - expect).abs() / expect < 0.1, "cwnd {} expect {expect}", segs(&cc));
+}
+
+/// RFC 9438 §4.6: a loss below the previous W_max sets W_max = cwnd·(1+β)/2.
+#[test]
+fn test_fast_convergence() {
+    let rtt = Duration::from_millis(100);
+    let mut cc = Cubic::new(&params(false));
+    let mut clock = Clock::new();
+    grow_to(&mut cc, &mut clock, 1000.0, rtt);
+    force_loss(&mut cc, &clock);
+    let w_max1 = cc.w_max_segments().unwrap();
+    for _ in 0..5 {
+        clock.round(&mut cc, rtt, rtt);
+    }
+    let w = segs(&cc);
+    assert!(w < w_max1);
+    force_loss(&mut cc, &clock);
+    let w_max2 = cc.w_max_segments().unwrap();
+    assert!((w_max2 - w * (1.0 + BETA) / 2.0).abs() < 1e-6, "{w_max2} vs {w}");
+    // A loss above W_max does not reduce it further.
+    grow_to(&mut cc, &mut clock, w_max2 + 50.0, rtt);
+    let w3 = segs(&cc);
+    force_loss(&mut cc, &clock);
+    assert!((cc.w_max_segments().unwrap() - w3).abs() < 1e-6);
+}
+
+/// RFC 9438 §4.8: timeout → cwnd 1 segment, ssthresh = β·cwnd; the next CA stage has K = 0.
+#[test]
+fn test_timeout_then_ca_with_k_zero() {
+    let rtt = Duration::from_millis(50);
+    let mut cc = Cubic::new(&params(false));
+    let mut clock = Clock::new();
+    grow_to(&mut cc, &mut clock, 100.0, rtt);
+    let before = cc.cwnd();
+    cc.on_rto(clock.now, before, MSS);
+    assert_eq!(cc.cwnd(), MSS64);
+    assert_eq!(cc.ssthresh(), (before as f64 * BETA) as u64);
+    while cc.cwnd() < cc.ssthresh() {
+        clock.round(&mut cc, rtt, rtt);
+    }
+    clock.round(&mut cc, rtt, rtt);
+    assert_eq!(cc.k_seconds(), 0.0);
+    assert!(cc.cwnd() > cc.ssthresh());
+}
+
+/// RFC 9406 §4.2: a delay increase of at least max(4 ms, min(16 ms, lastRoundMinRTT/8)) moves
+/// slow start into CSS (growth ÷ 4), and after CSS_ROUNDS rounds into congestion avoidance with
+/// ssthresh = cwnd.
+#[test]
+fn test_hystart_css_then_congestion_avoidance() {
+    let base = Duration::from_millis(40);
+    let mut cc = Cubic::new(&params(true));
+    let mut clock = Clock::new();
+    for _ in 0..4 {
+        clock.round(&mut cc, base, base);
+        assert_eq!(cc.hystart_phase(), HystartPhase::SlowStart);
+    }
+    // +3 ms: below the 5 ms threshold (40/8): stays in slow start.
+    let w = cc.cwnd();
+    clock.round(&mut cc, base, base + Duration::from_millis(3));
+    assert_eq!(cc.hystart_phase(), HystartPhase::SlowStart);
+    assert_eq!(cc.cwnd(), 2 * w);
+    clock.round(&mut cc, base, base);
+    assert_eq!(cc.hystart_phase(), HystartPhase::SlowStart);
+    // +6 ms over the previous round's minimum: enter CSS during this round.
+    clock.round(&mut cc, base, base + Duration::from_millis(6));
+    assert!(matches!(cc.hystart_phase(), HystartPhase::Css { .. }), "{:?}", cc.hystart_phase());
+    let w = cc.cwnd();
+    clock.round(&mut cc, base, base + Duration::from_millis(6));
+    // CSS growth is a quarter of slow start's (+25 % per round).
+    let growth = cc.cwnd() as f64 / w as f64;
+    assert!((growth - 1.25).abs() < 0.02, "{growth}");
+    for _ in 0..6 {
+        clock.round(&mut cc, base, base + Duration::from_millis(6));
+    }
+    assert_eq!(cc.hystart_phase(), HystartPhase::Done);
+    assert!(cc.ssthresh() < u64::MAX);
+    assert!(cc.cwnd() >= cc.ssthresh());
+    // In congestion avoidance after a loss-free exit: K = 0, W_max = cwnd at the start (§4.10).
+    clock.round(&mut cc, base, base + Duration::from_millis(6));
+    assert_eq!(cc.k_seconds(), 0.0);
+}
+
+/// RFC 9406 §4.2: if the RTT drops back below the CSS baseline, slow start resumes.
+#[test]
+fn test_hystart_css_spurious_exit_resumes_slow_start() {
+    let base = Duration::from_millis(40);
+    let mut cc = Cubic::new(&params(true));
+    let mut clock = Clock::new();
+    for _ in 0..3 {
+        clock.round(&mut cc, base, base);
+    }
+    clock.round(&mut cc, base, base + Duration::from_millis(10));
+    assert!(matches!(cc.hystart_phase(), HystartPhase::Css { .. }));
+    clock.round(&mut cc, base, base);
+    assert_eq!(cc.hystart_phase(), HystartPhase::SlowStart);
+}
