@@ -1,0 +1,29 @@
+"""rantcp: fast, deterministic packet-level simulation of TCP over cellular radio access networks.
+
+    >>> import rantcp
+    >>> r = rantcp.run("builtin:p2p-bulk", seed=1, overrides={"bottleneck.loss": 1e-3})
+    >>> r.summary["flows"][0]["goodput_mbps"]
+    >>> r.flows            # pandas DataFrame: one row per flow per sample
+
+Times in results are seconds (``time_s``) or milliseconds (``*_ms``); rates are bit/s.
+"""
+
+from __future__ import annotations
+
+from rantcp._native import ConfigError, builtin_toml, config_schema, scenarios, version
+from rantcp.api import Result, load_result, run, validate
+
+__version__ = version()
+
+__all__ = [
+    "ConfigError",
+    "Result",
+    "builtin_toml",
+    "config_schema",
+    "load_result",
+    "run",
+    "scenarios",
+    "validate",
+    "version",
+    "__version__",
+]

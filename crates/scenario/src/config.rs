@@ -85,6 +85,12 @@ pub fn from_table<T: DeserializeOwned>(table: toml::Table) -> Result<T, ConfigEr
         let mut msg = e.inner().to_string();
         // toml adds a trailing newline and sometimes a span preamble; keep the message only.
         msg = msg.lines().filter(|l| !l.trim().is_empty()).collect::<Vec<_>>().join(" ");
+        // The toml deserializer appends " in `path`"; the path is already in front.
+        if let Some(i) = msg.rfind(" in `") {
+            if msg.ends_with('`') {
+                msg.truncate(i);
+            }
+        }
         ConfigError::new(path, msg)
     })
 }

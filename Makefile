@@ -1,0 +1,53 @@
+# rantcp: the whole set-up is `make run` and `make test` (see README.md).
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+export CARGO_TERM_COLOR := never
+
+.PHONY: run test test-rust test-python bench develop deps system-deps schema clean
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+# Python dependencies, re-installed when pyproject.toml changes.
+$(VENV)/.deps: pyproject.toml | $(VENV)/bin/python
+	$(PY) -m pip install --quiet "maturin>=1.5,<2" "pandas>=2.2" "pyarrow>=15" "matplotlib>=3.8" "rich>=13" \
+		"pytest>=8" "pytest-timeout>=2.3" "mypy>=1.10" "dask[distributed]>=2024.1" "duckdb>=1.0"
+	touch $@
+
+deps: $(VENV)/.deps
+
+# Build the Rust core and install the Python package (editable) into .venv.
+develop: $(VENV)/.deps
+	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/maturin develop --release --quiet
+
+# Debian packages the tests need: tshark (pcap validation).
+system-deps:
+	@command -v tshark >/dev/null || { \
+		echo "installing tshark (Debian) for the pcap tests"; \
+		echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tshark >/dev/null; }
+
+run: develop
+	$(VENV)/bin/rantcp run builtin:p2p-bulk --out out/p2p-bulk
+
+test: develop system-deps test-rust test-python
+
+test-rust:
+	cargo test --workspace --release
+
+test-python: develop system-deps
+	$(VENV)/bin/python -m pytest tests
+
+bench:
+	cargo run --release -q -p rantcp-bench
+
+# Regenerate the shipped JSON Schema of the config (a test checks it is current).
+schema: develop
+	$(VENV)/bin/rantcp schema > python/rantcp/config.schema.json
+
+clean:
+	cargo clean
+	rm -rf $(VENV) out

@@ -1,0 +1,143 @@
+"""The Python API: run a scenario, get its summary and time series as pandas DataFrames.
+
+A run's output folder holds:
+  summary.json        run metadata (version, seed, config echo), per-flow and per-link figures;
+                      wall-clock fields live only under the "wall" key
+  <table>.parquet     time series, e.g. flows.parquet (one row per flow per sample)
+  plots/*.png         goodput, cwnd and RTT over time
+  pcap/<iface>.pcap   when output.pcap is set
+Same config and seed give byte-identical summary.json (apart from "wall") and Parquet files.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from rantcp import _native
+
+
+def _override_text(value: Any) -> str:
+    """Render a Python override value as the text the config loader parses (a TOML literal)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise _native.ConfigError(f"override value {value!r} is not a finite number")
+        return repr(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(json.dumps(v) if isinstance(v, str) else _override_text(v) for v in value) + "]"
+    raise _native.ConfigError(f"override value {value!r}: use a number, bool, string or list")
+
+
+def normalise_overrides(overrides: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+    """(path, literal text) pairs in the order given."""
+    return [(str(k), _override_text(v)) for k, v in (overrides or {}).items()]
+
+
+def validate(scenario: str, overrides: Mapping[str, Any] | None = None, seed: int | None = None) -> dict[str, Any]:
+    """Validate a scenario and return its effective config. Raises ConfigError."""
+    return json.loads(_native.validate(scenario, normalise_overrides(overrides), seed))
+
+
+@dataclass
+class Result:
+    """A finished run."""
+
+    summary: dict[str, Any]
+    """The content of summary.json."""
+    timeseries: dict[str, pd.DataFrame] = field(default_factory=dict)
+    """Time-series tables by name (e.g. "flows")."""
+    out: Path | None = None
+    """The output folder, when one was written."""
+
+    @property
+    def flows(self) -> pd.DataFrame:
+        """Per-flow time series: flow, time_s, goodput_bps, cwnd_bytes, srtt_ms, ..."""
+        return self.timeseries["flows"]
+
+    def flow_summary(self) -> pd.DataFrame:
+        """Per-flow summary figures as a DataFrame."""
+        return pd.DataFrame(self.summary["flows"])
+
+
+def _write_outputs(out: Path, summary_text: str, frames: dict[str, pd.DataFrame], plots: bool) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    (out / "summary.json").write_text(summary_text + "\n")
+    for name, df in frames.items():
+        table = pa.Table.from_pandas(df, preserve_index=False).replace_schema_metadata(None)
+        pq.write_table(table, out / f"{name}.parquet", compression="zstd")
+    if plots:
+        from rantcp import plots as _plots
+
+        _plots.run_plots(out, json.loads(summary_text), frames)
+
+
+def run(
+    scenario: str,
+    seed: int | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    out: str | os.PathLike[str] | None = None,
+    progress: Callable[[float, float], None] | None = None,
+) -> Result:
+    """Run a scenario (``builtin:NAME`` or a TOML path) and return its results.
+
+    seed: replaces the config's seed. overrides: {"dotted.path": value}. out: write the output
+    folder there (written to ``<out>.partial`` first and moved into place on success, so a
+    failed run never leaves a half-written folder or damages an earlier one).
+    progress: called with (simulated seconds, total seconds) as the run advances.
+    Raises ConfigError (a ValueError) for bad input.
+    """
+    ov = normalise_overrides(overrides)
+    out_path = Path(out) if out is not None else None
+    partial = out_path.with_name(out_path.name + ".partial") if out_path is not None else None
+    if partial is not None:
+        if partial.exists():
+            shutil.rmtree(partial)
+        partial.mkdir(parents=True)
+    try:
+        sim = _native.Simulation(scenario, ov, seed, str(partial) if partial is not None else None)
+        start = time.perf_counter()
+        end = sim.end_ns
+        steps = 100
+        for k in range(1, steps + 1):
+            t = sim.step(end * k // steps)
+            if progress is not None:
+                progress(t / 1e9, end / 1e9)
+        wall = time.perf_counter() - start
+        summary_text, tables = sim.finish(wall)
+        frames = {name: pd.DataFrame(cols) for name, cols in tables.items()}
+        summary = json.loads(summary_text)
+        if partial is not None and out_path is not None:
+            _write_outputs(partial, summary_text, frames, summary["config"]["output"]["plots"])
+            if out_path.exists():
+                shutil.rmtree(out_path)
+            partial.rename(out_path)
+    except BaseException:
+        if partial is not None and partial.exists():
+            shutil.rmtree(partial)
+        raise
+    return Result(summary=summary, timeseries=frames, out=out_path)
+
+
+def load_result(folder: str | os.PathLike[str]) -> Result:
+    """Open an existing run folder."""
+    p = Path(folder)
+    summary = json.loads((p / "summary.json").read_text())
+    frames = {f.stem: pd.read_parquet(f) for f in sorted(p.glob("*.parquet"))}
+    return Result(summary=summary, timeseries=frames, out=p)

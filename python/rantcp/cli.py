@@ -1,0 +1,214 @@
+"""The `rantcp` command line.
+
+    rantcp run SCENARIO [--out DIR] [--seed N] [--set path.to.field=value ...]
+    rantcp scenarios
+    rantcp validate FILE [--set ...]
+    rantcp schema
+    rantcp --version
+
+SCENARIO is a TOML file or builtin:NAME. Bad input prints one line to stderr and exits 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+EXIT_BAD_INPUT = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors in one line with exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_BAD_INPUT, f"rantcp: error: {message} (see rantcp --help)\n")
+
+
+def _fail(message: str) -> NoReturn:
+    sys.stderr.write(f"rantcp: error: {message}\n")
+    raise SystemExit(EXIT_BAD_INPUT)
+
+
+def _parse_sets(items: Sequence[str] | None) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            _fail(f"--set {item!r}: expected path.to.field=value")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _add_common(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        metavar="PATH=VALUE",
+        help="override any config field, e.g. --set bottleneck.loss=1e-3 (repeatable)",
+    )
+    p.add_argument("--seed", type=int, help="run seed (replaces the config's seed)")
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    import rantcp
+
+    p = _Parser(prog="rantcp", description="Fast, deterministic simulation of TCP over cellular RANs.")
+    p.add_argument("--version", action="version", version=f"rantcp {rantcp.__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    r = sub.add_parser("run", help="run a scenario and write its output folder")
+    r.add_argument("scenario", help="a TOML file or builtin:NAME (see `rantcp scenarios`)")
+    r.add_argument("--out", type=Path, help="output folder (default: out/<scenario>)")
+    r.add_argument("--quiet", action="store_true", help="no progress bar or summary table")
+    _add_common(r)
+
+    sub.add_parser("scenarios", help="list built-in scenarios")
+
+    v = sub.add_parser("validate", help="check a scenario config and print its effective values")
+    v.add_argument("scenario", help="a TOML file or builtin:NAME")
+    _add_common(v)
+
+    sub.add_parser("schema", help="print the JSON Schema of scenario configs")
+
+    _register_extra_commands(sub)
+    return p
+
+
+def _register_extra_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Commands contributed by other modules (sweep, report) when they are present."""
+    try:
+        from rantcp import sweep_cli  # noqa: F401
+    except ImportError:
+        return
+    sweep_cli.register(sub)
+
+
+def _print_summary(summary: dict, out: Path) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(stderr=False)
+    t = Table(title=f"{summary['scenario']} · seed {summary['seed']} · {summary['duration_s']:g} s simulated")
+    cols = [
+        ("flow", "name", "{}"),
+        ("app", "app", "{}"),
+        ("cc", "cc", "{}"),
+        ("goodput Mbit/s", "goodput_mbps", "{:.2f}"),
+        ("retx segs", "retransmitted_segments", "{}"),
+        ("RTOs", "rtos", "{}"),
+        ("RTT mean ms", "rtt_mean_ms", "{:.1f}"),
+        ("download s", "download_time_s", "{:.3f}"),
+    ]
+    present = [c for c in cols if any(c[1] in f for f in summary["flows"])]
+    for head, _, _ in present:
+        t.add_column(head, justify="right" if head not in ("flow", "app", "cc") else "left")
+    shown = summary["flows"][:20]
+    for f in shown:
+        row = []
+        for _, key, fmt in present:
+            v = f.get(key)
+            row.append("-" if v is None else fmt.format(v))
+        t.add_row(*row)
+    console.print(t)
+    if len(summary["flows"]) > len(shown):
+        console.print(f"... {len(summary['flows']) - len(shown)} more flows in summary.json")
+    wall = summary["wall"]
+    console.print(
+        f"{summary['events']:,} events in {wall['seconds']:.3f} s wall "
+        f"({wall['events_per_second'] / 1e6:.1f} M events/s) → {out}"
+    )
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    import rantcp
+
+    sets = _parse_sets(args.sets)
+    scenario: str = args.scenario
+    if not scenario.startswith("builtin:") and not Path(scenario).is_file():
+        _fail(f"scenario file {scenario!r} not found (give a TOML file or builtin:NAME)")
+    # Validate before touching the output folder, so bad input never costs earlier results.
+    cfg = rantcp.validate(scenario, sets, args.seed)
+    out: Path = args.out or Path("out") / cfg["scenario"]
+    show_progress = not args.quiet and sys.stderr.isatty()
+    if show_progress:
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+        with Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            TextColumn("{task.completed:.1f} / {task.total:.1f} s simulated"),
+            TimeElapsedColumn(),
+            transient=True,
+        ) as bar:
+            task = bar.add_task(cfg["scenario"], total=1.0)
+
+            def tick(now_s: float, total_s: float) -> None:
+                bar.update(task, completed=now_s, total=total_s)
+
+            result = rantcp.run(scenario, seed=args.seed, overrides=sets, out=out, progress=tick)
+    else:
+        result = rantcp.run(scenario, seed=args.seed, overrides=sets, out=out)
+    if not args.quiet:
+        _print_summary(result.summary, out)
+    return 0
+
+
+def _cmd_scenarios(_: argparse.Namespace) -> int:
+    import rantcp
+
+    width = max(len(n) for n, _ in rantcp.scenarios())
+    for name, desc in rantcp.scenarios():
+        print(f"builtin:{name:<{width}}  {desc}")
+    return 0
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    import rantcp
+
+    scenario: str = args.scenario
+    if not scenario.startswith("builtin:") and not Path(scenario).is_file():
+        _fail(f"scenario file {scenario!r} not found")
+    cfg = rantcp.validate(scenario, _parse_sets(args.sets), args.seed)
+    print(json.dumps(cfg, indent=2))
+    print(f"{scenario}: ok", file=sys.stderr)
+    return 0
+
+
+def _cmd_schema(_: argparse.Namespace) -> int:
+    import rantcp
+
+    print(rantcp.config_schema())
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import rantcp
+
+    parser = _build_parser()
+    args = parser.parse_args(argv)
+    handlers = {
+        "run": _cmd_run,
+        "scenarios": _cmd_scenarios,
+        "validate": _cmd_validate,
+        "schema": _cmd_schema,
+    }
+    handler = handlers.get(args.command) or getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return EXIT_BAD_INPUT
+    try:
+        return int(handler(args) or 0)
+    except rantcp.ConfigError as e:
+        _fail(str(e))
+    except KeyboardInterrupt:
+        sys.stderr.write("rantcp: interrupted\n")
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
