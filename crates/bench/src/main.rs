@@ -1,1 +1,43 @@
-fn main() {}
+//! `make bench`: wall time and events/s of the standard scenarios (simulation only: no files
+//! written). Each scenario runs `REPEAT` times; the best wall time is reported, as is usual for
+//! benchmarks on a shared machine. Benchmarks report; they are not timed tests.
+
+use std::time::Instant;
+
+const REPEAT: usize = 3;
+
+struct Case {
+    name: &'static str,
+    spec: &'static str,
+    overrides: &'static [(&'static str, &'static str)],
+}
+
+const CASES: &[Case] = &[
+    Case { name: "p2p-bulk newreno 50Mbps 30s", spec: "builtin:p2p-bulk", overrides: &[] },
+    Case { name: "p2p-bulk bbr 50Mbps 30s", spec: "builtin:p2p-bulk", overrides: &[("flow.cc", "bbr")] },
+];
+
+fn main() {
+    println!("{:<36} {:>12} {:>10} {:>12}", "scenario", "events", "wall s", "events/s");
+    for c in CASES {
+        let ov: Vec<(String, String)> = c.overrides.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let mut best = f64::INFINITY;
+        let mut events = 0;
+        for _ in 0..REPEAT {
+            let t0 = Instant::now();
+            let out = match rantcp_scenario::run_quiet(c.spec, &ov, None) {
+                Ok(o) => o,
+                Err(e) => {
+                    println!("{:<36} failed: {e}", c.name);
+                    break;
+                }
+            };
+            let wall = t0.elapsed().as_secs_f64();
+            best = best.min(wall);
+            events = out.summary["events"].as_u64().unwrap_or(0);
+        }
+        if best.is_finite() {
+            println!("{:<36} {:>12} {:>10.4} {:>12.3e}", c.name, events, best, events as f64 / best);
+        }
+    }
+}
