@@ -1,10 +1,11 @@
-//! HighSpeed TCP (RFC 3649) checked at controller level: a(w)/b(w) against the RFC's table, an
-//! exact NewReno (RFC 5681) trace at or below Low_Window, and the response function
+//! HighSpeed TCP (RFC 3649) checked at controller level: a(w)/b(w) against the RFC's table, a
+//! cwnd/ssthresh trace identical step by step to `cc::newreno::NewReno` at or below Low_Window, and the response function
 //! w = 0.12/p^0.835 under periodic and random loss in a per-RTT fluid AIMD model driven through
 //! the controller itself (one ACK per RTT acknowledging the whole window).
 
 use rantcp_core::{Duration, Rng, Time};
 use rantcp_tcp::cc::highspeed::{a_of_w, b_of_w, HighSpeed};
+use rantcp_tcp::cc::newreno::NewReno;
 use rantcp_tcp::cc::{AckSample, CcKind, CcParams, CongestionControl};
 
 const MSS: u32 = 1000;
@@ -59,37 +60,10 @@ fn test_aimd_values_match_rfc3649_appendix_b() {
     assert!((resp(1e-7) - 83_000.0).abs() / 83_000.0 < 0.02);
 }
 
-/// RFC 5681 NewReno, as a reference computed in the test: slow start cwnd += min(N, SMSS),
-/// congestion avoidance cwnd += SMSS·N/cwnd (≥ 1 byte), ssthresh = max(FlightSize/2, 2·SMSS),
-/// cwnd = ssthresh for (and after) fast recovery, 1 SMSS after an RTO.
-struct Rfc5681 {
-    cwnd: u64,
-    ssthresh: u64,
-}
-
-impl Rfc5681 {
-    fn on_ack(&mut self, bytes: u64) {
-        let mss = MSS as u64;
-        if self.cwnd < self.ssthresh {
-            self.cwnd += bytes.min(mss);
-        } else {
-            self.cwnd += (mss * bytes / self.cwnd).max(1);
-        }
-    }
-    fn on_loss(&mut self, flight: u64) {
-        self.ssthresh = (flight / 2).max(2 * MSS as u64);
-        self.cwnd = self.ssthresh;
-    }
-    fn on_rto(&mut self, flight: u64) {
-        self.ssthresh = (flight / 2).max(2 * MSS as u64);
-        self.cwnd = MSS as u64;
-    }
-}
-
 #[test]
 fn test_highspeed_is_newreno_at_or_below_low_window() {
     let mut hs = HighSpeed::new(&params());
-    let mut nr = Rfc5681 { cwnd: 2 * MSS as u64, ssthresh: u64::MAX };
+    let mut nr = NewReno::new(&CcParams { kind: CcKind::NewReno, ..params() });
     let mut rng = Rng::new(7, 3);
     let mut now = Time::ZERO;
     let mut steps = 0;
@@ -103,27 +77,34 @@ fn test_highspeed_is_newreno_at_or_below_low_window() {
             _ => MSS as u64,
         };
         hs.on_ack(&ack(now, bytes));
-        nr.on_ack(bytes);
+        nr.on_ack(&ack(now, bytes));
         steps += 1;
         // Force losses before the window leaves NewReno's region (38 segments).
         if hs.cwnd() >= 36 * MSS as u64 || rng.below(500) == 0 {
             let flight = hs.cwnd() - rng.below(3) * MSS as u64;
             if rng.below(10) == 0 {
                 hs.on_rto(now, flight, MSS);
-                nr.on_rto(flight);
+                nr.on_rto(now, flight, MSS);
+                if rng.below(2) == 0 {
+                    // The retransmission is lost again: no second reduction (RFC 5681 §3.1).
+                    hs.on_rto(now, flight, MSS);
+                    nr.on_rto(now, flight, MSS);
+                }
             } else {
                 hs.on_congestion_event(now, flight, MSS);
-                // A few ACKs inside recovery do not change the window.
+                nr.on_congestion_event(now, flight, MSS);
+                // ACKs inside recovery do not change the window.
                 let mut a = ack(now, MSS as u64);
                 a.in_recovery = true;
                 hs.on_ack(&a);
+                nr.on_ack(&a);
                 hs.on_recovery_exit(now, MSS);
-                nr.on_loss(flight);
+                nr.on_recovery_exit(now, MSS);
             }
             losses += 1;
         }
         assert!(hs.cwnd() <= 38 * MSS as u64);
-        assert_eq!((hs.cwnd(), hs.ssthresh()), (nr.cwnd, nr.ssthresh), "step {steps}");
+        assert_eq!((hs.cwnd(), hs.ssthresh()), (nr.cwnd(), nr.ssthresh()), "step {steps}");
     }
     assert!(losses > 50);
 }

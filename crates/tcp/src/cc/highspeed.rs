@@ -1,7 +1,7 @@
 //! HighSpeed TCP (RFC 3649): an AIMD whose increase a(w) and decrease b(w) depend on the
 //! current window w (in segments) so that the response function becomes w = 0.12 / p^0.835
 //! (RFC 3649 §5) above Low_Window = 38 segments, and is exactly standard TCP (a = 1, b = 0.5,
-//! RFC 5681) at or below it. a(w) and b(w) are computed exactly from §5's formulas (not from the
+//! RFC 5681; the same byte-counting rules as [`super::newreno`]) at or below it. a(w) and b(w) are computed exactly from §5's formulas (not from the
 //! rounded table of Appendix B, nor Linux tcp_highspeed.c's `hstcp_aimd_vals`), once per change
 //! of the integer window, so the per-ACK path is a few integer operations.
 
@@ -59,7 +59,15 @@ pub struct HighSpeed {
     /// a(w) in 1/1024 segment units, so the per-ACK increase is integer arithmetic.
     a_q10: u64,
     b: f64,
+    /// Bytes acknowledged since cwnd last grew in congestion avoidance (RFC 3465 §2.1).
+    bytes_acked: u64,
+    /// An RTO fired and no new data has been acknowledged since (RFC 5681 §3.1: do not reduce
+    /// ssthresh again for a retransmission lost again).
+    in_rto_backoff: bool,
 }
+
+/// RFC 3465 §2.3 limit L: slow start grows by at most L·SMSS per ACK (as NewReno).
+const ABC_L: u64 = 2;
 
 impl HighSpeed {
     pub fn new(p: &CcParams) -> Self {
@@ -71,6 +79,8 @@ impl HighSpeed {
             cached_w: 0,
             a_q10: 1024,
             b: 0.5,
+            bytes_acked: 0,
+            in_rto_backoff: false,
         }
     }
 
@@ -115,22 +125,26 @@ impl CongestionControl for HighSpeed {
     }
 
     fn on_ack(&mut self, ack: &AckSample) {
-        if ack.in_recovery || ack.bytes_acked == 0 {
-            return; // the endpoint's RFC 6675 recovery governs sending; no growth.
+        if ack.bytes_acked == 0 {
+            return;
+        }
+        self.in_rto_backoff = false;
+        if ack.in_recovery {
+            return; // RFC 5681 §3.2 / RFC 6582: no growth during fast recovery.
         }
         if self.cwnd < self.ssthresh {
-            // RFC 5681 §3.1 eq. (2): slow start, cwnd += min(N, SMSS).
-            self.cwnd += ack.bytes_acked.min(self.mss);
+            // RFC 5681 §3.1 slow start with RFC 3465 §2.2 byte counting, L = 2 (as NewReno).
+            self.cwnd += ack.bytes_acked.min(ABC_L * self.mss);
+            self.bytes_acked = 0;
         } else {
-            // RFC 3649 §4: w ← w + a(w)/w per ACK-ed segment; RFC 5681 eq. (3) in bytes,
-            // cwnd += a(w)·SMSS·N/cwnd (at least 1 byte), which is NewReno's rule for a = 1.
+            // RFC 3649 §4: w ← w + a(w)/w per ACK-ed segment, i.e. a(w) segments per window of
+            // acknowledged data; counted in bytes as RFC 3465 §2.1 does for a = 1 (NewReno).
             self.update_aimd();
-            let inc = if self.a_q10 == 1024 {
-                self.mss * ack.bytes_acked / self.cwnd
-            } else {
-                self.a_q10 * self.mss * ack.bytes_acked / (1024 * self.cwnd)
-            };
-            self.cwnd += inc.max(1);
+            self.bytes_acked += ack.bytes_acked;
+            if self.bytes_acked >= self.cwnd {
+                self.bytes_acked -= self.cwnd;
+                self.cwnd += if self.a_q10 == 1024 { self.mss } else { self.a_q10 * self.mss / 1024 };
+            }
         }
     }
 
@@ -138,16 +152,23 @@ impl CongestionControl for HighSpeed {
         // RFC 3649 §4 decrease; RFC 5681 §3.2 step 2/3: cwnd = ssthresh for the episode.
         self.ssthresh = self.reduced(bytes_in_flight);
         self.cwnd = self.ssthresh;
+        self.bytes_acked = 0;
     }
 
     fn on_recovery_exit(&mut self, _now: Time, _mss: u32) {
-        // RFC 6582 §3.2 step 3 option (1): cwnd = ssthresh ("deflate").
+        // RFC 6582 §3.2 step 6 (full ACK): deflate to ssthresh.
         self.cwnd = self.ssthresh;
+        self.bytes_acked = 0;
     }
 
     fn on_rto(&mut self, _now: Time, bytes_in_flight: u64, _mss: u32) {
-        // RFC 5681 §3.1 eq. (4) with HighSpeed's b(w); cwnd = loss window (1 SMSS).
-        self.ssthresh = self.reduced(bytes_in_flight);
+        // RFC 5681 §3.1 eq. (4) with HighSpeed's b(w), not repeated for a retransmission lost
+        // again; cwnd = loss window (1 SMSS).
+        if !self.in_rto_backoff {
+            self.ssthresh = self.reduced(bytes_in_flight);
+        }
+        self.in_rto_backoff = true;
         self.cwnd = self.mss;
+        self.bytes_acked = 0;
     }
 }
