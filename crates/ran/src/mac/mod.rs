@@ -5,7 +5,7 @@
 //! network functions may edit.
 //!
 //! The MAC never calls the PHY: per-UE achievable bytes per PRB, TBS and CQI come in as plain
-//! numbers, and outputs are values ([`sap::TxOpportunity`], [`sched::DlAllocation`],
+//! numbers, and outputs are values ([`sap::TxOpportunity`], [`sched::Allocation`],
 //! [`sap::UlGrant`], [`ul::UlTransmission`]).
 
 pub mod harq;

@@ -1,0 +1,240 @@
+//! Per-slot MAC schedulers (the role of ns-3's `FfMacScheduler` implementations): round robin,
+//! proportional fair and maximum rate, allocating a slot's PRBs among UEs and respecting the
+//! PDCCH budget (a maximum number of DCIs = grants per slot, shared by DL and UL).
+//!
+//! Inputs per UE ([`SchedUe`]): achievable bytes per PRB this slot (from the PHY's CQI → MCS →
+//! TBS chain, passed in), backlog (RLC buffer status incl. retransmission and STATUS queues,
+//! or for the uplink the eNB's view of the UE's reported buffer), a pending HARQ retransmission
+//! and a free HARQ process. Output: [`Allocation`]s `(rnti, n_prb, tb_bytes, harq_id, is_retx)`.
+//!
+//! Rules, in order:
+//! 1. HARQ retransmissions first (TS 36.321 §5.3.2.2: a NACKed process is retransmitted
+//!    before new data), with the PRB count of the first transmission (non-adaptive).
+//! 2. New data to UEs with backlog and an idle HARQ process, one allocation per UE per slot,
+//!    ordered by the policy: round robin (rotating start, PRBs shared equally, leftover
+//!    redistributed), max rate (metric = achievable rate), proportional fair (metric =
+//!    achievable rate / EWMA of served rate, time-domain PF: best metric first, each UE
+//!    gets the PRBs its backlog needs).
+//! 3. No more allocations than the remaining PDCCH budget.
+//!
+//! The PF average is `R ← (1 − 1/τ)·R + (1/τ)·r`, `τ` = time constant in slots, updated every
+//! slot for every UE in the input (served rate `r` = 0 when not scheduled), like ns-3's
+//! `PfFfMacScheduler`. The scheduler keeps its scratch vectors: no allocation per slot in steady
+//! state.
+
+use super::sap::Rnti;
+use rantcp_core::{Duration, Time};
+use std::collections::HashMap;
+
+/// Scheduling policy.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SchedulerKind {
+    RoundRobin,
+    /// Proportional fair with the EWMA time constant of the served-rate average.
+    ProportionalFair { time_constant: Duration },
+    MaxRate,
+}
+
+/// Scheduler configuration.
+#[derive(Clone, Copy, Debug)]
+pub struct SchedConfig {
+    pub kind: SchedulerKind,
+    /// PRBs in the band (e.g. 100 for LTE 20 MHz).
+    pub n_prb: u16,
+    /// Slot (TTI) length.
+    pub slot: Duration,
+    /// Smallest allocation (PRBs).
+    pub min_prb: u16,
+}
+
+/// One UE as seen by the scheduler this slot.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SchedUe {
+    pub rnti: Rnti,
+    /// Achievable transport-block bytes per PRB this slot (from CQI/MCS/TBS).
+    pub bytes_per_prb: f64,
+    /// Bytes waiting (new data + RLC retransmissions + STATUS), or the reported UL buffer.
+    pub backlog_bytes: u64,
+    /// A HARQ process waiting for retransmission: `(harq_id, n_prb, tb_bytes)`.
+    pub harq_retx: Option<(u8, u16, u32)>,
+    /// An idle HARQ process for new data.
+    pub free_harq: Option<u8>,
+}
+
+/// One scheduling decision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Allocation {
+    pub rnti: Rnti,
+    pub n_prb: u16,
+    pub tb_bytes: u32,
+    pub harq_id: u8,
+    pub is_retx: bool,
+}
+
+/// A per-slot scheduler (use one for the downlink and one for the uplink).
+#[derive(Debug)]
+pub struct Scheduler {
+    pub cfg: SchedConfig,
+    /// PF average served rate (bytes per slot) per UE.
+    avg: HashMap<Rnti, f64>,
+    rr_next: usize,
+    order: Vec<(f64, usize)>,
+    alloc_prb: Vec<u16>,
+    /// PDCCH grants used by this scheduler in the last slot.
+    pub last_grants: u16,
+    /// PRBs used in the last slot.
+    pub last_prbs: u16,
+}
+
+fn needed_prb(ue: &SchedUe) -> u16 {
+    if ue.bytes_per_prb <= 0.0 {
+        return 0;
+    }
+    let n = (ue.backlog_bytes as f64 / ue.bytes_per_prb).ceil();
+    n.min(u16::MAX as f64) as u16
+}
+
+impl Scheduler {
+    pub fn new(cfg: SchedConfig) -> Self {
+        Scheduler { cfg, avg: HashMap::new(), rr_next: 0, order: Vec::new(), alloc_prb: Vec::new(), last_grants: 0, last_prbs: 0 }
+    }
+
+    /// Average served rate the PF metric uses (bytes per slot), if known.
+    pub fn average_rate(&self, rnti: Rnti) -> Option<f64> {
+        self.avg.get(&rnti).copied()
+    }
+
+    /// Schedules one slot. `max_grants` is the PDCCH budget left for this scheduler. Allocations
+    /// are appended to `out` (not cleared). `tbs(ue, n_prb)` gives the transport block for an
+    /// allocation (pass [`Scheduler::linear_tbs`] for `floor(n_prb · bytes_per_prb)`).
+    pub fn schedule_with(
+        &mut self,
+        _now: Time,
+        ues: &[SchedUe],
+        max_grants: u16,
+        mut tbs: impl FnMut(&SchedUe, u16) -> u32,
+        out: &mut Vec<Allocation>,
+    ) {
+        let start = out.len();
+        let mut prb_left = self.cfg.n_prb;
+        let mut grants_left = max_grants;
+        self.alloc_prb.clear();
+        self.alloc_prb.resize(ues.len(), 0);
+
+        // 1. HARQ retransmissions first.
+        for (i, ue) in ues.iter().enumerate() {
+            if grants_left == 0 {
+                break;
+            }
+            if let Some((hid, n, tb)) = ue.harq_retx {
+                if n <= prb_left {
+                    prb_left -= n;
+                    grants_left -= 1;
+                    self.alloc_prb[i] = u16::MAX; // marker: scheduled this slot
+                    out.push(Allocation { rnti: ue.rnti, n_prb: n, tb_bytes: tb, harq_id: hid, is_retx: true });
+                }
+            }
+        }
+
+        // 2. New data.
+        self.order.clear();
+        for (i, ue) in ues.iter().enumerate() {
+            if self.alloc_prb[i] == 0 && ue.backlog_bytes > 0 && ue.free_harq.is_some() && ue.bytes_per_prb > 0.0 {
+                let metric = match self.cfg.kind {
+                    SchedulerKind::RoundRobin => 0.0,
+                    SchedulerKind::MaxRate => ue.bytes_per_prb,
+                    SchedulerKind::ProportionalFair { .. } => {
+                        let r = ue.bytes_per_prb * self.cfg.n_prb as f64;
+                        let avg = self.avg.get(&ue.rnti).copied().unwrap_or(0.0).max(1e-3);
+                        r / avg
+                    }
+                };
+                self.order.push((metric, i));
+            }
+        }
+        if !self.order.is_empty() && grants_left > 0 && prb_left >= self.cfg.min_prb.max(1) {
+            match self.cfg.kind {
+                SchedulerKind::RoundRobin => {
+                    // Rotate by RNTI order position so that the start moves every slot.
+                    self.order.sort_by_key(|&(_, i)| ues[i].rnti);
+                    let n = self.order.len();
+                    let s = self.rr_next % n;
+                    self.order.rotate_left(s);
+                    let k = (grants_left as usize).min(n).min((prb_left / self.cfg.min_prb.max(1)) as usize);
+                    self.order.truncate(k);
+                    self.rr_next = (s + k) % n.max(1);
+                    // Equal shares, then redistribute leftovers to UEs that need more.
+                    let share = prb_left / k as u16;
+                    for &(_, i) in &self.order {
+                        let want = needed_prb(&ues[i]).max(self.cfg.min_prb);
+                        let a = want.min(share);
+                        self.alloc_prb[i] = a;
+                        prb_left -= a;
+                    }
+                    for &(_, i) in &self.order {
+                        let want = needed_prb(&ues[i]).max(self.cfg.min_prb);
+                        let extra = want.saturating_sub(self.alloc_prb[i]).min(prb_left);
+                        self.alloc_prb[i] += extra;
+                        prb_left -= extra;
+                    }
+                }
+                SchedulerKind::MaxRate | SchedulerKind::ProportionalFair { .. } => {
+                    // Best metric first; ties by RNTI for determinism.
+                    self.order.sort_by(|a, b| b.0.total_cmp(&a.0).then(ues[a.1].rnti.cmp(&ues[b.1].rnti)));
+                    let mut used = 0usize;
+                    for &(_, i) in &self.order {
+                        if used == grants_left as usize || prb_left < self.cfg.min_prb.max(1) {
+                            break;
+                        }
+                        let want = needed_prb(&ues[i]).max(self.cfg.min_prb);
+                        let a = want.min(prb_left);
+                        self.alloc_prb[i] = a;
+                        prb_left -= a;
+                        used += 1;
+                    }
+                }
+            }
+            for &(_, i) in &self.order {
+                let n = self.alloc_prb[i];
+                if n == 0 || n == u16::MAX {
+                    continue;
+                }
+                let ue = &ues[i];
+                let tb = tbs(ue, n);
+                out.push(Allocation { rnti: ue.rnti, n_prb: n, tb_bytes: tb, harq_id: ue.free_harq.unwrap(), is_retx: false });
+            }
+        }
+
+        // 3. PF averages.
+        if let SchedulerKind::ProportionalFair { time_constant } = self.cfg.kind {
+            let tau = (time_constant.as_nanos() as f64 / self.cfg.slot.as_nanos().max(1) as f64).max(1.0);
+            for ue in ues {
+                let served: f64 = out[start..].iter().filter(|a| a.rnti == ue.rnti).map(|a| a.tb_bytes as f64).sum();
+                let e = self.avg.entry(ue.rnti).or_insert(0.0);
+                *e = (1.0 - 1.0 / tau) * *e + served / tau;
+            }
+        }
+        self.last_grants = (out.len() - start) as u16;
+        self.last_prbs = out[start..].iter().map(|a| a.n_prb).sum();
+    }
+
+    /// `floor(n_prb · bytes_per_prb)`.
+    pub fn linear_tbs(ue: &SchedUe, n_prb: u16) -> u32 {
+        (n_prb as f64 * ue.bytes_per_prb).floor() as u32
+    }
+
+    /// [`Self::schedule_with`] with [`Self::linear_tbs`].
+    pub fn schedule(&mut self, now: Time, ues: &[SchedUe], max_grants: u16, out: &mut Vec<Allocation>) {
+        self.schedule_with(now, ues, max_grants, Self::linear_tbs, out)
+    }
+}
+
+/// Jain's fairness index of `x`: `(Σx)² / (n·Σx²)`.
+pub fn jain_index(x: &[f64]) -> f64 {
+    let s: f64 = x.iter().sum();
+    let s2: f64 = x.iter().map(|v| v * v).sum();
+    if s2 == 0.0 {
+        return 1.0;
+    }
+    s * s / (x.len() as f64 * s2)
+}

@@ -1,0 +1,687 @@
+//! Uplink request/grant procedure: the UE's scheduling request (TS 36.321 §5.4.4) and buffer
+//! status reporting (TS 36.321 §5.4.5, MAC CEs §6.1.3.1, buffer-size levels Table 6.1.3.1-1),
+//! multiplexing of a granted transport block (§5.4.3.1), the eNB's view of reported buffers,
+//! the UE's per-bearer uplink FIFO with a network-function hook, and the BSR enhancement of the
+//! dissertation (seed 003, ch. 3; design.md §5).
+//!
+//! # Procedure as modelled ([`UeUlMac`])
+//! * Regular BSR is triggered when data becomes available for a logical channel and either no
+//!   LCG had data or the channel has a higher priority than every channel with data; and when
+//!   retxBSR-Timer expires while data is available (§5.4.5).
+//! * Periodic BSR is triggered when periodicBSR-Timer expires. Only a *regular* BSR triggers a
+//!   scheduling request; a periodic BSR waits for a grant (§5.4.5: "if a Regular BSR has been
+//!   triggered … a Scheduling Request shall be triggered").
+//! * Padding BSR: when the padding of a granted MAC PDU can hold a BSR (short if it fits 2
+//!   bytes or only one LCG has data, truncated if more LCGs have data but only 2–3 bytes are
+//!   free, long otherwise).
+//! * When a MAC PDU carries a BSR: every triggered BSR is cancelled, periodicBSR-Timer is
+//!   (re)started unless the BSR is truncated, and retxBSR-Timer is (re)started. By default
+//!   retxBSR-Timer is started *only* on BSR transmission, as in the dissertation's Figure 5
+//!   procedure that produces the Figure 6 stall; [`UeMacConfig::retx_bsr_restart_on_grant`]
+//!   adds the rule of later versions of §5.4.5 ("restart retxBSR-Timer upon indication of a
+//!   grant for transmission of new data on any UL-SCH"); either way the stall lasts about
+//!   retxBSR-Timer, since no grant comes.
+//! * The reported size is the buffer after the MAC PDU is built (§5.4.5 "after all MAC PDUs for
+//!   this TTI have been built"), quantised with Table 6.1.3.1-1.
+//! * BSR sizes including the MAC subheader (§6.1.2, §6.1.3.1): short/truncated BSR = 1-byte
+//!   subheader + 1-byte CE = 2 bytes; long BSR = 1 + 3 = 4 bytes. Data MAC subheaders: 2 bytes
+//!   (7-bit L) when the piece is < 128 bytes, 3 bytes (15-bit L) otherwise (the 1-byte last
+//!   subheader optimisation is not modelled).
+//! * SR is sent at the next SR occasion (`sr_period`, `sr_offset`) and repeated every period
+//!   while pending; sr-ProhibitTimer and dsr-TransMax (random access fallback) are not modelled.
+//! * Logical channel prioritisation (§5.4.3.1) is strict priority without prioritisedBitRate.
+//! * BSR enhancement (option, off by default): the UE tracks the bytes granted since its last
+//!   BSR; when they reach the size the last BSR reported and data remains beyond this grant,
+//!   a regular BSR is sent in the current grant (its data reduced by the BSR size) instead of
+//!   waiting for retxBSR-Timer.
+
+use super::sap::{Lcid, Rnti, TxOpportunity, UlGrant};
+use rantcp_core::{Duration, Time};
+use std::collections::{HashMap, VecDeque};
+
+// ---------------------------------------------------------------------------------------------
+// Buffer size levels.
+
+/// Upper bounds (bytes) of the buffer size levels 0..=62 of TS 36.321 Table 6.1.3.1-1; index 63
+/// means "> 150000". (ns-3 LENA's copy has 93749 for index 59; the table says 93479.)
+pub const BSR_LEVELS: [u32; 63] = [
+    0, 10, 12, 14, 17, 19, 22, 26, 31, 36, 42, 49, 57, 67, 78, 91, 107, 125, 146, 171, 200, 234, 274, 321, 376, 440,
+    515, 603, 706, 826, 967, 1132, 1326, 1552, 1817, 2127, 2490, 2915, 3413, 3995, 4677, 5476, 6411, 7505, 8787,
+    10287, 12043, 14099, 16507, 19325, 22624, 26487, 31009, 36304, 42502, 49759, 58255, 68201, 79846, 93479,
+    109439, 128125, 150000,
+];
+
+/// BSR index for a buffer of `bytes` (Table 6.1.3.1-1: index i covers `(BSR_LEVELS[i-1], BSR_LEVELS[i]]`).
+pub fn bsr_index(bytes: u64) -> u8 {
+    if bytes > 150_000 {
+        return 63;
+    }
+    BSR_LEVELS.partition_point(|&b| (b as u64) < bytes) as u8
+}
+
+/// The buffer size an eNB assumes for a reported index: the level's upper bound (150000 for 63).
+pub fn bsr_index_to_bytes(index: u8) -> u32 {
+    BSR_LEVELS[(index as usize).min(62)]
+}
+
+/// Short or truncated BSR incl. subheader (bytes).
+pub const SHORT_BSR_BYTES: u32 = 2;
+/// Long BSR incl. subheader (bytes).
+pub const LONG_BSR_BYTES: u32 = 4;
+
+// ---------------------------------------------------------------------------------------------
+// The UE's per-bearer uplink FIFO and its hook.
+
+/// What a network function may read about a queued uplink packet (filled by the node from the
+/// packet headers; generic so the MAC needs no TCP types).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UlPacketInfo {
+    /// Hash of the 5-tuple (0 if not TCP/UDP).
+    pub flow_key: u64,
+    /// TCP segment without payload and with only ACK (and possibly PSH) set.
+    pub is_pure_tcp_ack: bool,
+    pub tcp_flags: u8,
+    pub seq: u32,
+    pub ack: u32,
+    pub payload_bytes: u32,
+    /// Number of SACK blocks carried.
+    pub sack_blocks: u8,
+    /// TCP options other than timestamps/SACK present.
+    pub other_options: bool,
+}
+
+/// One packet in the uplink FIFO.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UlPacket {
+    /// Node-side id of the packet (the IP packet travels beside the queue).
+    pub id: u64,
+    /// Bytes as handed to PDCP (IP packet size).
+    pub bytes: u32,
+    /// Opaque value for the node.
+    pub meta: u64,
+    pub info: UlPacketInfo,
+    pub arrival: Time,
+}
+
+/// Counters of one uplink FIFO.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UlQueueCounters {
+    pub arrived: u64,
+    pub dropped_full: u64,
+    pub discarded_by_hook: u64,
+    pub discarded_bytes_by_hook: u64,
+    pub dequeued: u64,
+}
+
+/// A bearer's uplink FIFO (before PDCP/RLC segmentation), editable by a [`UlBufferHook`].
+#[derive(Clone, Debug, Default)]
+pub struct UlQueue {
+    packets: VecDeque<UlPacket>,
+    bytes: u64,
+    /// Byte limit (0 = unlimited).
+    pub limit_bytes: u64,
+    discarded: Vec<u64>,
+    pub counters: UlQueueCounters,
+}
+
+impl UlQueue {
+    pub fn new(limit_bytes: u64) -> Self {
+        UlQueue { limit_bytes, ..Default::default() }
+    }
+    pub fn len(&self) -> usize {
+        self.packets.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.packets.is_empty()
+    }
+    /// Queued bytes.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+    pub fn get(&self, i: usize) -> Option<&UlPacket> {
+        self.packets.get(i)
+    }
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &UlPacket> + ExactSizeIterator {
+        self.packets.iter()
+    }
+    /// Appends a packet; `false` if the byte limit drops it.
+    pub fn push(&mut self, p: UlPacket) -> bool {
+        if self.limit_bytes > 0 && self.bytes + p.bytes as u64 > self.limit_bytes {
+            self.counters.dropped_full += 1;
+            return false;
+        }
+        self.counters.arrived += 1;
+        self.bytes += p.bytes as u64;
+        self.packets.push_back(p);
+        true
+    }
+    /// A network function discards the packet at position `i` (recorded for the node).
+    pub fn discard(&mut self, i: usize) -> Option<UlPacket> {
+        let p = self.packets.remove(i)?;
+        self.bytes -= p.bytes as u64;
+        self.counters.discarded_by_hook += 1;
+        self.counters.discarded_bytes_by_hook += p.bytes as u64;
+        self.discarded.push(p.id);
+        Some(p)
+    }
+    /// Discards every packet for which `f` returns `true`.
+    pub fn discard_where(&mut self, mut f: impl FnMut(&UlPacket) -> bool) -> usize {
+        let mut n = 0;
+        let mut i = 0;
+        while i < self.packets.len() {
+            if f(&self.packets[i]) {
+                self.discard(i);
+                n += 1;
+            } else {
+                i += 1;
+            }
+        }
+        n
+    }
+    /// Ids discarded by hooks since the last call (so the node can free the packets).
+    pub fn drain_discarded(&mut self) -> std::vec::Drain<'_, u64> {
+        self.discarded.drain(..)
+    }
+    pub fn pop_front(&mut self) -> Option<UlPacket> {
+        let p = self.packets.pop_front()?;
+        self.bytes -= p.bytes as u64;
+        self.counters.dequeued += 1;
+        Some(p)
+    }
+    /// Moves packets from the head into `out` until at least `bytes` have been taken (the last
+    /// one may be segmented by RLC) or the queue is empty. Returns the bytes taken.
+    pub fn take_for_bytes(&mut self, bytes: u64, out: &mut Vec<UlPacket>) -> u64 {
+        let mut taken = 0;
+        while taken < bytes {
+            let Some(p) = self.pop_front() else { break };
+            taken += p.bytes as u64;
+            out.push(p);
+        }
+        taken
+    }
+}
+
+/// A network function on the UE's uplink buffer (seed 000's ACK filter plugs in here).
+pub trait UlBufferHook {
+    /// Called after a packet was appended to `queue`.
+    fn on_arrival(&mut self, _queue: &mut UlQueue, _now: Time) {}
+    /// Called when an uplink grant gives this bearer `grant_bytes`, before packets leave.
+    fn on_grant(&mut self, _queue: &mut UlQueue, _grant_bytes: u32, _now: Time) {}
+}
+
+/// The hook that does nothing.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoHook;
+impl UlBufferHook for NoHook {}
+
+// ---------------------------------------------------------------------------------------------
+// UE MAC.
+
+/// A logical channel of the UE (TS 36.331 `LogicalChannelConfig`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UlLogicalChannel {
+    pub lcid: Lcid,
+    /// Logical channel group 0..=3.
+    pub lcg: u8,
+    /// Lower value = higher priority.
+    pub priority: u8,
+}
+
+/// UE MAC uplink configuration (TS 36.331 `MAC-MainConfig`, `SchedulingRequestConfig`).
+#[derive(Clone, Debug)]
+pub struct UeMacConfig {
+    pub rnti: Rnti,
+    /// periodicBSR-Timer; `None` = infinity (the 36.331 default).
+    pub periodic_bsr_timer: Option<Duration>,
+    /// retxBSR-Timer (default sf2560).
+    pub retx_bsr_timer: Duration,
+    /// Restart retxBSR-Timer on every grant for new data (see module docs). Default `false`.
+    pub retx_bsr_restart_on_grant: bool,
+    /// SR periodicity and offset (sr-ConfigIndex).
+    pub sr_period: Duration,
+    pub sr_offset: Duration,
+    /// The dissertation's BSR enhancement (design.md §5). Default `false`.
+    pub bsr_enhancement: bool,
+    pub channels: Vec<UlLogicalChannel>,
+}
+
+impl UeMacConfig {
+    /// One data bearer (LCID 3, LCG 1), periodicBSR-Timer sf10, retxBSR-Timer sf2560, SR every
+    /// 10 ms: the setting of the dissertation's Figure 6.
+    pub fn lte_default(rnti: Rnti) -> Self {
+        UeMacConfig {
+            rnti,
+            periodic_bsr_timer: Some(Duration::from_millis(10)),
+            retx_bsr_timer: Duration::from_millis(2560),
+            retx_bsr_restart_on_grant: false,
+            sr_period: Duration::from_millis(10),
+            sr_offset: Duration::ZERO,
+            bsr_enhancement: false,
+            channels: vec![UlLogicalChannel { lcid: 3, lcg: 1, priority: 1 }],
+        }
+    }
+}
+
+/// Why a BSR was sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BsrKind {
+    Regular,
+    Periodic,
+    Padding,
+}
+
+/// A BSR MAC control element.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BsrReport {
+    pub kind: BsrKind,
+    /// Long BSR (all four LCGs) rather than short/truncated (one LCG).
+    pub is_long: bool,
+    pub is_truncated: bool,
+    /// Buffer size index per LCG (Table 6.1.3.1-1); for a short BSR only `lcg` is meaningful.
+    pub index: [u8; 4],
+    /// LCG reported by a short/truncated BSR.
+    pub lcg: u8,
+    /// Exact bytes behind the indices (for traces; the eNB must use `index`).
+    pub exact_bytes: [u64; 4],
+    /// Size incl. subheader (2 or 4 bytes).
+    pub bytes: u32,
+}
+
+/// What the UE sends in a granted transport block.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UlTransmission {
+    pub rnti: Rnti,
+    pub harq_id: u8,
+    pub bsr: Option<BsrReport>,
+    /// Per logical channel: bytes the RLC entity may fill (MAC subheaders already removed).
+    pub opportunities: Vec<TxOpportunity>,
+    pub mac_subheader_bytes: u32,
+    pub padding_bytes: u32,
+}
+
+/// UE MAC counters.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UeMacCounters {
+    pub sr_tx: u64,
+    pub bsr_regular: u64,
+    pub bsr_periodic: u64,
+    pub bsr_padding: u64,
+    /// Regular BSRs sent because of the enhancement.
+    pub bsr_enhanced: u64,
+    pub grants: u64,
+    pub granted_bytes: u64,
+    pub retx_bsr_expiries: u64,
+    pub periodic_bsr_expiries: u64,
+}
+
+/// The UE side of the uplink request/grant procedure (sans-IO).
+///
+/// Calling order per slot: [`Self::handle_buffer_status`] when a channel's backlog changes;
+/// [`Self::handle_timeout`] when [`Self::poll_timeout`] is due, then [`Self::poll_sr`];
+/// [`Self::handle_ul_grant`] in the slot a grant is used, then fill the returned
+/// opportunities from RLC and report the new backlog.
+#[derive(Debug)]
+pub struct UeUlMac {
+    pub cfg: UeMacConfig,
+    /// Bytes available per channel (same order as `cfg.channels`).
+    avail: Vec<u64>,
+    regular_triggered: bool,
+    periodic_triggered: bool,
+    sr_pending: bool,
+    sr_to_send: bool,
+    next_sr_at: Option<Time>,
+    periodic_at: Option<Time>,
+    retx_at: Option<Time>,
+    /// Enhancement state: bytes granted since the last BSR and what that BSR reported.
+    granted_since_bsr: u64,
+    last_bsr_bytes: Option<u64>,
+    counters: UeMacCounters,
+}
+
+impl UeUlMac {
+    pub fn new(cfg: UeMacConfig) -> Self {
+        let n = cfg.channels.len();
+        UeUlMac {
+            cfg,
+            avail: vec![0; n],
+            regular_triggered: false,
+            periodic_triggered: false,
+            sr_pending: false,
+            sr_to_send: false,
+            next_sr_at: None,
+            periodic_at: None,
+            retx_at: None,
+            granted_since_bsr: 0,
+            last_bsr_bytes: None,
+            counters: UeMacCounters::default(),
+        }
+    }
+
+    fn lcg_bytes(&self) -> [u64; 4] {
+        let mut b = [0u64; 4];
+        for (c, &a) in self.cfg.channels.iter().zip(&self.avail) {
+            b[c.lcg as usize & 3] += a;
+        }
+        b
+    }
+    /// Data available for transmission (bytes, all channels).
+    pub fn total_available(&self) -> u64 {
+        self.avail.iter().sum()
+    }
+
+    fn trigger_regular(&mut self, now: Time) {
+        self.regular_triggered = true;
+        if !self.sr_pending {
+            self.sr_pending = true;
+            self.next_sr_at = Some(self.next_sr_occasion(now));
+        }
+    }
+
+    fn next_sr_occasion(&self, now: Time) -> Time {
+        let p = self.cfg.sr_period.as_nanos().max(1);
+        let off = self.cfg.sr_offset.as_nanos() % p;
+        let t = now.as_nanos();
+        let k = (t + p - off).saturating_sub(1) / p; // smallest k with k·p + off ≥ t
+        let cand = k * p + off;
+        Time::from_nanos(if cand < t { cand + p } else { cand })
+    }
+
+    /// The backlog of channel `lcid` is now `bytes` (RLC + PDCP, incl. retransmissions and
+    /// STATUS). Triggers a regular BSR per §5.4.5.
+    pub fn handle_buffer_status(&mut self, now: Time, lcid: Lcid, bytes: u64) {
+        let Some(i) = self.cfg.channels.iter().position(|c| c.lcid == lcid) else { return };
+        let before = self.avail[i];
+        self.avail[i] = bytes;
+        if bytes > before && before == 0 {
+            let prio = self.cfg.channels[i].priority;
+            let others_empty = self.avail.iter().enumerate().all(|(j, &a)| j == i || a == 0);
+            let higher = self
+                .cfg
+                .channels
+                .iter()
+                .zip(&self.avail)
+                .enumerate()
+                .filter(|&(j, (_, &a))| j != i && a > 0)
+                .all(|(_, (c, _))| prio < c.priority);
+            if others_empty || higher {
+                self.trigger_regular(now);
+            }
+        }
+    }
+
+    /// Earliest timer: SR occasion (if an SR is pending), periodicBSR-Timer, retxBSR-Timer.
+    pub fn poll_timeout(&self) -> Option<Time> {
+        [if self.sr_pending { self.next_sr_at } else { None }, self.periodic_at, self.retx_at].into_iter().flatten().min()
+    }
+
+    pub fn handle_timeout(&mut self, now: Time) {
+        if self.periodic_at.is_some_and(|t| t <= now) {
+            self.periodic_at = None;
+            self.periodic_triggered = true;
+            self.counters.periodic_bsr_expiries += 1;
+        }
+        if self.retx_at.is_some_and(|t| t <= now) {
+            self.retx_at = None;
+            self.counters.retx_bsr_expiries += 1;
+            if self.total_available() > 0 {
+                self.trigger_regular(now);
+            }
+        }
+        if self.sr_pending && self.next_sr_at.is_some_and(|t| t <= now) {
+            self.sr_to_send = true;
+            self.counters.sr_tx += 1;
+            self.next_sr_at = Some(self.next_sr_occasion(now + Duration::from_nanos(1)));
+        }
+    }
+
+    /// An SR to transmit on PUCCH now.
+    pub fn poll_sr(&mut self) -> bool {
+        std::mem::take(&mut self.sr_to_send)
+    }
+
+    fn make_bsr(&self, kind: BsrKind, lcg_after: [u64; 4], room: Option<u32>) -> Option<BsrReport> {
+        let n_lcg = lcg_after.iter().filter(|&&b| b > 0).count();
+        let want_long = n_lcg > 1;
+        let (is_long, is_truncated) = match room {
+            None => (want_long, false),
+            Some(r) if r >= LONG_BSR_BYTES && want_long => (true, false),
+            Some(r) if r >= SHORT_BSR_BYTES => (false, want_long),
+            Some(_) => return None,
+        };
+        let mut index = [0u8; 4];
+        for g in 0..4 {
+            index[g] = bsr_index(lcg_after[g]);
+        }
+        // Short BSR: the LCG with data (truncated: the one with the highest-priority channel).
+        let lcg = if is_truncated {
+            self.cfg
+                .channels
+                .iter()
+                .zip(&self.avail)
+                .filter(|(_, &a)| a > 0)
+                .min_by_key(|(c, _)| c.priority)
+                .map_or(0, |(c, _)| c.lcg)
+        } else {
+            (0..4).find(|&g| lcg_after[g] > 0).unwrap_or_else(|| self.cfg.channels.first().map_or(0, |c| c.lcg as usize)) as u8
+        };
+        Some(BsrReport {
+            kind,
+            is_long,
+            is_truncated,
+            index,
+            lcg,
+            exact_bytes: lcg_after,
+            bytes: if is_long { LONG_BSR_BYTES } else { SHORT_BSR_BYTES },
+        })
+    }
+
+    /// Multiplexing and assembly of a granted MAC PDU (§5.4.3.1, §5.4.5). For a HARQ
+    /// retransmission grant nothing new is built (the node resends the stored TB).
+    pub fn handle_ul_grant(&mut self, now: Time, grant: UlGrant) -> UlTransmission {
+        let mut tx = UlTransmission { rnti: self.cfg.rnti, harq_id: grant.harq_id, ..Default::default() };
+        if grant.is_retx {
+            return tx;
+        }
+        self.counters.grants += 1;
+        self.counters.granted_bytes += grant.tb_bytes as u64;
+        if self.cfg.retx_bsr_restart_on_grant && self.retx_at.is_some() {
+            self.retx_at = Some(now + self.cfg.retx_bsr_timer);
+        }
+        let tb = grant.tb_bytes;
+        let total = self.total_available();
+        let lcg_now = self.lcg_bytes();
+        let n_lcg = lcg_now.iter().filter(|&&b| b > 0).count();
+        let bsr_size = if n_lcg > 1 { LONG_BSR_BYTES } else { SHORT_BSR_BYTES };
+
+        // BSR enhancement (dissertation ch. 3, Figure 8 step 9).
+        let granted = self.granted_since_bsr + tb as u64;
+        if self.cfg.bsr_enhancement
+            && !self.regular_triggered
+            && self.last_bsr_bytes.is_some_and(|r| granted >= r)
+            && total > Self::data_capacity(tb) as u64
+        {
+            self.regular_triggered = true;
+            self.counters.bsr_enhanced += 1;
+        }
+        let mut bsr_kind = if self.regular_triggered {
+            Some(BsrKind::Regular)
+        } else if self.periodic_triggered {
+            Some(BsrKind::Periodic)
+        } else {
+            None
+        };
+        if bsr_kind.is_some() && tb < bsr_size {
+            bsr_kind = None;
+        }
+        let mut cap = tb - if bsr_kind.is_some() { bsr_size } else { 0 };
+
+        // Logical channel prioritisation: strict priority.
+        let mut order: Vec<usize> = (0..self.cfg.channels.len()).collect();
+        order.sort_by_key(|&i| (self.cfg.channels[i].priority, i));
+        let mut sent = vec![0u64; self.cfg.channels.len()];
+        for i in order {
+            let a = self.avail[i];
+            if a == 0 || cap <= 2 {
+                continue;
+            }
+            let sub = if a >= 128 && cap > 130 { 3 } else { 2 };
+            let chunk = (a.min((cap - sub) as u64)) as u32;
+            if chunk == 0 {
+                continue;
+            }
+            cap -= chunk + sub;
+            tx.mac_subheader_bytes += sub;
+            sent[i] = chunk as u64;
+            let c = self.cfg.channels[i];
+            tx.opportunities.push(TxOpportunity { bytes: chunk, rnti: self.cfg.rnti, lcid: c.lcid, harq_id: grant.harq_id });
+        }
+        for (a, s) in self.avail.iter_mut().zip(&sent) {
+            *a -= s;
+        }
+        let lcg_after = self.lcg_bytes();
+        let bsr = match bsr_kind {
+            Some(k) => self.make_bsr(k, lcg_after, None),
+            None if cap >= SHORT_BSR_BYTES => {
+                let r = self.make_bsr(BsrKind::Padding, lcg_after, Some(cap));
+                if let Some(b) = &r {
+                    cap -= b.bytes;
+                }
+                r
+            }
+            None => None,
+        };
+        tx.padding_bytes = cap;
+        if let Some(b) = &bsr {
+            match b.kind {
+                BsrKind::Regular => self.counters.bsr_regular += 1,
+                BsrKind::Periodic => self.counters.bsr_periodic += 1,
+                BsrKind::Padding => self.counters.bsr_padding += 1,
+            }
+            self.regular_triggered = false;
+            self.periodic_triggered = false;
+            if !b.is_truncated {
+                self.periodic_at = self.cfg.periodic_bsr_timer.map(|p| now + p);
+            }
+            self.retx_at = Some(now + self.cfg.retx_bsr_timer);
+            self.sr_pending = false;
+            self.next_sr_at = None;
+            self.granted_since_bsr = 0;
+            self.last_bsr_bytes = Some(lcg_after.iter().sum());
+        } else {
+            self.granted_since_bsr = granted;
+        }
+        if self.total_available() == 0 {
+            // The grant accommodated all pending data: pending SR cancelled (§5.4.4).
+            self.sr_pending = false;
+            self.next_sr_at = None;
+        }
+        tx.bsr = bsr;
+        tx
+    }
+
+    /// Data bytes a grant of `tb` carries without a BSR (one channel).
+    fn data_capacity(tb: u32) -> u32 {
+        tb.saturating_sub(if tb > 130 { 3 } else { 2 })
+    }
+
+    pub fn sr_pending(&self) -> bool {
+        self.sr_pending
+    }
+    pub fn counters(&self) -> &UeMacCounters {
+        &self.counters
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// eNB side.
+
+/// The eNB's view of one UE's uplink buffer, from BSRs and SRs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UlBufferView {
+    /// Per LCG: bytes reported (level upper bound) minus bytes granted since.
+    pub lcg_bytes: [u64; 4],
+    pub sr_pending: bool,
+}
+
+/// Tracks reported uplink buffers at the eNB and sizes the scheduler's uplink backlog.
+#[derive(Debug, Default)]
+pub struct UlBufferTracker {
+    ues: HashMap<Rnti, UlBufferView>,
+    /// Grant given in answer to an SR (bytes; enough for a BSR and some data).
+    pub sr_grant_bytes: u32,
+}
+
+impl UlBufferTracker {
+    pub fn new(sr_grant_bytes: u32) -> Self {
+        UlBufferTracker { ues: HashMap::new(), sr_grant_bytes }
+    }
+    pub fn handle_sr(&mut self, rnti: Rnti) {
+        self.ues.entry(rnti).or_default().sr_pending = true;
+    }
+    /// A BSR received in a decoded uplink TB.
+    pub fn handle_bsr(&mut self, rnti: Rnti, bsr: &BsrReport) {
+        let v = self.ues.entry(rnti).or_default();
+        if bsr.is_long {
+            for g in 0..4 {
+                v.lcg_bytes[g] = bsr_index_to_bytes(bsr.index[g]) as u64;
+            }
+        } else {
+            let g = bsr.lcg as usize & 3;
+            v.lcg_bytes[g] = bsr_index_to_bytes(bsr.index[g]) as u64;
+        }
+    }
+    /// An uplink grant of `tb_bytes` was issued to `rnti` for new data.
+    pub fn on_grant(&mut self, rnti: Rnti, tb_bytes: u32) {
+        let v = self.ues.entry(rnti).or_default();
+        v.sr_pending = false;
+        let mut left = tb_bytes as u64;
+        for b in v.lcg_bytes.iter_mut() {
+            let t = left.min(*b);
+            *b -= t;
+            left -= t;
+        }
+    }
+    /// Bytes to schedule for `rnti`: the reported buffer, at least `sr_grant_bytes` after an SR.
+    pub fn backlog(&self, rnti: Rnti) -> u64 {
+        self.ues.get(&rnti).map_or(0, |v| {
+            let b: u64 = v.lcg_bytes.iter().sum();
+            if v.sr_pending {
+                b.max(self.sr_grant_bytes as u64)
+            } else {
+                b
+            }
+        })
+    }
+    pub fn view(&self, rnti: Rnti) -> Option<&UlBufferView> {
+        self.ues.get(&rnti)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_bsr_index_boundaries() {
+        assert_eq!(bsr_index(0), 0);
+        assert_eq!(bsr_index(1), 1);
+        assert_eq!(bsr_index(10), 1);
+        assert_eq!(bsr_index(11), 2);
+        assert_eq!(bsr_index(150_000), 62);
+        assert_eq!(bsr_index(150_001), 63);
+        for i in 1..63u8 {
+            assert_eq!(bsr_index(bsr_index_to_bytes(i) as u64), i);
+            assert_eq!(bsr_index(bsr_index_to_bytes(i) as u64 + 1), i + 1);
+        }
+    }
+
+    #[test]
+    fn test_sr_occasion() {
+        let mut cfg = UeMacConfig::lte_default(1);
+        cfg.sr_offset = Duration::from_millis(3);
+        let m = UeUlMac::new(cfg);
+        assert_eq!(m.next_sr_occasion(Time::from_millis(0)), Time::from_millis(3));
+        assert_eq!(m.next_sr_occasion(Time::from_millis(3)), Time::from_millis(3));
+        assert_eq!(m.next_sr_occasion(Time::from_micros(3001)), Time::from_millis(13));
+    }
+}
