@@ -274,6 +274,9 @@ pub struct Endpoint {
     persist_backoff: u32,
     probe_pending: bool,
     force_send: bool,
+    /// The next retransmission goes regardless of cwnd (RFC 5681 §3.2 step 3, RFC 6582 §3.2
+    /// step 5, RFC 6675 §5 step 4.3).
+    force_rtx: bool,
     next_send_time: Time,
     pacing_blocked: bool,
     // delivery-rate connection state (draft §3.1)
@@ -364,6 +367,7 @@ impl Endpoint {
             persist_backoff: 0,
             probe_pending: false,
             force_send: false,
+            force_rtx: false,
             next_send_time: Time::ZERO,
             pacing_blocked: false,
             delivered: 0,
@@ -804,6 +808,7 @@ impl Endpoint {
                     // RFC 6582 §3.2 step 5 partial ACK: retransmit the first unacked segment,
                     // deflate by the amount acked, add back one SMSS if at least SMSS acked.
                     newly_lost += self.mark_first_lost();
+                    self.force_rtx = true;
                     let smss = self.smss as u64;
                     self.inflation = self.inflation.saturating_sub(acked_bytes);
                     if acked_bytes >= smss {
@@ -833,6 +838,7 @@ impl Endpoint {
             if (self.dupacks >= DUP_THRESH || first_lost) && ack >= self.recover {
                 self.enter_recovery(now, prior_in_flight);
                 newly_lost += self.mark_first_lost();
+                self.force_rtx = true;
                 was_in_recovery = true;
             }
         }
@@ -1251,6 +1257,7 @@ impl Endpoint {
                 }
                 self.in_recovery = false;
                 self.inflation = 0;
+                self.force_rtx = false;
                 self.recover = self.snd_max;
                 self.dupacks = 0;
                 // Pacing must not delay the retransmission further.
@@ -1391,13 +1398,14 @@ impl Endpoint {
         // Retransmissions first (RFC 6675 §5 (C) rule 1).
         if let Some(idx) = self.next_lost() {
             let len = self.segs[idx].len;
-            if !self.cwnd_allows(len) {
+            if !self.force_rtx && !self.cwnd_allows(len) {
                 return None;
             }
             if paced && now < self.next_send_time {
                 self.pacing_blocked = true;
                 return None;
             }
+            self.force_rtx = false;
             self.stamp_sent(now, idx);
             self.set_flags(idx, F_RETRANS | F_EVER_RETRANS, 0);
             self.stats.retrans_segments += 1;
