@@ -399,3 +399,19 @@ fn test_recovery_packet_conservation_then_restore() {
     cc.on_recovery_exit(now, MSS);
     assert_eq!(cc.cwnd(), before);
 }
+
+/// On a jitter-free path BBR paces at 0.99·BtlBw outside the 1.25 phase, the bottleneck queue
+/// empties and RTT samples keep equalling the minimum, which refreshes the min-RTT filter
+/// (Linux and the draft take samples `<=` the minimum): no PROBE_RTT. PROBE_RTT needs the
+/// minimum to go stale (see the route-change test), as on real paths with queueing or jitter.
+#[test]
+fn test_no_probe_rtt_while_min_rtt_keeps_being_met() {
+    let mut cc = Bbr::new(&params(1));
+    let mut path = Path::new(20_000_000, Duration::from_millis(40));
+    let mut log = Log::default();
+    path.run(&mut cc, Time::from_secs(22), &mut log);
+    assert!(!log.modes.iter().any(|m| m.1 == Mode::ProbeRtt), "{:?}", log.modes);
+    let min = path.min_rtt;
+    let late = log.rtts.iter().filter(|(t, r)| *t > Time::from_secs(12) && *r <= min).count();
+    assert!(late > 1000, "{late}");
+}

@@ -187,6 +187,9 @@ fn test_timeout_then_ca_with_k_zero() {
     cc.on_rto(clock.now, before, MSS);
     assert_eq!(cc.cwnd(), MSS64);
     assert_eq!(cc.ssthresh(), (before as f64 * BETA) as u64);
+    // The retransmission times out again: no second reduction (RFC 5681 §3.1).
+    cc.on_rto(clock.now, before, MSS);
+    assert_eq!(cc.ssthresh(), (before as f64 * BETA) as u64);
     while cc.cwnd() < cc.ssthresh() {
         clock.round(&mut cc, rtt, rtt);
     }

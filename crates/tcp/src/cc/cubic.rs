@@ -83,6 +83,9 @@ pub struct Cubic {
     frac_bytes: f64,
     /// Minimum RTT, the "RTT" of §4.2's W_cubic(t + RTT) (as Linux uses delay_min).
     min_rtt: Duration,
+    /// An RTO fired and no new data has been acknowledged since: a repeated timeout of the same
+    /// episode does not reduce ssthresh or W_max again (RFC 5681 §3.1, Linux tcp_enter_loss).
+    in_rto_backoff: bool,
 
     // HyStart++ (RFC 9406).
     hystart: HystartPhase,
@@ -111,6 +114,7 @@ impl Cubic {
             cwnd_prior: 0.0,
             frac_bytes: 0.0,
             min_rtt: Duration::MAX,
+            in_rto_backoff: false,
             hystart: if p.hystart { HystartPhase::SlowStart } else { HystartPhase::Done },
             paced: false,
             window_end_delivered: 0,
@@ -323,7 +327,11 @@ impl CongestionControl for Cubic {
         if ack.min_rtt != Duration::ZERO {
             self.min_rtt = self.min_rtt.min(ack.min_rtt);
         }
-        if ack.in_recovery || ack.bytes_acked == 0 {
+        if ack.bytes_acked == 0 {
+            return;
+        }
+        self.in_rto_backoff = false;
+        if ack.in_recovery {
             return; // the endpoint's RFC 6675 recovery governs sending.
         }
         if self.cwnd < self.ssthresh {
@@ -353,8 +361,12 @@ impl CongestionControl for Cubic {
 
     fn on_rto(&mut self, _now: Time, _bytes_in_flight: u64, _mss: u32) {
         // RFC 9438 §4.8: Reno's timeout response (cwnd = 1 loss window) with ssthresh from §4.7.
-        let ss = self.reduce();
-        self.ssthresh = ss;
+        if !self.in_rto_backoff {
+            let ss = self.reduce();
+            self.ssthresh = ss;
+        }
+        self.in_rto_backoff = true;
+        self.epoch_start = None;
         self.cwnd = self.mss;
         // §4.8: the first CA stage after a timeout uses K = 0 and W_max = cwnd at its start.
         self.after_congestion = false;
