@@ -244,7 +244,7 @@ impl TcpOptions {
     pub fn wire_len(&self) -> u32 {
         let n = self.emitted_sack_len() as u32;
         let len = self.fixed_wire_len() + if n > 0 { 4 + 8 * n } else { 0 };
-        debug_assert!(len % 4 == 0 && len <= MAX_OPTIONS_LEN);
+        debug_assert!(len & 3 == 0 && len <= MAX_OPTIONS_LEN);
         len
     }
 }

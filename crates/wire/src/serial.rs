@@ -183,7 +183,7 @@ fn parse_options(mut opts: &[u8]) -> Result<TcpOptions, ParseError> {
             SACK => {
                 // RFC 2018 §3: length 8n + 2; n <= 4 always holds within 40 option bytes.
                 let n = (len - 2) / 8;
-                if len < 10 || (len - 2) % 8 != 0 || n > MAX_SACK_BLOCKS {
+                if len < 10 || (len - 2) & 7 != 0 || n > MAX_SACK_BLOCKS {
                     return Err(ParseError::Malformed(
                         "SACK option length not 8n+2, 1<=n<=4",
                     ));
