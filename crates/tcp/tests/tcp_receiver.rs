@@ -1,0 +1,138 @@
+//! Receiver behaviour with exact ACKs at exact times: delayed ACK (RFC 1122 §4.2.3.2,
+//! RFC 5681 §4.2), SACK generation (RFC 2018 §4), receive window and window updates
+//! (RFC 9293 §3.8.6.2.2), zero-window probe answers (RFC 9293 §3.10.7.4).
+
+mod common;
+use common::*;
+use rantcp_tcp::Endpoint;
+use rantcp_wire::{SackBlock, TcpFlags};
+
+fn data(s: &mut Endpoint, t: rantcp_core::Time, off: u32, len: u32) {
+    let (ip, h, l) = client_data(off, len);
+    s.handle_segment(t, &ip, &h, l);
+}
+
+fn sacks(p: &rantcp_wire::Packet) -> Vec<(u32, u32)> {
+    tcp(p).options.sack_blocks().iter().map(|b: &SackBlock| (b.left - CISS - 1, b.right - CISS - 1)).collect()
+}
+
+#[test]
+fn test_established_one_full_segment_acked_at_delack_timeout() {
+    let (_c, mut s) = established(cfg(true), cfg(true));
+    data(&mut s, ms(50), 0, 1000);
+    none(&mut s, ms(50));
+    assert_eq!(s.poll_timeout(), Some(ms(90)), "delack_timeout = 40 ms");
+    s.handle_timeout(ms(89));
+    none(&mut s, ms(89));
+    s.handle_timeout(ms(90));
+    let a = one(&mut s, ms(90));
+    assert_eq!((tcp(&a).seq, sack_off(&a), tcp(&a).flags), (SISS + 1, 1000, TcpFlags::ACK));
+    assert_eq!(tcp(&a).window, ((1_000_000 - 1000) >> 4) as u16, "unread data shrinks the offer");
+    assert_eq!(s.poll_timeout(), None);
+    // A stale wake-up is harmless.
+    s.handle_timeout(ms(95));
+    none(&mut s, ms(95));
+}
+
+#[test]
+fn test_established_two_full_segments_acked_immediately() {
+    let (_c, mut s) = established(cfg(true), cfg(true));
+    data(&mut s, ms(50), 0, 1000);
+    none(&mut s, ms(50));
+    data(&mut s, ms(51), 1000, 1000);
+    let a = one(&mut s, ms(51));
+    assert_eq!(sack_off(&a), 2000);
+    assert_eq!(s.poll_timeout(), None, "the delack timer is cancelled by the ACK");
+    assert_eq!(s.readable(), 2000);
+    assert_eq!(s.recv(5000), 2000);
+}
+
+#[test]
+fn test_established_delayed_ack_off_acks_every_segment() {
+    let mut scfg = cfg(true);
+    scfg.delayed_ack = false;
+    let (_c, mut s) = established(cfg(true), scfg);
+    for i in 0..3 {
+        data(&mut s, ms(50 + i), i as u32 * 1000, 1000);
+        let a = one(&mut s, ms(50 + i));
+        assert_eq!(sack_off(&a), (i as u32 + 1) * 1000);
+    }
+}
+
+#[test]
+fn test_established_out_of_order_sack_blocks_and_hole_fill() {
+    let (_c, mut s) = established(cfg(true), cfg(true));
+    // Segment 0 is missing: immediate duplicate ACK with a SACK block.
+    data(&mut s, ms(50), 1000, 1000);
+    let a = one(&mut s, ms(50));
+    assert_eq!((sack_off(&a), sacks(&a)), (0, vec![(1000, 2000)]));
+    data(&mut s, ms(51), 3000, 1000);
+    let a = one(&mut s, ms(51));
+    assert_eq!(sacks(&a), vec![(3000, 4000), (1000, 2000)], "most recent block first (RFC 2018 §4)");
+    data(&mut s, ms(52), 5000, 1000);
+    data(&mut s, ms(52), 7000, 1000);
+    data(&mut s, ms(52), 9000, 1000);
+    let a = drain(&mut s, ms(52));
+    assert_eq!(a.len(), 1, "one ACK per drain");
+    assert_eq!(sacks(&a[0]), vec![(9000, 10000), (7000, 8000), (5000, 6000), (3000, 4000)], "4 blocks without timestamps");
+    // Fill 2000..3000: merges (1000..4000) and that block goes first.
+    data(&mut s, ms(53), 2000, 1000);
+    let a = one(&mut s, ms(53));
+    assert_eq!(sacks(&a), vec![(1000, 4000), (9000, 10000), (7000, 8000), (5000, 6000)]);
+    // Filling the first hole: immediate cumulative ACK.
+    data(&mut s, ms(54), 0, 1000);
+    let a = one(&mut s, ms(54));
+    assert_eq!((sack_off(&a), sacks(&a)), (4000, vec![(9000, 10000), (7000, 8000), (5000, 6000)]));
+    assert_eq!(s.readable(), 4000);
+    // Old duplicate: immediate ACK.
+    data(&mut s, ms(55), 0, 1000);
+    let a = one(&mut s, ms(55));
+    assert_eq!(sack_off(&a), 4000);
+}
+
+#[test]
+fn test_established_three_sack_blocks_with_timestamps() {
+    let mut c = cfg(true);
+    c.timestamps = true;
+    let (_c, mut s) = established(c.clone(), c);
+    for off in [1000u32, 3000, 5000, 7000] {
+        let (ip, mut h, l) = client_data(off, 1000);
+        h.options.timestamps = Some((50, 20));
+        s.handle_segment(ms(50), &ip, &h, l);
+    }
+    let a = one(&mut s, ms(50));
+    assert_eq!(sacks(&a), vec![(7000, 8000), (5000, 6000), (3000, 4000)]);
+    assert_eq!(tcp(&a).options.timestamps, Some((50, 20)), "TSecr = TS.Recent from the in-sequence segment");
+}
+
+#[test]
+fn test_established_zero_window_probe_answer_and_window_update() {
+    let mut scfg = cfg(true);
+    scfg.rcv_buf_bytes = 4000;
+    let (_c, mut s) = established(cfg(true), scfg);
+    data(&mut s, ms(50), 0, 1000);
+    data(&mut s, ms(50), 1000, 1000);
+    let a = one(&mut s, ms(50));
+    assert_eq!((sack_off(&a), tcp(&a).window), (2000, 2000));
+    data(&mut s, ms(51), 2000, 1000);
+    data(&mut s, ms(51), 3000, 1000);
+    let a = one(&mut s, ms(51));
+    assert_eq!((sack_off(&a), tcp(&a).window), (4000, 0));
+    // Beyond the window: dropped and answered with an ACK.
+    data(&mut s, ms(52), 4000, 1000);
+    let a = one(&mut s, ms(52));
+    assert_eq!((sack_off(&a), tcp(&a).window), (4000, 0));
+    assert_eq!(s.readable(), 4000);
+    // Zero-window probe (SEQ = RCV.NXT - 1, no data) is answered with the current window.
+    data(&mut s, ms(60), 3999, 0);
+    let a = one(&mut s, ms(60));
+    assert_eq!((sack_off(&a), tcp(&a).window), (4000, 0));
+    // Reading 500 bytes is not enough to reopen (SWS avoidance: min(rcv_buf/2, MSS) = 1000).
+    assert_eq!(s.recv(500), 500);
+    none(&mut s, ms(70));
+    // Reading another 500 opens 1000 bytes: a window update goes out.
+    assert_eq!(s.recv(500), 500);
+    let a = one(&mut s, ms(71));
+    assert_eq!((sack_off(&a), tcp(&a).window), (4000, 1000));
+    assert_eq!(s.info().rwin, 1000);
+}
