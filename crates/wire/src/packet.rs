@@ -89,6 +89,14 @@ impl TcpFlags {
     pub fn urg(self) -> bool {
         self.0 & 0x20 != 0
     }
+    #[inline]
+    pub fn ece(self) -> bool {
+        self.0 & 0x40 != 0
+    }
+    #[inline]
+    pub fn cwr(self) -> bool {
+        self.0 & 0x80 != 0
+    }
 }
 
 impl std::ops::BitOr for TcpFlags {
