@@ -37,7 +37,7 @@ impl Time {
     /// Seconds as a float, for reporting only.
     #[inline]
     pub fn as_secs_f64(self) -> f64 {
-        self.0 as f64 * 1e-9
+        self.0 as f64 / 1e9
     }
     /// Time elapsed since `earlier`, saturating at zero.
     #[inline]
@@ -72,7 +72,7 @@ impl Duration {
     /// Seconds as a float, for reporting and for rate arithmetic in models.
     #[inline]
     pub fn as_secs_f64(self) -> f64 {
-        self.0 as f64 * 1e-9
+        self.0 as f64 / 1e9
     }
     /// Round a float number of seconds to the nearest nanosecond (model boundary only).
     #[inline]

@@ -445,10 +445,21 @@ impl Sim {
         match &p.transport {
             Transport::Tcp(tcp) => {
                 let src = p.ip.src;
-                let found = self.nodes[node].conns.iter().copied().find(|&c| {
-                    let ep = &self.conns[c].ep;
-                    ep.local().1 == tcp.dst_port && ep.remote() == (src, tcp.src_port)
-                });
+                // An established 4-tuple first, then a listener on the port (RFC 9293 §3.10.7.2).
+                let conns = &self.nodes[node].conns;
+                let found = conns
+                    .iter()
+                    .copied()
+                    .find(|&c| {
+                        let ep = &self.conns[c].ep;
+                        ep.local().1 == tcp.dst_port && ep.remote() == (src, tcp.src_port)
+                    })
+                    .or_else(|| {
+                        conns.iter().copied().find(|&c| {
+                            let ep = &self.conns[c].ep;
+                            ep.local().1 == tcp.dst_port && ep.state() == State::Listen
+                        })
+                    });
                 match found {
                     Some(c) => {
                         self.conns[c].ep.handle_segment(now, &p.ip, tcp, p.payload_len);
