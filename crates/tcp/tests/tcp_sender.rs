@@ -1,0 +1,260 @@
+//! Sender behaviour with exact segments at exact times: NewReno fast retransmit / fast
+//! recovery (RFC 6582), SACK recovery (RFC 6675), RTO backoff (RFC 6298 §5), go-back-N after an
+//! RTO, zero-window persist (RFC 9293 §3.8.6.1), pacing.
+
+mod common;
+use common::*;
+use rantcp_core::Time;
+use rantcp_tcp::{Endpoint, State};
+use rantcp_wire::TcpFlags;
+
+fn ack(c: &mut Endpoint, t: Time, off: u32, win: u16, sack: &[(u32, u32)]) {
+    let (ip, h) = server_ack(off, win, sack);
+    c.handle_segment(t, &ip, &h, 0);
+}
+
+fn offs(v: &[rantcp_wire::Packet]) -> Vec<u32> {
+    v.iter().map(coff).collect()
+}
+
+const W: u16 = 62500; // 1 MB >> 4
+
+#[test]
+fn test_established_fast_retransmit_on_third_dupack_newreno() {
+    let (mut c, _s) = established(cfg(false), cfg(false));
+    assert_eq!(c.send(100_000), 100_000);
+    let v = drain(&mut c, ms(40));
+    assert_eq!(offs(&v), (0..10).map(|i| i * 1000).collect::<Vec<_>>(), "IW = 10 segments");
+    assert_eq!(c.info().cwnd, 10_000);
+    // Delayed ACK for segments 0-1: slow start by 2 SMSS (ABC L = 2), 4 new segments.
+    ack(&mut c, ms(60), 2000, W, &[]);
+    assert_eq!(c.info().cwnd, 12_000);
+    assert_eq!(offs(&drain(&mut c, ms(60))), vec![10_000, 11_000, 12_000, 13_000]);
+    // Segments 2000 and 5000 are lost: duplicate ACKs for 3000, 4000.
+    ack(&mut c, ms(70), 2000, W, &[]);
+    none(&mut c, ms(70));
+    ack(&mut c, ms(71), 2000, W, &[]);
+    none(&mut c, ms(71));
+    assert_eq!(c.stats().fast_retransmits, 0, "not at the 2nd duplicate ACK");
+    ack(&mut c, ms(72), 2000, W, &[]);
+    let r = one(&mut c, ms(72));
+    assert_eq!((coff(&r), r.payload_len), (2000, 1000), "fast retransmit at the 3rd duplicate ACK");
+    // RFC 6582 §3.2: ssthresh = max(FlightSize/2, 2 SMSS) = 12000/2; cwnd = ssthresh + 3 SMSS.
+    let i = c.info();
+    assert_eq!((i.ssthresh, i.cwnd, i.in_recovery), (6000, 9000, true));
+    assert_eq!(c.stats().fast_retransmits, 1);
+    assert_eq!(c.stats().retrans_segments, 1);
+    // Duplicate ACKs 4..6 inflate cwnd to 12000 = pipe: nothing new yet.
+    for k in 4..=6u64 {
+        ack(&mut c, ms(69 + k), 2000, W, &[]);
+        none(&mut c, ms(69 + k));
+        assert_eq!(c.info().cwnd, 6000 + k * 1000);
+    }
+    // Duplicate ACKs 7..10: one new segment each.
+    for k in 7..=10u32 {
+        ack(&mut c, ms(69 + k as u64), 2000, W, &[]);
+        let p = one(&mut c, ms(69 + k as u64));
+        assert_eq!(coff(&p), 14_000 + (k - 7) * 1000);
+    }
+    assert_eq!(c.stats().dup_acks_received, 10);
+    // Partial ACK (the retransmission filled 2000, 5000 still missing): retransmit 5000 at
+    // once, deflate by 3000 acked and add back one SMSS: cwnd = 6000 + 10000 - 3000 + 1000.
+    ack(&mut c, ms(100), 5000, W, &[]);
+    let v = drain(&mut c, ms(100));
+    assert_eq!(offs(&v), vec![5000, 18_000]);
+    assert_eq!(c.info().cwnd, 14_000);
+    assert!(c.info().in_recovery);
+    assert_eq!(c.stats().retrans_segments, 2);
+    assert_eq!(c.stats().fast_retransmits, 1);
+    // Full ACK: leave recovery with cwnd = ssthresh.
+    ack(&mut c, ms(110), 19_000, W, &[]);
+    let i = c.info();
+    assert_eq!((i.cwnd, i.ssthresh, i.in_recovery), (6000, 6000, false));
+    assert_eq!(offs(&drain(&mut c, ms(110))), (19..25).map(|i| i * 1000).collect::<Vec<_>>());
+    assert_eq!(c.stats().rtos, 0);
+}
+
+#[test]
+fn test_established_sack_recovery_exact_scoreboard() {
+    let (mut c, _s) = established(cfg(true), cfg(true));
+    // Window update with the scaled window first (the SYN-ACK's window is unscaled).
+    ack(&mut c, ms(30), 0, W, &[]);
+    c.send(100_000);
+    assert_eq!(drain(&mut c, ms(40)).len(), 10);
+    // Segment 0 lost; SACKed bytes count as delivered (AckSample.bytes_acked), so slow start
+    // still grows and the shrinking pipe lets new data out (RFC 6675 NextSeg rule 2).
+    ack(&mut c, ms(60), 0, W, &[(1000, 2000)]);
+    assert_eq!(offs(&drain(&mut c, ms(60))), vec![10_000, 11_000]);
+    ack(&mut c, ms(61), 0, W, &[(1000, 3000)]);
+    assert_eq!(offs(&drain(&mut c, ms(61))), vec![12_000, 13_000]);
+    assert_eq!(c.info().bytes_in_flight, 12_000, "pipe excludes SACKed segments (RFC 6675 §4)");
+    assert!(!c.info().in_recovery);
+    // Third SACKed segment: IsLost(0) and DupAcks = 3: enter recovery and retransmit 0.
+    ack(&mut c, ms(62), 0, W, &[(1000, 4000)]);
+    let i = c.info();
+    assert_eq!((i.ssthresh, i.cwnd, i.in_recovery), (7000, 7000, true), "FlightSize 14000 / 2");
+    let r = one(&mut c, ms(62));
+    assert_eq!(coff(&r), 0);
+    // pipe = 10 unSACKed originals (4000..13999) + 1 retransmission.
+    assert_eq!(c.info().bytes_in_flight, 11_000);
+    for (t, hi) in [(63u64, 5000u32), (64, 6000), (65, 7000), (66, 8000)] {
+        ack(&mut c, ms(t), 0, W, &[(1000, hi)]);
+        none(&mut c, ms(t));
+    }
+    // cwnd - pipe >= SMSS again: one new segment.
+    ack(&mut c, ms(67), 0, W, &[(1000, 9000)]);
+    assert_eq!(offs(&drain(&mut c, ms(67))), vec![14_000]);
+    assert_eq!(c.info().cwnd, 7000, "no growth in recovery");
+    // Cumulative ACK up to the recovery point exits recovery.
+    ack(&mut c, ms(90), 14_000, W, &[]);
+    assert!(!c.info().in_recovery);
+    assert_eq!(c.info().cwnd, 7000);
+    assert_eq!(c.stats().retrans_segments, 1);
+    assert_eq!(c.stats().fast_retransmits, 1);
+}
+
+#[test]
+fn test_sack_recovery_three_holes_one_episode_no_rto() {
+    let mut ccfg = cfg(true);
+    ccfg.initial_cwnd_segments = 20;
+    let mut p = Pair::new(ccfg, cfg(true), dms(10), 1_000_000_000, Loss::FirstTx(vec![2000, 7000, 12_000]));
+    p.run_until(ms(30));
+    assert_eq!(p.c.state(), State::Established);
+    p.c.send(20_000);
+    p.run_until(ms(2000));
+    assert_eq!(p.delivered_to_server_app, 20_000);
+    let rtx: Vec<u32> = p
+        .log
+        .iter()
+        .filter(|(_, to_s, pk, _)| *to_s && pk.payload_len > 0)
+        .map(|(_, _, pk, _)| coff(pk))
+        .fold(Vec::new(), |mut seen: Vec<u32>, o| {
+            seen.push(o);
+            seen
+        });
+    let mut counts = std::collections::BTreeMap::new();
+    for o in rtx {
+        *counts.entry(o).or_insert(0) += 1;
+    }
+    for (o, n) in &counts {
+        let want = if [2000, 7000, 12_000].contains(o) { 2 } else { 1 };
+        assert_eq!(*n, want, "segment {o} sent {n} times");
+    }
+    let st = p.c.stats();
+    assert_eq!((st.retrans_segments, st.fast_retransmits, st.rtos), (3, 1, 0));
+}
+
+#[test]
+fn test_established_rto_backoff_doubles_up_to_max() {
+    let mut ccfg = cfg(true);
+    ccfg.max_rto = dms(2000);
+    let (mut c, _s) = established(ccfg, cfg(true));
+    c.send(1000);
+    let d = one(&mut c, ms(40));
+    assert_eq!(coff(&d), 0);
+    // SRTT 20 ms, RTTVAR 10 ms: RTO = max(200 ms, 20 + 4*10) = 200 ms.
+    assert_eq!(c.info().rto, dms(200));
+    let mut t = ms(40);
+    for (k, rto) in [200u64, 400, 800, 1600, 2000, 2000].into_iter().enumerate() {
+        t += dms(rto);
+        assert_eq!(c.poll_timeout(), Some(t), "RTO #{}", k + 1);
+        c.handle_timeout(t - dms(1)); // stale wake-up: harmless
+        none(&mut c, t - dms(1));
+        c.handle_timeout(t);
+        let r = one(&mut c, t);
+        assert_eq!((coff(&r), r.payload_len), (0, 1000));
+        assert_eq!(c.stats().rtos, k as u64 + 1);
+    }
+    assert_eq!(c.stats().rto_sum_ns, [200u128, 400, 800, 1600, 2000, 2000].iter().sum::<u128>() * 1_000_000);
+    assert_eq!(c.stats().retrans_segments, 6);
+    // RFC 5681 §3.1: loss window after the RTO, ssthresh = max(FlightSize/2, 2 SMSS).
+    assert_eq!((c.info().cwnd, c.info().ssthresh), (1000, 2000));
+    // The ACK of a retransmitted segment gives no RTT sample (Karn): RTO stays backed off.
+    ack(&mut c, t + dms(20), 1000, W, &[]);
+    assert_eq!(c.poll_timeout(), None);
+    assert_eq!(c.stats().rtt_samples, 1);
+    c.send(1000);
+    one(&mut c, t + dms(20));
+    assert_eq!(c.poll_timeout(), Some(t + dms(20) + dms(2000)));
+}
+
+#[test]
+fn test_established_go_back_n_after_rto() {
+    let (mut c, _s) = established(cfg(false), cfg(false));
+    c.send(10_000);
+    assert_eq!(drain(&mut c, ms(40)).len(), 10);
+    c.handle_timeout(ms(240));
+    assert_eq!(offs(&drain(&mut c, ms(240))), vec![0], "cwnd = 1 SMSS");
+    assert_eq!(c.info().bytes_in_flight, 1000);
+    ack(&mut c, ms(260), 1000, W, &[]);
+    assert_eq!(c.info().cwnd, 2000);
+    assert_eq!(offs(&drain(&mut c, ms(260))), vec![1000, 2000]);
+    ack(&mut c, ms(280), 3000, W, &[]);
+    assert_eq!(offs(&drain(&mut c, ms(280))), vec![3000, 4000, 5000, 6000]);
+    // The receiver had everything else: the ACK jumps, no more retransmissions.
+    ack(&mut c, ms(300), 10_000, W, &[]);
+    none(&mut c, ms(300));
+    assert_eq!(c.stats().retrans_segments, 7);
+    assert_eq!(c.poll_timeout(), None);
+}
+
+#[test]
+fn test_established_persist_probe_on_zero_window() {
+    let (mut c, _s) = established(cfg(true), cfg(true));
+    c.send(1000);
+    one(&mut c, ms(40));
+    ack(&mut c, ms(60), 1000, 0, &[]);
+    assert_eq!(c.info().peer_rwin, 0);
+    c.send(5000);
+    none(&mut c, ms(60));
+    assert_eq!(c.poll_timeout(), Some(ms(260)), "persist timer = RTO (200 ms)");
+    c.handle_timeout(ms(259));
+    none(&mut c, ms(259));
+    c.handle_timeout(ms(260));
+    let p = one(&mut c, ms(260));
+    assert_eq!((tcp(&p).seq, p.payload_len, tcp(&p).flags), (CISS + 1000, 0, TcpFlags::ACK), "probe with SEQ = SND.UNA - 1");
+    assert_eq!(c.stats().persist_probes, 1);
+    assert_eq!(c.poll_timeout(), Some(ms(660)), "backoff: 400 ms");
+    ack(&mut c, ms(280), 1000, 0, &[]);
+    none(&mut c, ms(280));
+    c.handle_timeout(ms(660));
+    one(&mut c, ms(660));
+    assert_eq!(c.poll_timeout(), Some(ms(1460)), "backoff: 800 ms");
+    // Window update: data resumes at once.
+    ack(&mut c, ms(700), 1000, W, &[]);
+    let v = drain(&mut c, ms(700));
+    assert_eq!(offs(&v), vec![1000, 2000, 3000, 4000, 5000]);
+    assert_eq!(c.poll_timeout(), Some(ms(900)));
+    assert_eq!(c.stats().persist_probes, 2);
+    assert_eq!(c.stats().retrans_segments, 0);
+}
+
+#[test]
+fn test_established_pacing_spaces_segments() {
+    let mut ccfg = cfg(true);
+    ccfg.pacing = true;
+    let (mut c, _s) = established(ccfg, cfg(true));
+    c.send(3000);
+    // cwnd 10000 B, SRTT 20 ms, slow start ratio 2: 8 Mbit/s; 1040 B on the wire = 1.04 ms.
+    assert_eq!(c.info().pacing_rate_bps, Some(8e6));
+    let v = drain(&mut c, ms(40));
+    assert_eq!(offs(&v), vec![0]);
+    let t1 = ms(40) + rantcp_core::Duration::from_micros(1040);
+    assert_eq!(c.poll_timeout(), Some(t1));
+    none(&mut c, t1 - rantcp_core::Duration(1));
+    c.handle_timeout(t1);
+    assert_eq!(offs(&drain(&mut c, t1)), vec![1000]);
+}
+
+#[test]
+fn test_send_buffer_limits_send() {
+    let mut ccfg = cfg(true);
+    ccfg.snd_buf_bytes = 5000;
+    let (mut c, _s) = established(ccfg, cfg(true));
+    assert_eq!(c.send(8000), 5000);
+    assert_eq!(c.send_buffer_free(), 0);
+    drain(&mut c, ms(40));
+    ack(&mut c, ms(60), 2000, W, &[]);
+    assert_eq!(c.send_backlog(), 3000);
+    assert_eq!(c.send(8000), 2000);
+}
