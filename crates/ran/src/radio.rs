@@ -1,0 +1,651 @@
+//! The radio environment and the MAC-facing PHY interface: per-UE SINR per slot from the link
+//! budget, TBS in bytes, decode outcomes with HARQ chase combining, periodic CQI reports with
+//! delay, and per-UE large-scale state for logs.
+//!
+//! Link budget (TR 38.901 §7; TR 36.814 Annex A for the macro layout), per slot:
+//!
+//!   S = P_tx + G_BS(φ, θ) + G_UE + G_BF − PL − SF   (dBm),   received power × |h(t)|²,
+//!   N = −174 dBm/Hz + 10·log10(B) + NF,              B = N_RB · 12 · SCS,
+//!   I = Σ_{other cells c} load_c · (P_tx,c + G_BS,c + G_UE − PL_c − SF_c),
+//!   SINR = S·|h|² / (I + N).
+//!
+//! Interferers are at their mean received power (no fast fading) and without beamforming gain,
+//! scaled by their activity `load` ∈ [0, 1] (1 = fully loaded, the 3GPP default; the scheduler
+//! can report the real fraction of PRBs in use with [`RadioEnvironment::set_cell_load`]).
+//!
+//! Caching: everything except fast fading depends only on the UE position (and, for a
+//! blockage schedule, the LOS state), so the per-cell received powers and the interference sum
+//! are recomputed only when the position or LOS state changed or a cell load changed; a static
+//! UE costs one fading evaluation per slot.
+//!
+//! Randomness: each UE draws from its own streams `ran/ue/<rnti>/channel` (shadowing, LOS
+//! draws, fading realisation) and `ran/ue/<rnti>/decode` (decode draws), derived from the run
+//! seed, so adding a UE never changes another's channel.
+
+use crate::antenna::{beamforming_gain_db, AntennaPattern};
+use crate::fading::{FadingConfig, FadingKind, FadingProcess};
+use crate::frame::{Carrier, Duplex, SlotType};
+use crate::geometry::Vec3;
+use crate::mobility::Mobility;
+use crate::obstacles::{BlockageSchedule, Obstacles};
+use crate::pathloss::{LinkGeometry, PathlossModel};
+use crate::phy::cqi::cqi_from_sinr;
+use crate::phy::{tb_size_bits, BlerModel, HarqSoftBuffers, McsTable, NrAllocation};
+use rantcp_core::{Duration, Rng, Time};
+use std::collections::VecDeque;
+
+/// A cell (sector): where its antenna is, how it radiates and how loud.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CellConfig {
+    /// Antenna position (m).
+    pub position: Vec3,
+    pub antenna: AntennaPattern,
+    /// Total transmit power over the carrier (dBm).
+    pub tx_power_dbm: f64,
+    /// Site index: cells of one site share shadowing and LOS state.
+    pub site: usize,
+}
+
+/// 3GPP hexagonal layout of `1 + 3·rings·(rings+1)` sites (rings = 1 → 7 sites) × 3 sectors,
+/// inter-site distance `isd_m`, antenna height `h_bs_m`, sector boresights 30°, 150°, 270°
+/// with the TR 36.814 pattern (70°, 20 dB, 14 dBi). Site 0 (cells 0, 1, 2) is the centre.
+pub fn hex_layout(rings: u32, isd_m: f64, h_bs_m: f64, tx_power_dbm: f64) -> Vec<CellConfig> {
+    let mut sites = vec![(0.0, 0.0)];
+    // Axial hex coordinates; neighbour spacing isd_m.
+    for q in -(rings as i64)..=(rings as i64) {
+        for r in -(rings as i64)..=(rings as i64) {
+            let s = -q - r;
+            if (q, r) == (0, 0) || s.abs() > rings as i64 {
+                continue;
+            }
+            let x = isd_m * (q as f64 + r as f64 / 2.0);
+            let y = isd_m * (r as f64 * 3f64.sqrt() / 2.0);
+            sites.push((x, y));
+        }
+    }
+    let mut cells = Vec::new();
+    for (i, &(x, y)) in sites.iter().enumerate() {
+        for b in [30.0, 150.0, 270.0] {
+            cells.push(CellConfig {
+                position: Vec3::new(x, y, h_bs_m),
+                antenna: AntennaPattern::sector_36814(b),
+                tx_power_dbm,
+                site: i,
+            });
+        }
+    }
+    cells
+}
+
+/// Where the LOS/NLOS state of a link comes from.
+#[derive(Clone, Debug)]
+pub enum LosSource {
+    /// 3-D segment–box test against obstacles.
+    Geometry(Obstacles),
+    /// Horizontal-projection box test (seed 004's scenario code).
+    Geometry2d(Obstacles),
+    /// Explicit time schedule (applies to every cell's link).
+    Schedule(BlockageSchedule),
+    /// Drawn from the path-loss model's LOS probability (TR 38.901 Table 7.4.2-1), one uniform
+    /// per (UE, site) re-drawn every LOS correlation distance travelled.
+    Probabilistic,
+    AlwaysLos,
+    AlwaysNlos,
+}
+
+/// Everything the radio environment needs besides cells and UEs.
+#[derive(Clone, Debug)]
+pub struct RadioConfig {
+    pub carrier: Carrier,
+    pub duplex: Duplex,
+    pub pathloss: PathlossModel,
+    pub los: LosSource,
+    /// Log-normal shadowing with the model's σ and decorrelation distance.
+    pub shadowing: bool,
+    pub fading: FadingConfig,
+    /// UE receiver noise figure (dB).
+    pub ue_noise_figure_db: f64,
+    /// UE antenna gain (dBi).
+    pub ue_antenna_gain_dbi: f64,
+    /// Beamforming gain on the serving link (dB), e.g. [`beamforming_gain_db`]`(64, 16)`.
+    pub bf_gain_db: f64,
+    pub mcs_table: McsTable,
+    /// Shannon gap Γ (dB) of the CQI/BLER threshold model.
+    pub gap_db: f64,
+    /// BLER waterfall width (dB).
+    pub bler_width_db: f64,
+    /// NR resource elements per PRB for the TBS procedure.
+    pub nr_alloc: NrAllocation,
+    /// HARQ processes per UE.
+    pub harq_processes: usize,
+    /// CQI reporting period and the delay until the report reaches the scheduler.
+    pub cqi_period: Duration,
+    pub cqi_delay: Duration,
+    /// Include inter-cell interference.
+    pub interference: bool,
+}
+
+impl RadioConfig {
+    /// LTE macro defaults (TR 36.814 case 1 style): 2 GHz, 10 MHz FDD, COST 231-Hata,
+    /// 8 dB shadowing, Rayleigh fading, NF 9 dB, LTE MCS table, 8 HARQ processes, CQI every
+    /// 5 ms reported 4 ms later (n+4), interference on.
+    pub fn lte_macro() -> Self {
+        RadioConfig {
+            carrier: Carrier::lte(2.0e9, 10_000).unwrap(),
+            duplex: Duplex::Fdd,
+            pathloss: PathlossModel::Cost231Hata { metropolitan: false },
+            los: LosSource::AlwaysNlos,
+            shadowing: true,
+            fading: FadingConfig::default(),
+            ue_noise_figure_db: 9.0,
+            ue_antenna_gain_dbi: 0.0,
+            bf_gain_db: 0.0,
+            mcs_table: McsTable::Lte,
+            gap_db: crate::phy::cqi::DEFAULT_GAP_DB,
+            bler_width_db: crate::phy::bler::DEFAULT_WIDTH_DB,
+            nr_alloc: NrAllocation::default(),
+            harq_processes: 8,
+            cqi_period: Duration::from_millis(5),
+            cqi_delay: Duration::from_millis(4),
+            interference: true,
+        }
+    }
+    /// Seeds 001/004 mmWave defaults: 28 GHz "1 GHz" carrier ([`Carrier::mmwave_1ghz`]), TDD
+    /// "CCDDUUUU", seed-004 path loss, 64 × 16 beamforming (30.1 dB), NF 5 dB, NR MCS table 1,
+    /// 20 HARQ processes, CQI every slot reported 10 slots later (seed 001's β), no shadowing,
+    /// Rician K = 9 dB in LOS, single cell.
+    pub fn mmwave_28ghz() -> Self {
+        let carrier = Carrier::mmwave_1ghz();
+        let slot = carrier.slot;
+        RadioConfig {
+            carrier,
+            duplex: Duplex::tdd("CCDDUUUU").unwrap(),
+            pathloss: PathlossModel::Seed004Mmwave,
+            los: LosSource::AlwaysLos,
+            shadowing: false,
+            fading: FadingConfig { kind: FadingKind::Rician { k_los_db: 9.0 }, ..FadingConfig::default() },
+            ue_noise_figure_db: 5.0,
+            ue_antenna_gain_dbi: 0.0,
+            bf_gain_db: beamforming_gain_db(64, 16),
+            mcs_table: McsTable::Nr1,
+            gap_db: crate::phy::cqi::DEFAULT_GAP_DB,
+            bler_width_db: crate::phy::bler::DEFAULT_WIDTH_DB,
+            nr_alloc: NrAllocation::default(),
+            harq_processes: 20,
+            cqi_period: slot,
+            cqi_delay: slot.saturating_mul(10),
+            interference: false,
+        }
+    }
+    fn bler_model(&self) -> BlerModel {
+        BlerModel { table: self.mcs_table, gap_db: self.gap_db, width_db: self.bler_width_db }
+    }
+}
+
+/// A CQI report as the scheduler receives it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CqiReport {
+    pub rnti: u16,
+    /// When the UE measured the channel.
+    pub measured_at: Time,
+    /// When the report reaches the scheduler (measured_at + delay).
+    pub available_at: Time,
+    /// Wideband CQI 0..=15 (per layer at the configured layer count).
+    pub cqi: u8,
+    /// The MCS that CQI maps to (highest MCS with efficiency ≤ the CQI's).
+    pub mcs: u8,
+    /// Per-layer SINR the CQI was computed from (dB).
+    pub sinr_db: f64,
+}
+
+/// Per-UE large-scale state, for logs and plots.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LargeScaleState {
+    pub rnti: u16,
+    pub position: Vec3,
+    pub serving_cell: usize,
+    /// 3-D distance to the serving antenna (m).
+    pub distance_m: f64,
+    pub los: bool,
+    pub pathloss_db: f64,
+    pub shadowing_db: f64,
+    /// BS antenna gain towards the UE (dBi), excluding beamforming.
+    pub antenna_gain_dbi: f64,
+    /// Mean received power from the serving cell (dBm), before fast fading.
+    pub rx_power_dbm: f64,
+    pub interference_dbm: f64,
+    pub noise_dbm: f64,
+    /// Mean SINR without fast fading (dB).
+    pub mean_sinr_db: f64,
+    /// Last per-slot SINR including fast fading (dB).
+    pub sinr_db: f64,
+}
+
+#[derive(Clone, Debug)]
+struct SiteState {
+    /// Unit-variance shadowing value (scaled by σ at use).
+    z: f64,
+    z_pos: Option<Vec3>,
+    /// Probabilistic LOS: the uniform draw and where it was drawn.
+    u: f64,
+    u_pos: Option<Vec3>,
+}
+
+#[derive(Clone, Debug)]
+struct CqiReporter {
+    period: Duration,
+    delay: Duration,
+    next: Time,
+    pending: VecDeque<CqiReport>,
+    latest: Option<CqiReport>,
+}
+
+#[derive(Clone, Debug)]
+struct Ue {
+    rnti: u16,
+    mobility: Mobility,
+    serving: usize,
+    layers: u8,
+    chan_rng: Rng,
+    decode_rng: Rng,
+    fading: FadingProcess,
+    sites: Vec<SiteState>,
+    // Cache of the large-scale state.
+    cache_key: Option<(u64, u64, u64, bool)>,
+    rx_mw: Vec<f64>,
+    interference_mw: f64,
+    load_epoch: u64,
+    large: LargeScaleState,
+    last_eval: Option<(Time, f64)>,
+    cqi: CqiReporter,
+    harq: HarqSoftBuffers,
+}
+
+/// The radio side of a run: cells, UEs, channel and PHY abstraction. See the module docs.
+#[derive(Clone, Debug)]
+pub struct RadioEnvironment {
+    cfg: RadioConfig,
+    cells: Vec<CellConfig>,
+    n_sites: usize,
+    load: Vec<f64>,
+    load_epoch: u64,
+    noise_mw: f64,
+    lambda_m: f64,
+    k_los_lin: f64,
+    seed: u64,
+    ues: Vec<Ue>,
+    rnti_index: Vec<u32>,
+    bler: BlerModel,
+}
+
+const NO_UE: u32 = u32::MAX;
+
+fn los_for(cfg: &RadioConfig, ue: &mut Ue, cell: &CellConfig, pos: Vec3, now: Time) -> bool {
+    match &cfg.los {
+        LosSource::Geometry(o) => o.los(cell.position, pos),
+        LosSource::Geometry2d(o) => o.los_2d(cell.position, pos),
+        LosSource::Schedule(s) => s.los_at(now),
+        LosSource::AlwaysLos => true,
+        LosSource::AlwaysNlos => false,
+        LosSource::Probabilistic => {
+            let st = &mut ue.sites[cell.site];
+            let corr = cfg.pathloss.los_corr_distance_m();
+            match st.u_pos {
+                Some(p) if p.distance(pos) < corr => {}
+                _ => {
+                    if st.u_pos.is_some() {
+                        st.u = ue.chan_rng.uniform();
+                    }
+                    st.u_pos = Some(pos);
+                }
+            }
+            let p = cfg.pathloss.los_probability(cell.position.distance_2d(pos), pos.z);
+            st.u < p
+        }
+    }
+}
+
+
+#[inline]
+fn db2lin(x: f64) -> f64 {
+    10f64.powf(x / 10.0)
+}
+#[inline]
+fn lin2db(x: f64) -> f64 {
+    10.0 * x.log10()
+}
+
+impl RadioEnvironment {
+    /// A radio environment for `cells` in a run seeded with `seed`.
+    pub fn new(cfg: RadioConfig, cells: Vec<CellConfig>, seed: u64) -> Self {
+        assert!(!cells.is_empty(), "at least one cell");
+        let n_sites = cells.iter().map(|c| c.site).max().unwrap() + 1;
+        let noise_dbm = -174.0 + lin2db(cfg.carrier.occupied_bandwidth_hz()) + cfg.ue_noise_figure_db;
+        let k_los_lin = match cfg.fading.kind {
+            FadingKind::Rician { k_los_db } => db2lin(k_los_db),
+            _ => 0.0,
+        };
+        let bler = cfg.bler_model();
+        RadioEnvironment {
+            load: vec![1.0; cells.len()],
+            lambda_m: 299_792_458.0 / cfg.carrier.fc_hz,
+            noise_mw: db2lin(noise_dbm),
+            cfg,
+            cells,
+            n_sites,
+            load_epoch: 0,
+            k_los_lin,
+            seed,
+            ues: Vec::new(),
+            rnti_index: Vec::new(),
+            bler,
+        }
+    }
+
+    /// A single cell with an isotropic antenna at `position` (mmWave/seed 001/004 style).
+    pub fn single_cell(cfg: RadioConfig, position: Vec3, tx_power_dbm: f64, seed: u64) -> Self {
+        Self::new(
+            cfg,
+            vec![CellConfig { position, antenna: AntennaPattern::ISOTROPIC, tx_power_dbm, site: 0 }],
+            seed,
+        )
+    }
+
+    pub fn config(&self) -> &RadioConfig {
+        &self.cfg
+    }
+    pub fn carrier(&self) -> &Carrier {
+        &self.cfg.carrier
+    }
+    pub fn duplex(&self) -> &Duplex {
+        &self.cfg.duplex
+    }
+    pub fn cells(&self) -> &[CellConfig] {
+        &self.cells
+    }
+    /// Slot index containing `now`.
+    pub fn slot_index(&self, now: Time) -> u64 {
+        self.cfg.carrier.slot_index(now)
+    }
+    /// Thermal noise power over the carrier (dBm).
+    pub fn noise_dbm(&self) -> f64 {
+        lin2db(self.noise_mw)
+    }
+    /// The BLER model in use.
+    pub fn bler_model(&self) -> &BlerModel {
+        &self.bler
+    }
+
+    /// Add a UE with `rnti` following `mobility`, using `layers` MIMO layers (1–4). It is
+    /// served by the cell with the strongest mean received power at t = 0 (no handover).
+    pub fn add_ue(&mut self, rnti: u16, mobility: Mobility, layers: u8) {
+        assert!(self.ue_index(rnti).is_none(), "rnti {rnti} already present");
+        let mut chan_rng = Rng::for_entity(self.seed, &format!("ran/ue/{rnti}/channel"));
+        let decode_rng = Rng::for_entity(self.seed, &format!("ran/ue/{rnti}/decode"));
+        let fading = FadingProcess::new(self.cfg.fading.sinusoids, &mut chan_rng);
+        let sites = (0..self.n_sites)
+            .map(|_| SiteState { z: chan_rng.normal(), z_pos: None, u: chan_rng.uniform(), u_pos: None })
+            .collect();
+        let first = mobility.position(Time::ZERO);
+        let ue = Ue {
+            rnti,
+            mobility,
+            serving: 0,
+            layers: layers.clamp(1, 4),
+            chan_rng,
+            decode_rng,
+            fading,
+            sites,
+            cache_key: None,
+            rx_mw: vec![0.0; self.cells.len()],
+            interference_mw: 0.0,
+            load_epoch: u64::MAX,
+            large: LargeScaleState {
+                rnti,
+                position: first,
+                serving_cell: 0,
+                distance_m: 0.0,
+                los: true,
+                pathloss_db: 0.0,
+                shadowing_db: 0.0,
+                antenna_gain_dbi: 0.0,
+                rx_power_dbm: f64::NEG_INFINITY,
+                interference_dbm: f64::NEG_INFINITY,
+                noise_dbm: lin2db(self.noise_mw),
+                mean_sinr_db: f64::NEG_INFINITY,
+                sinr_db: f64::NEG_INFINITY,
+            },
+            last_eval: None,
+            cqi: CqiReporter {
+                period: self.cfg.cqi_period,
+                delay: self.cfg.cqi_delay,
+                next: Time::ZERO,
+                pending: VecDeque::new(),
+                latest: None,
+            },
+            harq: HarqSoftBuffers::new(self.cfg.harq_processes, self.bler),
+        };
+        let idx = self.ues.len();
+        self.ues.push(ue);
+        if self.rnti_index.len() <= rnti as usize {
+            self.rnti_index.resize(rnti as usize + 1, NO_UE);
+        }
+        self.rnti_index[rnti as usize] = idx as u32;
+        // Attach to the strongest cell (mean received power, serving BF gain on every
+        // candidate alike).
+        self.update_large_scale(idx, Time::ZERO);
+        let ue = &mut self.ues[idx];
+        let best = (0..ue.rx_mw.len())
+            .max_by(|&a, &b| ue.rx_mw[a].partial_cmp(&ue.rx_mw[b]).unwrap())
+            .unwrap_or(0);
+        if best != 0 {
+            ue.serving = best;
+            ue.cache_key = None;
+            self.update_large_scale(idx, Time::ZERO);
+        }
+    }
+
+    fn ue_index(&self, rnti: u16) -> Option<usize> {
+        match self.rnti_index.get(rnti as usize) {
+            Some(&i) if i != NO_UE => Some(i as usize),
+            _ => None,
+        }
+    }
+    fn idx(&self, rnti: u16) -> usize {
+        self.ue_index(rnti).unwrap_or_else(|| panic!("unknown rnti {rnti}"))
+    }
+
+    /// Force the serving cell of `rnti`.
+    pub fn set_serving_cell(&mut self, rnti: u16, cell: usize) {
+        let i = self.idx(rnti);
+        self.ues[i].serving = cell;
+        self.ues[i].cache_key = None;
+        self.ues[i].last_eval = None;
+    }
+
+    /// Set the activity of `cell` (fraction of its PRBs transmitting, 0..=1) for interference.
+    pub fn set_cell_load(&mut self, cell: usize, load: f64) {
+        if self.load[cell] != load {
+            self.load[cell] = load.clamp(0.0, 1.0);
+            self.load_epoch += 1;
+        }
+    }
+
+    /// Recompute the per-cell mean received powers if the position, LOS schedule state or cell
+    /// loads changed since the last evaluation.
+    fn update_large_scale(&mut self, i: usize, now: Time) {
+        let pos = self.ues[i].mobility.position(now);
+        let sched_los = match &self.cfg.los {
+            LosSource::Schedule(s) => s.los_at(now),
+            _ => true,
+        };
+        let key = (pos.x.to_bits(), pos.y.to_bits(), pos.z.to_bits(), sched_los);
+        let cfg = &self.cfg;
+        let ue = &mut self.ues[i];
+        if ue.cache_key != Some(key) {
+            ue.cache_key = Some(key);
+            let fc = self.cfg.carrier.fc_hz;
+            for (c, cell) in self.cells.iter().enumerate() {
+                let los = los_for(cfg, ue, cell, pos, now);
+                let g = LinkGeometry {
+                    d2d_m: cell.position.distance_2d(pos),
+                    d3d_m: cell.position.distance(pos),
+                    h_bs_m: cell.position.z,
+                    h_ut_m: pos.z,
+                    fc_hz: fc,
+                };
+                let pl = self.cfg.pathloss.pathloss_db(los, &g);
+                let sf = if self.cfg.shadowing {
+                    let st = &mut ue.sites[cell.site];
+                    // Gudmundson AR(1) in distance travelled: ρ = exp(−Δd/d_corr).
+                    if let Some(p0) = st.z_pos {
+                        let dd = p0.distance(pos);
+                        if dd > 0.0 {
+                            let rho = (-dd / self.cfg.pathloss.shadowing_corr_distance_m(los)).exp();
+                            st.z = rho * st.z + (1.0 - rho * rho).sqrt() * ue.chan_rng.normal();
+                        }
+                    }
+                    st.z_pos = Some(pos);
+                    st.z * self.cfg.pathloss.shadowing_sigma_db(los, &g)
+                } else {
+                    0.0
+                };
+                let g_bs = cell.antenna.gain_dbi(cell.position, pos);
+                let bf = if c == ue.serving { self.cfg.bf_gain_db } else { 0.0 };
+                let rx_dbm = cell.tx_power_dbm + g_bs + self.cfg.ue_antenna_gain_dbi + bf - pl - sf;
+                ue.rx_mw[c] = db2lin(rx_dbm);
+                if c == ue.serving {
+                    ue.large.position = pos;
+                    ue.large.serving_cell = c;
+                    ue.large.distance_m = g.d3d_m;
+                    ue.large.los = los;
+                    ue.large.pathloss_db = pl;
+                    ue.large.shadowing_db = sf;
+                    ue.large.antenna_gain_dbi = g_bs;
+                    ue.large.rx_power_dbm = rx_dbm;
+                }
+            }
+            ue.load_epoch = u64::MAX; // force the interference sum below
+        }
+        if ue.load_epoch != self.load_epoch {
+            ue.load_epoch = self.load_epoch;
+            ue.interference_mw = if self.cfg.interference {
+                (0..self.cells.len())
+                    .filter(|&c| c != ue.serving)
+                    .map(|c| ue.rx_mw[c] * self.load[c])
+                    .sum()
+            } else {
+                0.0
+            };
+            ue.large.interference_dbm = lin2db(ue.interference_mw);
+            ue.large.mean_sinr_db = lin2db(ue.rx_mw[ue.serving] / (ue.interference_mw + self.noise_mw));
+        }
+    }
+
+    /// Wideband SINR (dB) of `rnti` at `now`, including fast fading, all layers together.
+    /// Cached per `now`; also feeds the UE's periodic CQI measurement.
+    pub fn sinr_db(&mut self, rnti: u16, now: Time) -> f64 {
+        let i = self.idx(rnti);
+        if let Some((t, s)) = self.ues[i].last_eval {
+            if t == now {
+                return s;
+            }
+        }
+        self.update_large_scale(i, now);
+        let lambda = self.lambda_m;
+        let env = self.cfg.fading.scatterer_speed_mps;
+        let kind = self.cfg.fading.kind;
+        let k_los = self.k_los_lin;
+        let noise = self.noise_mw;
+        let ue = &mut self.ues[i];
+        let fade = match kind {
+            FadingKind::None => 1.0,
+            _ => {
+                let x = (ue.mobility.path_length_m(now) + env * now.as_secs_f64()) / lambda;
+                let k = if ue.large.los { k_los } else { 0.0 };
+                ue.fading.power_gain(x, k)
+            }
+        };
+        let sinr = lin2db(ue.rx_mw[ue.serving] * fade / (ue.interference_mw + noise));
+        ue.large.sinr_db = sinr;
+        ue.last_eval = Some((now, sinr));
+        // Periodic CQI measurement (per layer).
+        if now >= ue.cqi.next {
+            let per_layer = sinr - lin2db(ue.layers as f64);
+            let table = self.cfg.mcs_table;
+            let cqi = cqi_from_sinr(per_layer, table.cqi_table(), self.cfg.gap_db);
+            let rep = CqiReport {
+                rnti: ue.rnti,
+                measured_at: now,
+                available_at: now + ue.cqi.delay,
+                cqi,
+                mcs: table.mcs_from_cqi(cqi),
+                sinr_db: per_layer,
+            };
+            ue.cqi.pending.push_back(rep);
+            let p = ue.cqi.period.as_nanos().max(1);
+            // Next measurement instant on the period grid strictly after `now`.
+            ue.cqi.next = Time::from_nanos((now.as_nanos() / p + 1) * p);
+        }
+        sinr
+    }
+
+    /// The latest CQI report of `rnti` that has reached the scheduler by `now` (`None` before
+    /// the first one arrives). Evaluates the channel at `now` so measurements are not missed.
+    pub fn cqi_report(&mut self, rnti: u16, now: Time) -> Option<CqiReport> {
+        self.sinr_db(rnti, now);
+        let i = self.idx(rnti);
+        let q = &mut self.ues[i].cqi;
+        while let Some(r) = q.pending.front() {
+            if r.available_at <= now {
+                q.latest = q.pending.pop_front();
+            } else {
+                break;
+            }
+        }
+        q.latest
+    }
+
+    /// Transport block size in bytes for `rnti` in slot `slot` on `n_prb` PRBs with `mcs` and
+    /// `layers` (TS 36.213 tables for LTE, TS 38.214 §5.1.3.2 for NR). Zero in a TDD slot that
+    /// carries no data ('C' or 'S') or for a reserved MCS.
+    pub fn tb_size_bytes(&self, rnti: u16, slot: u64, n_prb: u32, mcs: u8, layers: u8) -> u32 {
+        let _ = rnti; // one MCS table per environment; kept for the 3GPP-shaped signature
+        if matches!(self.cfg.duplex.slot_type(slot), SlotType::Control | SlotType::Special) {
+            return 0;
+        }
+        tb_size_bits(self.cfg.mcs_table, mcs, n_prb, layers, &self.cfg.nr_alloc) / 8
+    }
+
+    /// Decode a transport block sent to `rnti` at `now` on HARQ process `harq_id` with `mcs`
+    /// over `layers` layers; `harq_attempt` is 0 for a new transmission, n for the n-th
+    /// retransmission (chase-combined with the earlier ones). One draw from the UE's decode
+    /// stream.
+    pub fn decode(&mut self, rnti: u16, harq_id: u8, now: Time, mcs: u8, harq_attempt: u32, layers: u8) -> bool {
+        let sinr = self.sinr_db(rnti, now) - lin2db(layers.clamp(1, 4) as f64);
+        let i = self.idx(rnti);
+        let ue = &mut self.ues[i];
+        ue.harq.decode(harq_id, sinr, mcs, harq_attempt, &mut ue.decode_rng)
+    }
+
+    /// Block error probability the next decode of a new transmission would face at `now`.
+    pub fn bler(&mut self, rnti: u16, now: Time, mcs: u8, layers: u8) -> f64 {
+        let sinr = self.sinr_db(rnti, now) - lin2db(layers.clamp(1, 4) as f64);
+        self.bler.bler(sinr, mcs)
+    }
+
+    /// Large-scale state of `rnti` as of its last evaluation.
+    pub fn large_scale(&self, rnti: u16) -> LargeScaleState {
+        self.ues[self.idx(rnti)].large
+    }
+
+    /// Configured MIMO layers of `rnti`.
+    pub fn layers(&self, rnti: u16) -> u8 {
+        self.ues[self.idx(rnti)].layers
+    }
+
+    /// RNTIs in insertion order.
+    pub fn rntis(&self) -> impl Iterator<Item = u16> + '_ {
+        self.ues.iter().map(|u| u.rnti)
+    }
+}
