@@ -7,3 +7,13 @@
 pub mod mac;
 pub mod pdcp;
 pub mod rlc;
+
+pub mod antenna;
+pub mod fading;
+pub mod frame;
+pub mod geometry;
+pub mod mobility;
+pub mod obstacles;
+pub mod pathloss;
+pub mod phy;
+pub mod radio;
