@@ -9,6 +9,7 @@
 //! [`sap::UlGrant`], [`ul::UlTransmission`]).
 
 pub mod harq;
+pub mod mux;
 pub mod sap;
 pub mod sched;
 pub mod ul;

@@ -336,6 +336,9 @@ pub struct UeUlMac {
     granted_since_bsr: u64,
     last_bsr_bytes: Option<u64>,
     counters: UeMacCounters,
+    /// Channel indices in priority order, and per-grant scratch.
+    lcp_order: Vec<usize>,
+    sent: Vec<u64>,
 }
 
 impl UeUlMac {
@@ -354,7 +357,17 @@ impl UeUlMac {
             granted_since_bsr: 0,
             last_bsr_bytes: None,
             counters: UeMacCounters::default(),
+            lcp_order: Vec::new(),
+            sent: vec![0; n],
         }
+        .with_order()
+    }
+
+    fn with_order(mut self) -> Self {
+        let mut order: Vec<usize> = (0..self.cfg.channels.len()).collect();
+        order.sort_by_key(|&i| (self.cfg.channels[i].priority, i));
+        self.lcp_order = order;
+        self
     }
 
     fn lcg_bytes(&self) -> [u64; 4] {
@@ -478,9 +491,21 @@ impl UeUlMac {
     /// Multiplexing and assembly of a granted MAC PDU (§5.4.3.1, §5.4.5). For a HARQ
     /// retransmission grant nothing new is built (the node resends the stored TB).
     pub fn handle_ul_grant(&mut self, now: Time, grant: UlGrant) -> UlTransmission {
-        let mut tx = UlTransmission { rnti: self.cfg.rnti, harq_id: grant.harq_id, ..Default::default() };
+        let mut tx = UlTransmission::default();
+        self.handle_ul_grant_into(now, grant, &mut tx);
+        tx
+    }
+
+    /// [`Self::handle_ul_grant`] reusing `tx` (no allocation in steady state).
+    pub fn handle_ul_grant_into(&mut self, now: Time, grant: UlGrant, tx: &mut UlTransmission) {
+        tx.rnti = self.cfg.rnti;
+        tx.harq_id = grant.harq_id;
+        tx.bsr = None;
+        tx.opportunities.clear();
+        tx.mac_subheader_bytes = 0;
+        tx.padding_bytes = 0;
         if grant.is_retx {
-            return tx;
+            return;
         }
         self.counters.grants += 1;
         self.counters.granted_bytes += grant.tb_bytes as u64;
@@ -516,10 +541,9 @@ impl UeUlMac {
         let mut cap = tb - if bsr_kind.is_some() { bsr_size } else { 0 };
 
         // Logical channel prioritisation: strict priority.
-        let mut order: Vec<usize> = (0..self.cfg.channels.len()).collect();
-        order.sort_by_key(|&i| (self.cfg.channels[i].priority, i));
-        let mut sent = vec![0u64; self.cfg.channels.len()];
-        for i in order {
+        let mut sent = std::mem::take(&mut self.sent);
+        sent.iter_mut().for_each(|s| *s = 0);
+        for &i in &self.lcp_order {
             let a = self.avail[i];
             if a == 0 || cap <= 2 {
                 continue;
@@ -538,6 +562,7 @@ impl UeUlMac {
         for (a, s) in self.avail.iter_mut().zip(&sent) {
             *a -= s;
         }
+        self.sent = sent;
         let lcg_after = self.lcg_bytes();
         let bsr = match bsr_kind {
             Some(k) => self.make_bsr(k, lcg_after, None),
@@ -576,7 +601,6 @@ impl UeUlMac {
             self.next_sr_at = None;
         }
         tx.bsr = bsr;
-        tx
     }
 
     /// Data bytes a grant of `tb` carries without a BSR (one channel).

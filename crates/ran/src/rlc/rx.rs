@@ -28,6 +28,18 @@ impl RxUnit {
     }
     /// Inserts `[a, b)`; returns whether any byte was new.
     fn insert(&mut self, a: u32, b: u32) -> bool {
+        // Fast paths: first piece, or a piece continuing the last range.
+        match self.ranges.last_mut() {
+            None => {
+                self.ranges.push((a, b));
+                return true;
+            }
+            Some(l) if a == l.1 => {
+                l.1 = b;
+                return true;
+            }
+            _ => {}
+        }
         let covered: u32 = self.ranges.iter().map(|&(s, e)| e.min(b).saturating_sub(s.max(a))).sum();
         if covered == b - a {
             return false;
