@@ -170,6 +170,10 @@ pub struct Pair {
     pub server_reads: bool,
     pub delivered_to_server_app: u64,
     dropped_once: Vec<u32>,
+    /// Events processed (segment arrivals + timer firings).
+    pub events: u64,
+    /// Record every packet in `log` (off for benchmarks).
+    pub keep_log: bool,
 }
 
 impl Pair {
@@ -188,6 +192,8 @@ impl Pair {
             server_reads: true,
             delivered_to_server_app: 0,
             dropped_once: Vec::new(),
+            events: 0,
+            keep_log: true,
         }
     }
 
@@ -209,7 +215,9 @@ impl Pair {
                         }
                     }
                 };
-                self.log.push((self.now, to_server, p, drop));
+                if self.keep_log {
+                    self.log.push((self.now, to_server, p, drop));
+                }
                 let d = to_server as usize;
                 let start = self.link_free[d].max(self.now);
                 let done = start + Duration::transmission(p.len() as u64, self.rate_bps);
@@ -236,6 +244,7 @@ impl Pair {
             }
             assert!(t >= self.now, "time went backwards: {t} < {}", self.now);
             self.now = t;
+            self.events += 1;
             if tq == Some(t) {
                 let ev = self.q.pop().unwrap();
                 let p = ev.pkt;
