@@ -147,7 +147,7 @@ impl PdcpEntity {
     }
     /// t-Reordering expiry: deliver everything held up to the next gap (TS 38.323 §5.2.2.4).
     pub fn handle_timeout(&mut self, now: Time) {
-        if !self.t_reordering.is_some_and(|t| t <= now) {
+        if !matches!(self.t_reordering, Some(t) if t <= now) {
             return;
         }
         self.t_reordering = None;

@@ -25,8 +25,8 @@ fn run_full_buffer(kind: SchedulerKind, n_ue: usize, slots: u64, max_grants: u16
     let mut out = Vec::new();
     for t in 0..slots {
         ues.clear();
-        for i in 0..n_ue {
-            ues.push(SchedUe { rnti: 100 + i as u16, bytes_per_prb: bpp(i, &mut rngs[i]), backlog_bytes: 1 << 30, harq_retx: None, free_harq: Some(0) });
+        for (i, r) in rngs.iter_mut().enumerate() {
+            ues.push(SchedUe { rnti: 100 + i as u16, bytes_per_prb: bpp(i, r), backlog_bytes: 1 << 30, harq_retx: None, free_harq: Some(0) });
         }
         out.clear();
         s.schedule(Time::from_millis(t), &ues, max_grants, &mut out);

@@ -181,8 +181,7 @@ impl Scheduler {
                 SchedulerKind::MaxRate | SchedulerKind::ProportionalFair { .. } => {
                     // Best metric first; ties by RNTI for determinism.
                     self.order.sort_by(|a, b| b.0.total_cmp(&a.0).then(ues[a.1].rnti.cmp(&ues[b.1].rnti)));
-                    let mut used = 0usize;
-                    for &(_, i) in &self.order {
+                    for (used, &(_, i)) in self.order.iter().enumerate() {
                         if used == grants_left as usize || prb_left < self.cfg.min_prb.max(1) {
                             break;
                         }
@@ -190,7 +189,6 @@ impl Scheduler {
                         let a = want.min(prb_left);
                         self.alloc_prb[i] = a;
                         prb_left -= a;
-                        used += 1;
                     }
                 }
             }

@@ -193,8 +193,8 @@ impl DataPdu {
     /// LTE framing info (TS 36.322 §6.2.2.6): bit 1 = first byte is not an SDU start,
     /// bit 0 = last byte is not an SDU end. `0b01` = first segment, `0b11` middle, `0b10` last.
     pub fn fi(&self) -> u8 {
-        let first = self.fields.first().map_or(false, |f| !f.is_sdu_start()) as u8;
-        let last = self.fields.last().map_or(false, |f| !f.is_sdu_end()) as u8;
+        let first = self.fields.first().is_some_and(|f| !f.is_sdu_start()) as u8;
+        let last = self.fields.last().is_some_and(|f| !f.is_sdu_end()) as u8;
         (first << 1) | last
     }
 }
@@ -290,7 +290,7 @@ pub fn lte_li_bytes(k: usize) -> u32 {
     if k <= 1 {
         0
     } else {
-        ((12 * (k as u32 - 1)) + 7) / 8
+        (12 * (k as u32 - 1)).div_ceil(8)
     }
 }
 

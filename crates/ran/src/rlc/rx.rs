@@ -332,7 +332,7 @@ impl RlcRx {
     }
 
     fn status_ready(&self, now: Time) -> bool {
-        self.status_triggered && !self.t_status_prohibit.is_some_and(|t| t > now)
+        self.status_triggered && !matches!(self.t_status_prohibit, Some(t) if t > now)
     }
 
     fn count_nacks(&self) -> (usize, usize) {
