@@ -396,8 +396,10 @@ impl Bbr {
     fn update_min_rtt(&mut self, ack: &AckSample) {
         let now = ack.now;
         let expired = now > self.min_rtt_stamp + MIN_RTT_WINDOW;
-        let rtt = ack.rate.map(|rs| rs.rtt).filter(|r| *r > Duration::ZERO).or(ack.rtt);
-        if let Some(rtt) = rtt {
+        // The ACK's RTT sample with Karn's rule applied (Linux feeds `ca_rtt_us`, taken only from
+        // never-retransmitted segments): a retransmission acknowledged by the ACK for its
+        // original would otherwise give a tiny RTT and shrink the BDP.
+        if let Some(rtt) = ack.rtt.filter(|r| *r > Duration::ZERO) {
             if rtt <= self.min_rtt || expired {
                 self.min_rtt = rtt;
                 self.min_rtt_stamp = now;
