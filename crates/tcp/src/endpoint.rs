@@ -284,6 +284,7 @@ pub struct Endpoint {
     delivered_time: Time,
     first_sent_time: Time,
     app_limited: u64,
+    last_rate: Option<RateSample>,
 
     // ---- receive side; positions: 0 = IRS ----
     irs: u32,
@@ -374,6 +375,7 @@ impl Endpoint {
             delivered_time: Time::ZERO,
             first_sent_time: Time::ZERO,
             app_limited: 0,
+            last_rate: None,
             irs: 0,
             rcv_nxt: 0,
             rcv_read: 1,
@@ -563,6 +565,8 @@ impl Endpoint {
         }
         if ack_pos >= self.snd_una as i64 {
             self.process_ack(now, tcp, payload_len, seq_pos, ack_pos as u64);
+            #[cfg(debug_assertions)]
+            self.check_invariants();
         }
         if self.state == State::Closed {
             return;
@@ -852,6 +856,9 @@ impl Endpoint {
         }
         if acked_bytes > 0 || newly_sacked > 0 {
             let rate = self.finish_rate_sample(now, &rs);
+            if rate.is_some() {
+                self.last_rate = rate;
+            }
             let sample = AckSample {
                 now,
                 bytes_acked: acked_bytes + newly_sacked,
@@ -891,6 +898,30 @@ impl Endpoint {
             self.rto_deadline = None;
         } else if ack > prior_una && !(self.in_recovery && !self.sack_ok && self.partial_acks > 0) {
             self.rto_deadline = Some(now + self.rtt.rto());
+        }
+    }
+
+    /// Debug-build consistency check of the scoreboard: pipe, ordering, SACK ranges.
+    #[cfg(debug_assertions)]
+    fn check_invariants(&self) {
+        let mut pipe = 0;
+        let mut prev_end = self.snd_una;
+        for (i, s) in self.segs.iter().enumerate() {
+            pipe += s.in_flight();
+            if i == 0 {
+                assert!(s.start >= self.snd_una, "front record below SND.UNA");
+            } else {
+                assert_eq!(s.start, prev_end, "records not contiguous");
+            }
+            assert!(s.len > 0);
+            prev_end = s.end();
+            let in_ranges = self.sacked.iter().any(|&(l, r)| s.start >= l && s.end() <= r);
+            assert_eq!(s.flags & F_SACKED != 0, in_ranges, "SACKED flag vs ranges at {}", s.start);
+        }
+        assert_eq!(pipe, self.pipe, "pipe out of sync");
+        assert!(prev_end <= self.snd_max);
+        for w in self.sacked.windows(2) {
+            assert!(w[0].1 < w[1].0, "SACK ranges not merged");
         }
     }
 
@@ -1268,6 +1299,8 @@ impl Endpoint {
                 return;
             }
         }
+        #[cfg(debug_assertions)]
+        self.check_invariants();
         // RFC 6298 §5.5: back off; §5.6: restart the timer.
         self.rtt.back_off();
         self.rto_deadline = Some(now + self.rtt.rto());
@@ -1765,6 +1798,16 @@ impl Endpoint {
     /// All queued data (and the FIN, if closing) has been acknowledged.
     pub fn all_acked(&self) -> bool {
         self.snd_una >= self.app_end && (!self.fin_queued || self.snd_una > self.app_end)
+    }
+    /// The most recent delivery-rate sample handed to the controller
+    /// (draft-cheng-iccrg-delivery-rate-estimation §3.3).
+    pub fn last_rate_sample(&self) -> Option<RateSample> {
+        self.last_rate
+    }
+    /// Total bytes delivered to the peer (cumulatively ACKed or SACKed), the draft's
+    /// `C.delivered`.
+    pub fn delivered_bytes(&self) -> u64 {
+        self.delivered
     }
     /// Rebuild the congestion controller with an explicit random seed (e.g. derived from the
     /// run seed and flow id). Call before any data is sent.

@@ -183,3 +183,46 @@ fn pair_print_summary() {
         }
     }
 }
+
+#[test]
+fn pair_delivery_rate_sample_matches_bottleneck() {
+    // 10 Mbit/s bottleneck, 1040-byte packets carrying 1000 bytes: 9.615 Mbit/s of payload.
+    let mut p = Pair::new(cfg(true), cfg(true), dms(20), 10_000_000, Loss::None);
+    p.run_until(ms(100));
+    p.c.send(2_000_000);
+    p.run_until(ms(1500));
+    let rs = p.c.last_rate_sample().expect("rate sample");
+    let bps = rs.rate_bps().unwrap();
+    let want = 10e6 * 1000.0 / 1040.0;
+    assert!((bps - want).abs() / want < 0.03, "rate {bps} vs {want}");
+    assert!(!rs.is_app_limited);
+    assert!(rs.rtt >= dms(40));
+    assert!(rs.prior_delivered < p.c.delivered_bytes());
+}
+
+#[test]
+fn pair_app_limited_samples_are_marked() {
+    let mut p = Pair::new(cfg(true), cfg(true), dms(20), 100_000_000, Loss::None);
+    p.run_until(ms(100));
+    // A trickle: 1000 bytes every 100 ms never fills cwnd.
+    for k in 0..5u64 {
+        p.c.send(1000);
+        p.run_until(ms(200 + 100 * k));
+    }
+    let rs = p.c.last_rate_sample().expect("rate sample");
+    assert!(rs.is_app_limited);
+}
+
+#[test]
+fn pair_sequence_numbers_wrap() {
+    let mut p = Pair::new(cfg(true), cfg(true), dms(5), 50_000_000, Loss::Random(Rng::new(4, 2), 0.01));
+    p.c = rantcp_tcp::Endpoint::connect(Time::ZERO, CLIENT, SERVER, u32::MAX - 100_000, cfg(true));
+    p.s = rantcp_tcp::Endpoint::listen(SERVER, u32::MAX - 3, cfg(true));
+    p.run_until(ms(100));
+    p.c.send(1_000_000);
+    p.s.send(300_000);
+    p.run_until(Time::from_secs(30));
+    assert_eq!(p.delivered_to_server_app, 1_000_000);
+    assert_eq!(p.c.readable(), 300_000);
+    assert!(p.c.all_acked() && p.s.all_acked());
+}

@@ -136,3 +136,16 @@ fn test_established_zero_window_probe_answer_and_window_update() {
     assert_eq!((sack_off(&a), tcp(&a).window), (4000, 1000));
     assert_eq!(s.info().rwin, 1000);
 }
+
+#[test]
+fn test_established_data_piggybacks_pending_ack() {
+    let (_c, mut s) = established(cfg(true), cfg(true));
+    data(&mut s, ms(50), 0, 1000);
+    none(&mut s, ms(50));
+    assert_eq!(s.poll_timeout(), Some(ms(90)));
+    s.send(500);
+    let d = one(&mut s, ms(60));
+    assert_eq!((d.payload_len, sack_off(&d)), (500, 1000), "data carries the ACK");
+    assert!(tcp(&d).flags.psh());
+    assert_eq!(s.poll_timeout(), Some(ms(260)), "delack cancelled; only the RTO remains");
+}

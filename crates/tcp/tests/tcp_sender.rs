@@ -258,3 +258,25 @@ fn test_send_buffer_limits_send() {
     assert_eq!(c.send_backlog(), 3000);
     assert_eq!(c.send(8000), 2000);
 }
+
+#[test]
+fn test_established_ack_inside_a_segment_trims_it() {
+    // An ACK that stops inside a segment (e.g. an ES-TCP split host withholding 2 bytes).
+    let (mut c, _s) = established(cfg(true), cfg(true));
+    c.send(3000);
+    assert_eq!(drain(&mut c, ms(40)).len(), 3);
+    ack(&mut c, ms(60), 1498, W, &[]);
+    assert_eq!(c.info().bytes_in_flight, 1502);
+    assert_eq!(c.send_backlog(), 1502);
+    assert_eq!(c.stats().bytes_acked, 1498);
+    // RTO: the trimmed remainder is resent from SND.UNA.
+    let t = ms(60) + c.info().rto;
+    assert_eq!(c.poll_timeout(), Some(t));
+    c.handle_timeout(t);
+    let r = one(&mut c, t);
+    assert_eq!((coff(&r), r.payload_len), (1498, 502));
+    ack(&mut c, t + dms(20), 3000, W, &[]);
+    assert_eq!(c.info().bytes_in_flight, 0);
+    assert_eq!(c.stats().bytes_acked, 3000);
+    assert!(c.all_acked());
+}
