@@ -32,20 +32,15 @@ fn run_fig6(enhanced: bool, restart_on_grant: bool) -> Fig6 {
     cfg.bsr_enhancement = enhanced;
     cfg.retx_bsr_restart_on_grant = restart_on_grant;
     let mut ue = UeUlMac::new(cfg);
-    let mut enb = UlBufferTracker::new(100);
-    let mut sched = Scheduler::new(SchedConfig {
-        kind: SchedulerKind::RoundRobin,
-        n_prb: 100,
-        slot: Duration::from_millis(1),
-        min_prb: 1,
-    });
+    // SR answered with a 100-byte grant; grants sized exactly to the reported buffer.
+    let mut enb = UlScheduler::new(SchedConfig { kind: SchedulerKind::RoundRobin, n_prb: 100, slot: Duration::from_millis(1), min_prb: 1 }, 100);
     let mut buffer: u64 = 0;
     let mut pending_grants: Vec<(Time, UlGrant)> = Vec::new();
     let mut bsrs = Vec::new();
     let mut grants = Vec::new();
     let mut arrival = Time::MAX;
     let mut empty_at = Time::MAX;
-    let mut allocs = Vec::new();
+    let mut ul_grants = Vec::new();
     for tti in 0..4000u64 {
         let now = ms(tti);
         // Application data: 1500 bytes at T99, 300 more right after the first BSR went out.
@@ -81,17 +76,12 @@ fn run_fig6(enhanced: bool, restart_on_grant: bool) -> Fig6 {
             }
         }
         // eNB uplink scheduler (for the next-but-4 TTI).
-        let backlog = enb.backlog(1);
-        if backlog > 0 {
-            allocs.clear();
-            let ues = [SchedUe { rnti: 1, bytes_per_prb: 100.0, backlog_bytes: backlog, harq_retx: None, free_harq: Some(0) }];
-            sched.schedule(now, &ues, 3, &mut allocs);
-            for a in &allocs {
-                let tb = (a.tb_bytes as u64).min(backlog) as u32;
-                enb.on_grant(1, tb);
-                grants.push((now, tb));
-                pending_grants.push((now + Duration::from_millis(4), UlGrant { rnti: 1, tb_bytes: tb, n_prb: a.n_prb, harq_id: 0, is_retx: false }));
-            }
+        ul_grants.clear();
+        let ues = [SchedUe { rnti: 1, bytes_per_prb: 100.0, backlog_bytes: 0, harq_retx: None, free_harq: Some(0) }];
+        enb.schedule_with(now, &ues, 3, |u, n| Scheduler::linear_tbs(u, n).min(u.backlog_bytes as u32), &mut ul_grants);
+        for g in &ul_grants {
+            grants.push((now, g.tb_bytes));
+            pending_grants.push((now + Duration::from_millis(4), *g));
         }
         if empty_at != Time::MAX && tti > empty_at.as_nanos() / 1_000_000 + 20 {
             break;

@@ -17,7 +17,7 @@ pub fn mac_subheader_bytes(len: u32) -> u32 {
 }
 
 /// Largest MAC SDU `L` with `L + mac_subheader_bytes(L) <= budget`.
-fn max_sdu(budget: u32) -> u32 {
+pub fn max_sdu(budget: u32) -> u32 {
     if budget >= 131 {
         budget - 3
     } else {

@@ -127,10 +127,11 @@ impl Scheduler {
                 break;
             }
             if let Some((hid, n, tb)) = ue.harq_retx {
+                // A UE whose retransmission does not fit gets no new data either.
+                self.alloc_prb[i] = u16::MAX;
                 if n <= prb_left {
                     prb_left -= n;
                     grants_left -= 1;
-                    self.alloc_prb[i] = u16::MAX; // marker: scheduled this slot
                     out.push(Allocation { rnti: ue.rnti, n_prb: n, tb_bytes: tb, harq_id: hid, is_retx: true });
                 }
             }
@@ -224,6 +225,29 @@ impl Scheduler {
     /// [`Self::schedule_with`] with [`Self::linear_tbs`].
     pub fn schedule(&mut self, now: Time, ues: &[SchedUe], max_grants: u16, out: &mut Vec<Allocation>) {
         self.schedule_with(now, ues, max_grants, Self::linear_tbs, out)
+    }
+}
+
+/// The PDCCH budget of one slot: DL and UL grants (DCIs) share `max_per_slot`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PdcchBudget {
+    pub max_per_slot: u16,
+    pub used: u16,
+}
+
+impl PdcchBudget {
+    pub fn new(max_per_slot: u16) -> Self {
+        PdcchBudget { max_per_slot, used: 0 }
+    }
+    /// Start of a slot.
+    pub fn reset(&mut self) {
+        self.used = 0;
+    }
+    pub fn remaining(&self) -> u16 {
+        self.max_per_slot.saturating_sub(self.used)
+    }
+    pub fn consume(&mut self, n: u16) {
+        self.used = self.used.saturating_add(n).min(self.max_per_slot);
     }
 }
 

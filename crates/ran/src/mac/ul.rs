@@ -35,7 +35,9 @@
 //!   a regular BSR is sent in the current grant (its data reduced by the BSR size) instead of
 //!   waiting for retxBSR-Timer.
 
+use super::mux::{mac_subheader_bytes, max_sdu};
 use super::sap::{Lcid, Rnti, TxOpportunity, UlGrant};
+use super::sched::{Allocation, SchedConfig, SchedUe, Scheduler};
 use rantcp_core::{Duration, Time};
 use std::collections::{HashMap, VecDeque};
 
@@ -548,11 +550,11 @@ impl UeUlMac {
             if a == 0 || cap <= 2 {
                 continue;
             }
-            let sub = if a >= 128 && cap > 130 { 3 } else { 2 };
-            let chunk = (a.min((cap - sub) as u64)) as u32;
+            let chunk = a.min(max_sdu(cap) as u64) as u32;
             if chunk == 0 {
                 continue;
             }
+            let sub = mac_subheader_bytes(chunk);
             cap -= chunk + sub;
             tx.mac_subheader_bytes += sub;
             sent[i] = chunk as u64;
@@ -605,7 +607,7 @@ impl UeUlMac {
 
     /// Data bytes a grant of `tb` carries without a BSR (one channel).
     fn data_capacity(tb: u32) -> u32 {
-        tb.saturating_sub(if tb > 130 { 3 } else { 2 })
+        max_sdu(tb)
     }
 
     pub fn sr_pending(&self) -> bool {
@@ -678,6 +680,54 @@ impl UlBufferTracker {
     }
     pub fn view(&self, rnti: Rnti) -> Option<&UlBufferView> {
         self.ues.get(&rnti)
+    }
+}
+
+/// The eNB's uplink scheduler: a [`Scheduler`] whose per-UE backlog is the
+/// [`UlBufferTracker`]'s view (reported, quantised buffers and pending SRs); every grant is
+/// subtracted from the view.
+#[derive(Debug)]
+pub struct UlScheduler {
+    pub sched: Scheduler,
+    pub tracker: UlBufferTracker,
+    ues: Vec<SchedUe>,
+    allocs: Vec<Allocation>,
+}
+
+impl UlScheduler {
+    pub fn new(cfg: SchedConfig, sr_grant_bytes: u32) -> Self {
+        UlScheduler { sched: Scheduler::new(cfg), tracker: UlBufferTracker::new(sr_grant_bytes), ues: Vec::new(), allocs: Vec::new() }
+    }
+    pub fn handle_sr(&mut self, rnti: Rnti) {
+        self.tracker.handle_sr(rnti);
+    }
+    pub fn handle_bsr(&mut self, rnti: Rnti, bsr: &BsrReport) {
+        self.tracker.handle_bsr(rnti, bsr);
+    }
+    /// Schedules one slot's uplink. `ues` carries channel and HARQ state (`backlog_bytes` is
+    /// ignored and replaced by the tracker's view); grants go to `out`. Returns the number of
+    /// grants (PDCCH DCIs) used.
+    pub fn schedule_with(
+        &mut self,
+        now: Time,
+        ues: &[SchedUe],
+        max_grants: u16,
+        tbs: impl FnMut(&SchedUe, u16) -> u32,
+        out: &mut Vec<UlGrant>,
+    ) -> u16 {
+        self.ues.clear();
+        for u in ues {
+            self.ues.push(SchedUe { backlog_bytes: self.tracker.backlog(u.rnti), ..*u });
+        }
+        self.allocs.clear();
+        self.sched.schedule_with(now, &self.ues, max_grants, tbs, &mut self.allocs);
+        for a in &self.allocs {
+            if !a.is_retx {
+                self.tracker.on_grant(a.rnti, a.tb_bytes);
+            }
+            out.push(UlGrant { rnti: a.rnti, tb_bytes: a.tb_bytes, n_prb: a.n_prb, harq_id: a.harq_id, is_retx: a.is_retx });
+        }
+        self.allocs.len() as u16
     }
 }
 
