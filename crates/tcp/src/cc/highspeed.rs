@@ -102,15 +102,17 @@ impl HighSpeed {
         (self.a_q10 as f64 / 1024.0, self.b)
     }
 
-    /// ssthresh after a congestion signal: RFC 3649 §4 `w ← (1 − b(w)) w`, applied as RFC 5681
-    /// eq. (4) applies its 1/2 to FlightSize, with the 2·SMSS floor, so it is NewReno's
-    /// max(FlightSize/2, 2·SMSS) exactly while w ≤ Low_Window.
+    /// ssthresh after a congestion signal. At or below Low_Window, standard TCP exactly as
+    /// NewReno: RFC 5681 eq. (4) max(FlightSize/2, 2·SMSS). Above it, RFC 3649 §4 decreases the
+    /// congestion window itself, w ← (1 − b(w))·w (as Linux tcp_highspeed.c's `hstcp_ssthresh`):
+    /// FlightSize can be far above cwnd after a timeout (everything sent before it is still
+    /// outstanding), and a reduction based on it would keep ssthresh above the path's capacity.
     fn reduced(&mut self, flight_size: u64) -> u64 {
         self.update_aimd();
         let keep = if self.cached_w as f64 <= LOW_WINDOW {
             flight_size / 2
         } else {
-            (flight_size as f64 * (1.0 - self.b)) as u64
+            (self.cwnd as f64 * (1.0 - self.b)) as u64
         };
         keep.max(2 * self.mss)
     }
