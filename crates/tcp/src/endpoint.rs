@@ -478,6 +478,11 @@ impl Endpoint {
         }
 
         // ---- synchronized states: RFC 9293 §3.10.7.4 ----
+        if self.state == State::SynReceived && f.syn() && !f.ack() && tcp.seq == self.irs {
+            // Retransmitted SYN (our SYN-ACK was lost): resend the SYN-ACK.
+            self.syn_pending = true;
+            return;
+        }
         let seg_len = payload_len as u64 + f.syn() as u64 + f.fin() as u64;
         let seq_pos = self.rcv_pos(tcp.seq);
         let wnd = self.rcv_right_edge.saturating_sub(self.rcv_nxt) as i64;
@@ -519,13 +524,8 @@ impl Endpoint {
         }
         // Fourth: SYN in a synchronized state.
         if f.syn() {
-            if self.state == State::SynReceived && tcp.seq == self.irs {
-                // Retransmitted SYN: resend the SYN-ACK.
-                self.syn_pending = true;
-            } else {
-                // RFC 5961 §4.2 challenge ACK.
-                self.ack_now = true;
-            }
+            // RFC 5961 §4.2 challenge ACK.
+            self.ack_now = true;
             return;
         }
         // Fifth: ACK field.
@@ -671,6 +671,8 @@ impl Endpoint {
     fn on_synchronized(&mut self, now: Time) {
         if let Some(t) = self.syn_sent_at.take() {
             self.rtt_sample(now.saturating_since(t));
+        } else {
+            self.rtt.reset_after_syn_timeout();
         }
         self.rto_deadline = None;
         self.delivered_time = now;

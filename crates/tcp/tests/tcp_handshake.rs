@@ -240,3 +240,51 @@ fn test_fin_retransmitted_on_rto() {
     assert!(tcp(&fin2).flags.fin());
     assert_eq!(c.poll_timeout(), Some(ms(640)));
 }
+
+#[test]
+fn test_syn_timeout_then_rto_is_three_seconds() {
+    // RFC 6298 §5.7: after a lost SYN, no handshake sample (Karn) and RTO = 3 s for data.
+    let mut c = Endpoint::connect(ms(0), CLIENT, SERVER, CISS, cfg(true));
+    let mut s = Endpoint::listen(SERVER, SISS, cfg(true));
+    one(&mut c, ms(0)); // lost
+    c.handle_timeout(ms(1000));
+    let syn = one(&mut c, ms(1000));
+    deliver(&mut s, ms(1010), &syn);
+    let synack = one(&mut s, ms(1010));
+    deliver(&mut c, ms(1020), &synack);
+    assert_eq!(c.state(), State::Established);
+    assert_eq!(c.stats().rtt_samples, 0);
+    assert_eq!(c.info().rto, dms(3000));
+    c.send(100);
+    let v = drain(&mut c, ms(1020));
+    assert_eq!(v.len(), 1, "data piggybacks the handshake ACK");
+    assert_eq!(c.poll_timeout(), Some(ms(4020)));
+}
+
+#[test]
+fn test_syn_received_retransmitted_syn_gets_synack_again() {
+    let mut c = Endpoint::connect(ms(0), CLIENT, SERVER, CISS, cfg(true));
+    let mut s = Endpoint::listen(SERVER, SISS, cfg(true));
+    let syn = one(&mut c, ms(0));
+    deliver(&mut s, ms(10), &syn);
+    let sa1 = one(&mut s, ms(10)); // lost
+    c.handle_timeout(ms(1000));
+    let syn2 = one(&mut c, ms(1000));
+    deliver(&mut s, ms(1010), &syn2);
+    let sa2 = one(&mut s, ms(1010));
+    assert_eq!(tcp(&sa2).flags, tcp(&sa1).flags);
+    assert_eq!((tcp(&sa2).seq, tcp(&sa2).ack), (SISS, CISS + 1));
+    deliver(&mut c, ms(1020), &sa2);
+    let a = one(&mut c, ms(1020));
+    deliver(&mut s, ms(1030), &a);
+    assert_eq!(s.state(), State::Established);
+    none(&mut s, ms(1030));
+    // The SYN-ACK timer on the server side also retransmits, with backoff (RFC 6298 §5.5).
+    let mut s2 = Endpoint::listen(SERVER, SISS, cfg(true));
+    deliver(&mut s2, ms(0), &syn);
+    one(&mut s2, ms(0));
+    assert_eq!(s2.poll_timeout(), Some(ms(1000)));
+    s2.handle_timeout(ms(1000));
+    assert_eq!(tcp(&one(&mut s2, ms(1000))).flags, TcpFlags::SYN | TcpFlags::ACK);
+    assert_eq!(s2.poll_timeout(), Some(ms(3000)));
+}

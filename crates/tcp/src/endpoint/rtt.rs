@@ -92,6 +92,14 @@ impl RttEstimator {
         }
         self.rto.saturating_mul(1u64 << shift).min(self.max_rto)
     }
+    /// RFC 6298 §5.7: the SYN (or SYN-ACK) timed out and no sample was taken: once the
+    /// connection is established, start from max(RTO, 3 s) without backoff.
+    pub fn reset_after_syn_timeout(&mut self) {
+        if self.srtt_ns.is_none() {
+            self.rto = self.rto.max(Duration::from_secs(3)).min(self.max_rto);
+            self.backoff = 0;
+        }
+    }
     /// Double the RTO (RFC 6298 §5.5).
     pub fn back_off(&mut self) {
         if self.rto() < self.max_rto {
