@@ -252,6 +252,7 @@ struct Ue {
     sites: Vec<SiteState>,
     // Cache of the large-scale state.
     cache_key: Option<(u64, u64, u64, bool)>,
+    recomputations: u64,
     rx_mw: Vec<f64>,
     interference_mw: f64,
     load_epoch: u64,
@@ -397,6 +398,7 @@ impl RadioEnvironment {
             fading,
             sites,
             cache_key: None,
+            recomputations: 0,
             rx_mw: vec![0.0; self.cells.len()],
             interference_mw: 0.0,
             load_epoch: u64::MAX,
@@ -484,6 +486,7 @@ impl RadioEnvironment {
         let ue = &mut self.ues[i];
         if ue.cache_key != Some(key) {
             ue.cache_key = Some(key);
+            ue.recomputations += 1;
             let fc = self.cfg.carrier.fc_hz;
             for (c, cell) in self.cells.iter().enumerate() {
                 let los = los_for(cfg, ue, cell, pos, now);
@@ -639,6 +642,11 @@ impl RadioEnvironment {
         self.ues[self.idx(rnti)].large
     }
 
+    /// How many times the large-scale state of `rnti` was recomputed (cache misses).
+    pub fn large_scale_recomputations(&self, rnti: u16) -> u64 {
+        self.ues[self.idx(rnti)].recomputations
+    }
+
     /// Configured MIMO layers of `rnti`.
     pub fn layers(&self, rnti: u16) -> u8 {
         self.ues[self.idx(rnti)].layers
@@ -647,5 +655,161 @@ impl RadioEnvironment {
     /// RNTIs in insertion order.
     pub fn rntis(&self) -> impl Iterator<Item = u16> + '_ {
         self.ues.iter().map(|u| u.rnti)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mobility::seed004_urban_route;
+    use crate::obstacles::seed004_obstacles;
+
+    fn mmwave_env(los: LosSource, seed: u64) -> RadioEnvironment {
+        let mut cfg = RadioConfig::mmwave_28ghz();
+        cfg.los = los;
+        RadioEnvironment::single_cell(cfg, Vec3::new(0.0, 0.0, 15.0), 30.0, seed)
+    }
+
+    #[test]
+    fn link_budget_by_hand() {
+        // No fading, no shadowing: SINR = SNR = P + G_BF − PL − N.
+        let mut cfg = RadioConfig::mmwave_28ghz();
+        cfg.fading = FadingConfig::NONE;
+        let mut env = RadioEnvironment::single_cell(cfg, Vec3::new(0.0, 0.0, 15.0), 30.0, 1);
+        env.add_ue(1, Mobility::fixed(Vec3::new(52.0, -0.2, 1.5)), 1);
+        // d3D = sqrt(52² + 0.2² + 13.5²) = 53.7242; PL = 61.4 + 20·log10(53.7242) = 96.0039 dB
+        // N = −174 + 10·log10(660·12·120e3) + 5 = −79.2213 dBm; BF = 10·log10(1024) = 30.1030
+        // SNR = 30 + 30.1030 − 96.0039 + 79.2213 = 43.3204 dB
+        let s = env.sinr_db(1, Time::ZERO);
+        assert!((s - 43.3204).abs() < 1e-3, "{s}");
+        assert!((env.noise_dbm() - (-79.2213)).abs() < 1e-3);
+    }
+
+    #[test]
+    fn large_scale_cached_while_static() {
+        let mut env = mmwave_env(LosSource::AlwaysLos, 3);
+        env.add_ue(7, Mobility::fixed(Vec3::new(30.0, 0.0, 1.5)), 1);
+        let before = env.large_scale_recomputations(7);
+        let slot = env.carrier().slot;
+        let mut t = Time::ZERO;
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..1000 {
+            t += slot;
+            seen.insert(env.sinr_db(7, t).to_bits());
+        }
+        assert_eq!(env.large_scale_recomputations(7), before, "static UE must hit the cache");
+        assert!(seen.len() > 900, "fading still varies slot to slot");
+        // A moving UE recomputes.
+        env.add_ue(8, Mobility::route(Vec3::new(30.0, 0.0, 1.5)).walk_for(Vec3::new(1.0, 0.0, 0.0), 1.5, Duration::from_secs(1)).build(), 1);
+        let b8 = env.large_scale_recomputations(8);
+        for k in 1..=10 {
+            env.sinr_db(8, Time::from_millis(k));
+        }
+        assert_eq!(env.large_scale_recomputations(8), b8 + 10);
+    }
+
+    #[test]
+    fn seed004_route_los_and_nlos() {
+        let mut env = mmwave_env(LosSource::Geometry2d(seed004_obstacles()), 4);
+        env.add_ue(1, seed004_urban_route(Duration::from_secs(25)), 1);
+        let _ = env.sinr_db(1, Time::from_millis(500));
+        let a = env.large_scale(1);
+        let _ = env.sinr_db(1, Time::from_millis(7000));
+        let b = env.large_scale(1);
+        let _ = env.sinr_db(1, Time::from_millis(28_000));
+        let c = env.large_scale(1);
+        assert!(a.los && !b.los && !c.los);
+        // NLOS costs ≥ 20 dB of mean SINR at these distances.
+        assert!(a.mean_sinr_db - b.mean_sinr_db > 20.0, "{a:?} {b:?}");
+        assert!(a.mean_sinr_db > 35.0);
+    }
+
+    #[test]
+    fn blockage_schedule_switches_without_moving() {
+        let sched = BlockageSchedule::alternating(Duration::from_millis(500), Duration::from_millis(500));
+        let mut env = mmwave_env(LosSource::Schedule(sched), 5);
+        env.add_ue(1, Mobility::fixed(Vec3::new(100.0, 0.0, 1.5)), 1);
+        env.sinr_db(1, Time::from_millis(100));
+        assert!(env.large_scale(1).los);
+        env.sinr_db(1, Time::from_millis(600));
+        assert!(!env.large_scale(1).los);
+        env.sinr_db(1, Time::from_millis(1100));
+        assert!(env.large_scale(1).los);
+    }
+
+    #[test]
+    fn cqi_period_and_delay() {
+        let mut cfg = RadioConfig::lte_macro();
+        cfg.cqi_period = Duration::from_millis(5);
+        cfg.cqi_delay = Duration::from_millis(4);
+        let cells = hex_layout(1, 500.0, 25.0, 46.0);
+        let mut env = RadioEnvironment::new(cfg, cells, 11);
+        env.add_ue(3, Mobility::fixed(Vec3::new(60.0, 40.0, 1.5)), 1);
+        let ms = Time::from_millis;
+        assert_eq!(env.cqi_report(3, ms(0)), None);
+        assert_eq!(env.cqi_report(3, ms(3)), None);
+        let r = env.cqi_report(3, ms(4)).unwrap();
+        assert_eq!((r.measured_at, r.available_at), (ms(0), ms(4)));
+        for t in 5..9 {
+            env.sinr_db(3, ms(t));
+        }
+        assert_eq!(env.cqi_report(3, ms(8)).unwrap().measured_at, ms(0));
+        let r = env.cqi_report(3, ms(9)).unwrap();
+        assert_eq!(r.measured_at, ms(5));
+        assert_eq!(r.mcs, McsTable::Lte.mcs_from_cqi(r.cqi));
+    }
+
+    #[test]
+    fn seven_sites_three_sectors_interference_and_load() {
+        let cells = hex_layout(1, 500.0, 25.0, 46.0);
+        assert_eq!(cells.len(), 21);
+        let mut cfg = RadioConfig::lte_macro();
+        cfg.fading = FadingConfig::NONE;
+        cfg.shadowing = false;
+        let mut env = RadioEnvironment::new(cfg, cells, 12);
+        // A UE 100 m from the centre site along the 30° boresight is served by cell 0.
+        let p = Vec3::new(100.0 * 30f64.to_radians().cos(), 100.0 * 30f64.to_radians().sin(), 1.5);
+        env.add_ue(1, Mobility::fixed(p), 1);
+        let loaded = env.sinr_db(1, Time::from_millis(1));
+        let ls = env.large_scale(1);
+        assert_eq!(ls.serving_cell, 0);
+        assert!(ls.interference_dbm > ls.noise_dbm, "fully loaded neighbours dominate noise");
+        for c in 1..21 {
+            env.set_cell_load(c, 0.0);
+        }
+        let idle = env.sinr_db(1, Time::from_millis(2));
+        assert!(idle > loaded + 3.0, "{idle} vs {loaded}");
+        // SINR with idle neighbours is the SNR.
+        let ls = env.large_scale(1);
+        assert!((idle - (ls.rx_power_dbm - ls.noise_dbm)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn tbs_decode_and_determinism() {
+        let mut cfg = RadioConfig::lte_macro();
+        cfg.duplex = Duplex::Fdd;
+        let env = RadioEnvironment::new(cfg, hex_layout(1, 500.0, 25.0, 46.0), 1);
+        assert_eq!(env.tb_size_bytes(1, 0, 100, 28, 1), 75376 / 8);
+        let mm = mmwave_env(LosSource::AlwaysLos, 1);
+        assert_eq!(mm.tb_size_bytes(1, 0, 660, 28, 1), 0, "'C' slot carries no data");
+        // N_RE = 132·660 = 87120, N_info = 87120·(948/1024)·6 ≈ 483921 bits ≈ 60.5 kB per 125 µs.
+        let b = mm.tb_size_bytes(1, 2, 660, 28, 1);
+        assert!((60_000..61_000).contains(&b), "{b}");
+        // Same seed, same channel; another UE does not perturb it.
+        let run = |extra: bool| {
+            let mut e = mmwave_env(LosSource::AlwaysLos, 99);
+            if extra {
+                e.add_ue(2, Mobility::fixed(Vec3::new(10.0, 10.0, 1.5)), 1);
+            }
+            e.add_ue(1, Mobility::fixed(Vec3::new(80.0, 5.0, 1.5)), 1);
+            (0..200)
+                .map(|k| {
+                    let t = Time::from_micros(125 * k);
+                    (e.sinr_db(1, t).to_bits(), e.decode(1, (k % 20) as u8, t, 27, 0, 1))
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(run(false), run(false));
+        assert_eq!(run(false), run(true));
     }
 }
