@@ -370,6 +370,23 @@ fn test_probe_rtt_when_min_rtt_is_10s_stale() {
     assert!(cc.min_rtt().unwrap() >= Duration::from_millis(41));
 }
 
+/// The min-RTT filter takes the ACK's RTT (Karn's rule applied), not the rate sample's: a
+/// retransmission acknowledged by the ACK for its original has a rate-sample RTT far below the
+/// path's, which would collapse the BDP.
+#[test]
+fn test_min_rtt_ignores_rate_sample_rtt_without_karn_sample() {
+    let mut cc = Bbr::new(&params(1));
+    let mut path = Path::new(20_000_000, Duration::from_millis(20));
+    let mut log = Log::default();
+    path.run(&mut cc, Time::from_secs(2), &mut log);
+    let before = cc.min_rtt().unwrap();
+    let mut a = round_ack(path.now, &mut path.delivered.clone(), 2.5e6);
+    a.rtt = None;
+    a.rate.as_mut().unwrap().rtt = Duration::from_micros(300);
+    cc.on_ack(&a);
+    assert_eq!(cc.min_rtt().unwrap(), before);
+}
+
 #[test]
 fn test_recovery_packet_conservation_then_restore() {
     let mut cc = Bbr::new(&params(1));

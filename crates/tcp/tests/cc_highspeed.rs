@@ -153,3 +153,21 @@ fn test_response_function_periodic_and_random_loss() {
         }
     }
 }
+
+/// Above Low_Window the decrease applies to the congestion window (RFC 3649 §4), so a timeout
+/// with far more outstanding than cwnd (everything sent before an earlier RTO) does not leave
+/// ssthresh above the window that saw the loss.
+#[test]
+fn test_decrease_above_low_window_is_from_cwnd() {
+    let mut hs = HighSpeed::new(&params());
+    let mut now = Time::ZERO;
+    while hs.cwnd() < 200 * MSS as u64 {
+        now += Duration::from_millis(1);
+        hs.on_ack(&ack(now, MSS as u64));
+    }
+    let (cwnd, w) = (hs.cwnd(), (hs.cwnd() / MSS as u64) as f64);
+    hs.on_rto(now, 10 * cwnd, MSS);
+    let expect = (cwnd as f64 * (1.0 - b_of_w(w))) as u64;
+    assert!(hs.ssthresh().abs_diff(expect) <= 1, "{} vs {expect}", hs.ssthresh());
+    assert_eq!(hs.cwnd(), MSS as u64);
+}
