@@ -218,6 +218,17 @@ fn test_short_long_truncated_bsr_sizes() {
     assert_eq!(b.exact_bytes[0], 5000 - 993);
     assert_eq!(b.index[1], bsr_index(5000));
 
+    // Two LCGs with data in this TTI but one emptied by the PDU: the long format reserved
+    // before multiplexing is kept; every byte of the TB is accounted for.
+    let mut ue = two_lcg_ue();
+    ue.handle_buffer_status(ms(0), 1, 100);
+    ue.handle_buffer_status(ms(0), 3, 5000);
+    let tx = ue.handle_ul_grant(ms(1), grant(1000));
+    let b = tx.bsr.unwrap();
+    assert!(b.is_long);
+    assert_eq!(b.exact_bytes, [0, 5000 - (1000 - 4 - 102 - 3), 0, 0]);
+    assert_eq!(tx.opportunities.iter().map(|o| o.bytes).sum::<u32>() + tx.mac_subheader_bytes + b.bytes + tx.padding_bytes, 1000);
+
     // Only one LCG with data: short BSR, 2 bytes (1 + 1).
     let mut ue = two_lcg_ue();
     ue.handle_buffer_status(ms(0), 3, 5000);

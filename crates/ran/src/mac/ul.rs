@@ -18,9 +18,9 @@
 //!   (re)started unless the BSR is truncated, and retxBSR-Timer is (re)started. By default
 //!   retxBSR-Timer is started *only* on BSR transmission, as in the dissertation's Figure 5
 //!   procedure that produces the Figure 6 stall; [`UeMacConfig::retx_bsr_restart_on_grant`]
-//!   adds the rule of later versions of §5.4.5 ("restart retxBSR-Timer upon indication of a
-//!   grant for transmission of new data on any UL-SCH"); either way the stall lasts about
-//!   retxBSR-Timer, since no grant comes.
+//!   adds the rule found in (later versions of) §5.4.5, "restart retxBSR-Timer upon indication
+//!   of a grant for transmission of new data on any UL-SCH"; either way the stall lasts about
+//!   retxBSR-Timer, since no grant comes while it runs.
 //! * The reported size is the buffer after the MAC PDU is built (§5.4.5 "after all MAC PDUs for
 //!   this TTI have been built"), quantised with Table 6.1.3.1-1.
 //! * BSR sizes including the MAC subheader (§6.1.2, §6.1.3.1): short/truncated BSR = 1-byte
@@ -454,11 +454,13 @@ impl UeUlMac {
         std::mem::take(&mut self.sr_to_send)
     }
 
-    fn make_bsr(&self, kind: BsrKind, lcg_after: [u64; 4], room: Option<u32>) -> Option<BsrReport> {
+    /// `room`: padding available (padding BSR) or `None` (regular/periodic BSR, whose format
+    /// was fixed by `long` before the data were multiplexed).
+    fn make_bsr(&self, kind: BsrKind, lcg_after: [u64; 4], room: Option<u32>, long: bool) -> Option<BsrReport> {
         let n_lcg = lcg_after.iter().filter(|&&b| b > 0).count();
         let want_long = n_lcg > 1;
         let (is_long, is_truncated) = match room {
-            None => (want_long, false),
+            None => (long, false),
             Some(r) if r >= LONG_BSR_BYTES && want_long => (true, false),
             Some(r) if r >= SHORT_BSR_BYTES => (false, want_long),
             Some(_) => return None,
@@ -516,6 +518,9 @@ impl UeUlMac {
         }
         let tb = grant.tb_bytes;
         let total = self.total_available();
+        // Long BSR if more than one LCG has data in this TTI (§5.4.5), decided before
+        // multiplexing so that the CE's size can be reserved; the values reported are the
+        // buffers after this MAC PDU.
         let lcg_now = self.lcg_bytes();
         let n_lcg = lcg_now.iter().filter(|&&b| b > 0).count();
         let bsr_size = if n_lcg > 1 { LONG_BSR_BYTES } else { SHORT_BSR_BYTES };
@@ -567,9 +572,9 @@ impl UeUlMac {
         self.sent = sent;
         let lcg_after = self.lcg_bytes();
         let bsr = match bsr_kind {
-            Some(k) => self.make_bsr(k, lcg_after, None),
+            Some(k) => self.make_bsr(k, lcg_after, None, n_lcg > 1),
             None if cap >= SHORT_BSR_BYTES => {
-                let r = self.make_bsr(BsrKind::Padding, lcg_after, Some(cap));
+                let r = self.make_bsr(BsrKind::Padding, lcg_after, Some(cap), false);
                 if let Some(b) = &r {
                     cap -= b.bytes;
                 }
