@@ -10,10 +10,9 @@ use rantcp_wire::Packet;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fs::File;
-use std::io::BufWriter;
 
 pub(crate) struct PcapSink {
-    writer: PcapWriter<BufWriter<File>>,
+    writer: PcapWriter<File>,
     pending: BinaryHeap<Reverse<(Time, u64, PacketOrd)>>,
     seq: u64,
 }
@@ -39,7 +38,8 @@ impl Ord for PacketOrd {
 
 impl PcapSink {
     pub(crate) fn create(path: &std::path::Path) -> std::io::Result<Self> {
-        let f = BufWriter::with_capacity(1 << 16, File::create(path)?);
+        // PcapWriter buffers internally.
+        let f = File::create(path)?;
         Ok(PcapSink { writer: PcapWriter::new(f, 65535)?, pending: BinaryHeap::new(), seq: 0 })
     }
     pub(crate) fn record(&mut self, now: Time, ts: Time, p: &Packet) -> std::io::Result<()> {

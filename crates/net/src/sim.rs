@@ -104,6 +104,8 @@ struct Conn {
     /// Bytes still to hand to the socket (sender roles); `u64::MAX` for unlimited.
     to_write: u64,
     request_read: u64,
+    /// The application has data to send (bulk from the start; download once requested).
+    writing: bool,
     closed_by_app: bool,
 }
 
@@ -369,6 +371,21 @@ impl Sim {
             .map(|i| LinkReport { iface: i.name.clone(), stats: self.links[i.tx_link].link.stats.clone() })
             .collect()
     }
+    /// UDP packets of flow `f` still travelling (sent, neither received nor dropped).
+    pub fn udp_in_flight_packets(&self, f: FlowId) -> u64 {
+        let spec = &self.flows[f].spec;
+        let (dst, port) = (self.nodes[spec.dst].addr, spec.dst_port);
+        let mut free = vec![false; self.packets.len()];
+        for &i in &self.free_packets {
+            free[i as usize] = true;
+        }
+        self.packets
+            .iter()
+            .zip(free)
+            .filter(|(p, is_free)| !is_free && p.ip.dst == dst && p.as_udp().is_some_and(|u| u.dst_port == port))
+            .count() as u64
+    }
+
     /// RSTs sent by hosts for segments that matched no connection.
     pub fn resets_sent(&self) -> u64 {
         self.nodes.iter().map(|n| n.resets_sent).sum()
@@ -491,7 +508,8 @@ impl Sim {
 
     fn new_conn(&mut self, node: NodeId, flow: FlowId, role: Role, ep: Endpoint, to_write: u64) -> usize {
         let id = self.conns.len();
-        self.conns.push(Conn { node, flow, role, ep, timer_at: None, to_write, request_read: 0, closed_by_app: false });
+        let writing = to_write > 0;
+        self.conns.push(Conn { node, flow, role, ep, timer_at: None, to_write, request_read: 0, writing, closed_by_app: false });
         self.nodes[node].conns.push(id);
         id
     }
@@ -568,13 +586,9 @@ impl Sim {
             Role::DownloadServer => {
                 let FlowKind::Download { request_bytes, bytes } = self.flows[f].spec.kind else { unreachable!() };
                 conn.request_read += conn.ep.recv(u64::MAX);
-                if conn.request_read >= request_bytes && conn.to_write == 0 && !conn.closed_by_app {
+                if conn.request_read >= request_bytes && !conn.writing {
                     conn.to_write = bytes;
-                    conn.request_read = 0;
-                    if bytes == 0 {
-                        conn.ep.close();
-                        conn.closed_by_app = true;
-                    }
+                    conn.writing = true;
                 }
                 write_pending(conn);
             }
@@ -658,11 +672,14 @@ fn write_pending(conn: &mut Conn) {
             let n = conn.ep.send(free.min(conn.to_write));
             if conn.to_write != u64::MAX {
                 conn.to_write -= n;
-                if conn.to_write == 0 && !conn.closed_by_app {
-                    conn.ep.close();
-                    conn.closed_by_app = true;
-                }
             }
         }
+    }
+    // Close once everything was handed over, but not before the handshake completed: a
+    // CLOSE in SYN-SENT deletes the connection (RFC 9293 §3.10.4).
+    if conn.writing && conn.to_write == 0 && !conn.closed_by_app && matches!(conn.ep.state(), State::Established | State::CloseWait)
+    {
+        conn.ep.close();
+        conn.closed_by_app = true;
     }
 }

@@ -87,8 +87,12 @@ pub(crate) fn collect(cfg: &ScenarioConfig, sim: &Sim, end: Time, wall_seconds: 
         if let FlowKind::UdpCbr { .. } = spec.kind {
             m.insert("udp_sent_packets".into(), json!(res.udp_sent_packets));
             m.insert("udp_received_packets".into(), json!(res.udp_received_packets));
-            let loss = if res.udp_sent_packets > 0 {
-                1.0 - res.udp_received_packets as f64 / res.udp_sent_packets as f64
+            // Packets still on the wire at the end are neither received nor lost.
+            let in_flight = sim.udp_in_flight_packets(f);
+            m.insert("udp_in_flight_packets".into(), json!(in_flight));
+            let settled = res.udp_sent_packets - in_flight;
+            let loss = if settled > 0 {
+                1.0 - res.udp_received_packets as f64 / settled as f64
             } else {
                 0.0
             };
