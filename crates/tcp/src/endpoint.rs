@@ -197,12 +197,16 @@ impl Seg {
     #[inline]
     fn in_flight(&self) -> u64 {
         if self.flags & F_SACKED != 0 {
-            0
-        } else if self.flags & F_LOST == 0 || self.flags & F_RETRANS != 0 {
-            self.len as u64
-        } else {
-            0
+            return 0;
         }
+        let mut n = 0;
+        if self.flags & F_LOST == 0 {
+            n += self.len as u64; // (a) not IsLost
+        }
+        if self.flags & F_RETRANS != 0 {
+            n += self.len as u64; // (b) retransmitted, still outstanding
+        }
+        n
     }
 }
 
@@ -261,6 +265,8 @@ pub struct Endpoint {
     /// No lost, un-retransmitted segment starts below this position.
     rxt_hint: u64,
     dupacks: u32,
+    /// RFC 6675 HighRxt + 1: end of the highest segment retransmitted in this recovery.
+    high_rxt: u64,
     in_recovery: bool,
     /// RFC 6582 `recover` / RFC 6675 RecoveryPoint, as HighData + 1.
     recover: u64,
@@ -358,6 +364,7 @@ impl Endpoint {
             lost_mark: 0,
             rxt_hint: 0,
             dupacks: 0,
+            high_rxt: 0,
             in_recovery: false,
             recover: 0,
             inflation: 0,
@@ -933,6 +940,7 @@ impl Endpoint {
         self.cc.on_congestion_event(now, flight, self.smss);
         self.in_recovery = true;
         self.recover = self.snd_max;
+        self.high_rxt = self.snd_una;
         self.partial_acks = 0;
         self.stats.fast_retransmits += 1;
         // RFC 6582 §3.2 step 3: cwnd = ssthresh + 3·SMSS (SACK uses pipe instead, RFC 6675).
@@ -1040,7 +1048,8 @@ impl Endpoint {
                     }
                 }
             } else if threshold.is_some() && s.flags & F_LOST == 0 {
-                self.set_flags(idx, F_LOST, F_RETRANS);
+                // A segment already resent by NextSeg rule 3 keeps its retransmission.
+                self.set_flags(idx, F_LOST, 0);
                 newly += s.len as u64;
                 self.rxt_hint = self.rxt_hint.min(s.start);
             }
@@ -1164,11 +1173,9 @@ impl Endpoint {
         let mut n = 1;
         for i in 0..self.sack_recent_len {
             let b = self.sack_recent[i];
-            if b.1 < ml || b.0 > mr {
-                if n < 4 {
-                    out[n] = b;
-                    n += 1;
-                }
+            if (b.1 < ml || b.0 > mr) && n < 4 {
+                out[n] = b;
+                n += 1;
             }
         }
         self.sack_recent = out;
@@ -1441,16 +1448,11 @@ impl Endpoint {
                 return None;
             }
             self.force_rtx = false;
-            self.stamp_sent(now, idx);
-            self.set_flags(idx, F_RETRANS | F_EVER_RETRANS, 0);
-            self.stats.retrans_segments += 1;
-            self.stats.retrans_bytes += len as u64;
-            let start = self.segs[idx].start;
-            return Some(self.finish_data(now, start, len));
+            return Some(self.retransmit(now, idx));
         }
         // New data (RFC 6675 §5 (C) rule 2).
         if self.snd_max < 1 || self.fin_sent && self.snd_max > self.app_end {
-            return None;
+            return self.rescue_hole(now, paced);
         }
         let remaining = self.app_end.saturating_sub(self.snd_max);
         if remaining == 0 {
@@ -1458,7 +1460,7 @@ impl Endpoint {
             if self.pipe < self.cwnd() {
                 self.app_limited = (self.delivered + self.pipe).max(1);
             }
-            return None;
+            return self.rescue_hole(now, paced);
         }
         let wnd = self.usable_window();
         let len = (self.smss as u64).min(remaining).min(wnd) as u32;
@@ -1471,7 +1473,7 @@ impl Endpoint {
                 // RFC 9293 §3.8.6.1: window closed with nothing in flight: start persisting.
                 self.persist_deadline = Some(now + self.persist_timeout());
             }
-            return None;
+            return self.rescue_hole(now, paced);
         }
         if !self.cwnd_allows(len) {
             return None;
@@ -1497,6 +1499,48 @@ impl Endpoint {
         self.pipe += len as u64;
         self.snd_max = start + len as u64;
         Some(self.finish_data(now, start, len))
+    }
+
+    /// Retransmit the segment at `idx` (rules 1 and 3 of RFC 6675 NextSeg, RTO go-back-N).
+    fn retransmit(&mut self, now: Time, idx: usize) -> Packet {
+        let len = self.segs[idx].len;
+        self.stamp_sent(now, idx);
+        self.set_flags(idx, F_RETRANS | F_EVER_RETRANS, 0);
+        self.stats.retrans_segments += 1;
+        self.stats.retrans_bytes += len as u64;
+        let start = self.segs[idx].start;
+        self.high_rxt = self.high_rxt.max(start + len as u64);
+        self.finish_data(now, start, len)
+    }
+
+    /// RFC 6675 §4 NextSeg rule 3: in SACK recovery, when there is no lost segment to resend
+    /// and no new data may go, resend the first un-SACKed, never-resent segment above HighRxt
+    /// and below HighSACK (cwnd permitting).
+    fn rescue_hole(&mut self, now: Time, paced: bool) -> Option<Packet> {
+        if !(self.in_recovery && self.sack_ok) {
+            return None;
+        }
+        let top = self.sacked.last()?.1;
+        let from = self.high_rxt.max(self.snd_una);
+        let mut idx = self.segs.partition_point(|s| s.end() <= from);
+        while idx < self.segs.len() {
+            let s = &self.segs[idx];
+            if s.end() > top {
+                return None;
+            }
+            if s.flags & (F_SACKED | F_RETRANS | F_LOST) == 0 {
+                break;
+            }
+            idx += 1;
+        }
+        if idx >= self.segs.len() || !self.cwnd_allows(self.segs[idx].len) {
+            return None;
+        }
+        if paced && now < self.next_send_time {
+            self.pacing_blocked = true;
+            return None;
+        }
+        Some(self.retransmit(now, idx))
     }
 
     /// Delivery-rate state at transmission (draft §3.2 OnPacketSent).

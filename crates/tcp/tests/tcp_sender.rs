@@ -280,3 +280,35 @@ fn test_established_ack_inside_a_segment_trims_it() {
     assert_eq!(c.stats().bytes_acked, 3000);
     assert!(c.all_acked());
 }
+
+#[test]
+fn test_established_sack_rule3_resends_tail_hole_without_rto() {
+    // Holes at 2000 and 8000 in a 10-segment flight with no more data to send. The tail hole
+    // has only one SACKed segment above it, so IsLost() stays false; RFC 6675 NextSeg rule 3
+    // resends it once cwnd allows instead of waiting for the RTO.
+    let (mut c, _s) = established(cfg(true), cfg(true));
+    ack(&mut c, ms(30), 0, W, &[]);
+    c.send(10_000);
+    assert_eq!(drain(&mut c, ms(40)).len(), 10);
+    ack(&mut c, ms(60), 2000, W, &[]);
+    none(&mut c, ms(60));
+    ack(&mut c, ms(61), 2000, W, &[(3000, 4000)]);
+    ack(&mut c, ms(62), 2000, W, &[(3000, 5000)]);
+    none(&mut c, ms(62));
+    ack(&mut c, ms(63), 2000, W, &[(3000, 6000)]);
+    assert_eq!(offs(&drain(&mut c, ms(63))), vec![2000]);
+    // ssthresh = cwnd = 8000/2 = 4000; pipe = 4 originals + 1 rtx = 5000.
+    assert_eq!(c.info().bytes_in_flight, 5000);
+    ack(&mut c, ms(64), 2000, W, &[(3000, 7000)]);
+    ack(&mut c, ms(65), 2000, W, &[(3000, 8000)]);
+    none(&mut c, ms(65));
+    // 9000 SACKed: pipe = 1000 (rtx of 2000) + 1000 (hole 8000, not lost) <= cwnd 4000 - SMSS:
+    // rule 3 resends 8000.
+    ack(&mut c, ms(66), 2000, W, &[(9000, 10_000), (3000, 8000)]);
+    assert_eq!(offs(&drain(&mut c, ms(66))), vec![8000]);
+    ack(&mut c, ms(80), 8000, W, &[(9000, 10_000)]);
+    none(&mut c, ms(80));
+    ack(&mut c, ms(86), 10_000, W, &[]);
+    assert!(!c.info().in_recovery);
+    assert_eq!((c.stats().retrans_segments, c.stats().rtos), (2, 0));
+}
