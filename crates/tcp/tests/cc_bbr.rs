@@ -42,6 +42,8 @@ struct Path {
     srtt: Duration,
     min_rtt: Duration,
     extra_rtt: fn(Time) -> Duration,
+    /// ACKs are released in batches at multiples of this (ACK aggregation), if non-zero.
+    ack_batch: Duration,
 }
 
 #[derive(Default)]
@@ -73,6 +75,7 @@ impl Path {
             srtt: Duration::ZERO,
             min_rtt: Duration::MAX,
             extra_rtt: |_| Duration::ZERO,
+            ack_batch: Duration::ZERO,
         }
     }
 
@@ -114,7 +117,11 @@ impl Path {
         let tx = Duration::transmission(MSS64, self.rate_bps);
         let depart = self.link_free.max(now) + tx;
         self.link_free = depart;
-        let ack_at = (depart + self.base_rtt + (self.extra_rtt)(now)).max(
+        let mut ack_at = depart + self.base_rtt + (self.extra_rtt)(now);
+        if self.ack_batch > Duration::ZERO {
+            ack_at = Time(ack_at.0.div_ceil(self.ack_batch.0) * self.ack_batch.0);
+        }
+        let ack_at = ack_at.max(
             self.inflight.back().map(|p| p.ack_at).unwrap_or(Time::ZERO),
         );
         self.inflight.push_back(Pkt {
@@ -368,6 +375,31 @@ fn test_probe_rtt_when_min_rtt_is_10s_stale() {
     }
     assert_eq!(log.modes.iter().find(|m| m.0 >= exit).unwrap().1, Mode::ProbeBw);
     assert!(cc.min_rtt().unwrap() >= Duration::from_millis(41));
+}
+
+/// Linux `bbr_update_ack_aggregation`: ACKs released in 10 ms batches make the extra-acked
+/// estimate about one batch of data, and cwnd grows by it so the sender keeps sending through
+/// the silences; the path stays fully used.
+#[test]
+fn test_ack_aggregation_adds_extra_acked_to_cwnd() {
+    let run = |batch_ms: u64| {
+        let mut cc = Bbr::new(&params(1));
+        let mut path = Path::new(20_000_000, Duration::from_millis(40));
+        path.ack_batch = Duration::from_millis(batch_ms);
+        let mut log = Log::default();
+        path.run(&mut cc, Time::from_secs(6), &mut log);
+        let bytes = delivered_at(&log, Time::from_secs(6)) - delivered_at(&log, Time::from_secs(3));
+        let max_cwnd = log.cwnds.iter().filter(|(t, _)| *t > Time::from_secs(3)).map(|c| c.1).max().unwrap();
+        (cc.extra_acked_bytes(), max_cwnd, bytes as f64 * 8.0 / 3.0)
+    };
+    let (extra0, cwnd0, _) = run(0);
+    let (extra, cwnd, goodput) = run(10);
+    let batch_bytes = 20e6 / 8.0 * 0.010;
+    println!("no batching: extra {extra0} cwnd {cwnd0}; 10 ms batches: extra {extra} cwnd {cwnd}, {goodput:.0} bit/s");
+    assert!(extra0 < 4 * MSS64, "{extra0}");
+    assert!((extra as f64) > 0.8 * batch_bytes && (extra as f64) < 2.2 * batch_bytes, "{extra} vs {batch_bytes}");
+    assert!(cwnd >= cwnd0 + (0.8 * batch_bytes) as u64, "{cwnd} vs {cwnd0}");
+    assert!(goodput > 0.95 * 20e6, "{goodput}");
 }
 
 /// The min-RTT filter takes the ACK's RTT (Karn's rule applied), not the rate sample's: a

@@ -12,8 +12,9 @@
 //! `bbr_set_cwnd_to_recover_or_restore`).
 //!
 //! Simplifications relative to Linux, all documented: no TSO/GSO in the simulator, so the
-//! quantization budget is 3 segments (`bbr_tso_segs_goal` = 1); the ACK-aggregation cwnd bonus
-//! (`bbr_update_ack_aggregation`) and the long-term policer model (`lt_bw`) are not modelled;
+//! quantization budget is 3 segments (`bbr_tso_segs_goal` = 1); the long-term policer model
+//! (`lt_bw`) is not modelled. The ACK-aggregation cwnd bonus (Linux `bbr_update_ack_aggregation`,
+//! which matters on cellular links whose MAC/RLC deliver ACKs in bursts) is;
 //! EDT "in network at departure" corrections reduce to the in-flight count plus one segment while
 //! probing. Linux marks the sender app-limited during PROBE_RTT; since the endpoint owns that
 //! marking, BBR treats samples of packets sent during PROBE_RTT as app-limited itself.
@@ -154,7 +155,21 @@ pub struct Bbr {
     packet_conservation: bool,
     prior_cwnd: u64,
     last_delivered: u64,
+
+    // ACK aggregation (Linux `bbr_update_ack_aggregation`).
+    ack_epoch_start: Time,
+    ack_epoch_acked: u64,
+    extra_acked: [u64; 2],
+    extra_acked_win_rounds: u32,
+    extra_acked_win_idx: usize,
 }
+
+/// Linux `bbr_extra_acked_win_rtts`: the extra-acked max filter spans 5–10 rounds.
+const EXTRA_ACKED_WIN_ROUNDS: u32 = 5;
+/// Linux `bbr_extra_acked_max_us`: the aggregation bonus is at most 100 ms of BtlBw.
+const EXTRA_ACKED_MAX: Duration = Duration::from_millis(100);
+/// Linux `bbr_ack_epoch_acked_reset_thresh`: 2^20 segments.
+const ACK_EPOCH_RESET_SEGMENTS: u64 = 1 << 20;
 
 impl Bbr {
     pub fn new(p: &CcParams) -> Self {
@@ -192,6 +207,11 @@ impl Bbr {
             packet_conservation: false,
             prior_cwnd: 0,
             last_delivered: 0,
+            ack_epoch_start: Time::ZERO,
+            ack_epoch_acked: 0,
+            extra_acked: [0; 2],
+            extra_acked_win_rounds: 0,
+            extra_acked_win_idx: 0,
         };
         b.init_pacing_rate(Duration::ZERO);
         b
@@ -313,6 +333,51 @@ impl Bbr {
         rs.is_app_limited
             || (rs.prior_delivered >= self.probe_rtt_app_limited.0
                 && rs.prior_delivered < self.probe_rtt_app_limited.1)
+    }
+
+    /// Linux `bbr_update_ack_aggregation`: the largest excess of data ACKed beyond what BtlBw
+    /// predicts over an ACK epoch, max-filtered over 5–10 rounds (bytes).
+    fn update_ack_aggregation(&mut self, ack: &AckSample) {
+        let Some(rs) = ack.rate else { return };
+        if ack.bytes_acked == 0 || rs.interval == Duration::ZERO {
+            return;
+        }
+        if self.round_start {
+            self.extra_acked_win_rounds = (self.extra_acked_win_rounds + 1).min(31);
+            if self.extra_acked_win_rounds >= EXTRA_ACKED_WIN_ROUNDS {
+                self.extra_acked_win_rounds = 0;
+                self.extra_acked_win_idx ^= 1;
+                self.extra_acked[self.extra_acked_win_idx] = 0;
+            }
+        }
+        let epoch = ack.now.saturating_since(self.ack_epoch_start).as_secs_f64();
+        let mut expected = (self.bw.get() * epoch) as u64;
+        // Restart the epoch when ACKs arrive no faster than BtlBw, or it is very old.
+        if self.ack_epoch_acked <= expected
+            || self.ack_epoch_acked + ack.bytes_acked >= ACK_EPOCH_RESET_SEGMENTS * self.mss
+        {
+            self.ack_epoch_acked = 0;
+            self.ack_epoch_start = ack.now;
+            expected = 0;
+        }
+        self.ack_epoch_acked += ack.bytes_acked;
+        let extra = (self.ack_epoch_acked - expected).min(self.cwnd);
+        let slot = &mut self.extra_acked[self.extra_acked_win_idx];
+        *slot = (*slot).max(extra);
+    }
+
+    /// Linux `bbr_ack_aggregation_cwnd`: cwnd bonus for ACK aggregation once the pipe is full.
+    fn ack_aggregation_cwnd(&self) -> u64 {
+        if !self.full_bw_reached {
+            return 0;
+        }
+        let max_aggr = (self.bw.get() * EXTRA_ACKED_MAX.as_secs_f64()) as u64;
+        self.extra_acked[0].max(self.extra_acked[1]).min(max_aggr)
+    }
+
+    /// Extra-acked estimate (bytes), for tests and traces.
+    pub fn extra_acked_bytes(&self) -> u64 {
+        self.extra_acked[0].max(self.extra_acked[1])
     }
 
     /// §4.3.3 / Linux `bbr_is_next_cycle_phase`.
@@ -485,7 +550,10 @@ impl Bbr {
         if acked > 0 {
             let (mut cwnd, conserving) = self.recover_or_restore(ack);
             if !conserving {
-                let target = self.inflight_segments(bw, self.cwnd_gain) * self.mss;
+                // Linux: target = quantization(bdp + ack-aggregation bonus).
+                let aggr_segs = self.ack_aggregation_cwnd().div_ceil(self.mss);
+                let target = self.quantization_budget(self.bdp_segments(bw, self.cwnd_gain) + aggr_segs)
+                    * self.mss;
                 if self.full_bw_reached {
                     cwnd = (cwnd + acked).min(target);
                 } else if cwnd < target || ack.delivered < self.initial_cwnd_segments * self.mss {
@@ -516,6 +584,8 @@ impl CongestionControl for Bbr {
         // Linux CA_EVENT_TX_START: restarting from idle while app-limited.
         if app_limited && bytes_in_flight <= bytes {
             self.idle_restart = true;
+            self.ack_epoch_start = now;
+            self.ack_epoch_acked = 0;
             if self.mode == Mode::ProbeBw {
                 let bw = self.bw.get();
                 self.set_pacing_rate(bw, 1.0, Duration::ZERO);
@@ -532,6 +602,7 @@ impl CongestionControl for Bbr {
         }
         // Linux `bbr_update_model`.
         self.update_bw(ack);
+        self.update_ack_aggregation(ack);
         if self.mode == Mode::ProbeBw && self.is_next_cycle_phase(ack) {
             self.advance_cycle_phase(ack.now);
         }
