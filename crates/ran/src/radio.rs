@@ -29,7 +29,6 @@ use crate::geometry::Vec3;
 use crate::mobility::Mobility;
 use crate::obstacles::{BlockageSchedule, Obstacles};
 use crate::pathloss::{LinkGeometry, PathlossModel};
-use crate::phy::cqi::cqi_from_sinr;
 use crate::phy::{tb_size_bits, BlerModel, HarqSoftBuffers, McsTable, NrAllocation};
 use rantcp_core::{Duration, Rng, Time};
 use std::collections::VecDeque;
@@ -277,6 +276,9 @@ pub struct RadioEnvironment {
     ues: Vec<Ue>,
     rnti_index: Vec<u32>,
     bler: BlerModel,
+    /// Per-layer SINR thresholds of CQI 1..=15 (dB) and the MCS of each CQI 0..=15.
+    cqi_thr_db: [f64; 15],
+    cqi_mcs: [u8; 16],
 }
 
 const NO_UE: u32 = u32::MAX;
@@ -327,7 +329,18 @@ impl RadioEnvironment {
             _ => 0.0,
         };
         let bler = cfg.bler_model();
+        let ct = cfg.mcs_table.cqi_table();
+        let mut cqi_thr_db = [0.0; 15];
+        for (k, t) in cqi_thr_db.iter_mut().enumerate() {
+            *t = crate::phy::threshold_sinr_db(ct.spectral_efficiency(k as u8 + 1), cfg.gap_db);
+        }
+        let mut cqi_mcs = [0u8; 16];
+        for (k, m) in cqi_mcs.iter_mut().enumerate() {
+            *m = cfg.mcs_table.mcs_from_cqi(k as u8);
+        }
         RadioEnvironment {
+            cqi_thr_db,
+            cqi_mcs,
             load: vec![1.0; cells.len()],
             lambda_m: 299_792_458.0 / cfg.carrier.fc_hz,
             noise_mw: db2lin(noise_dbm),
@@ -488,30 +501,40 @@ impl RadioEnvironment {
             ue.cache_key = Some(key);
             ue.recomputations += 1;
             let fc = self.cfg.carrier.fc_hz;
+            // Sectors of one site listed consecutively share LOS state, path loss and
+            // shadowing: compute those once per site.
+            let mut memo: Option<(usize, Vec3, bool, LinkGeometry, f64, f64)> = None;
             for (c, cell) in self.cells.iter().enumerate() {
-                let los = los_for(cfg, ue, cell, pos, now);
-                let g = LinkGeometry {
-                    d2d_m: cell.position.distance_2d(pos),
-                    d3d_m: cell.position.distance(pos),
-                    h_bs_m: cell.position.z,
-                    h_ut_m: pos.z,
-                    fc_hz: fc,
-                };
-                let pl = self.cfg.pathloss.pathloss_db(los, &g);
-                let sf = if self.cfg.shadowing {
-                    let st = &mut ue.sites[cell.site];
-                    // Gudmundson AR(1) in distance travelled: ρ = exp(−Δd/d_corr).
-                    if let Some(p0) = st.z_pos {
-                        let dd = p0.distance(pos);
-                        if dd > 0.0 {
-                            let rho = (-dd / self.cfg.pathloss.shadowing_corr_distance_m(los)).exp();
-                            st.z = rho * st.z + (1.0 - rho * rho).sqrt() * ue.chan_rng.normal();
-                        }
+                let (los, g, pl, sf) = match memo {
+                    Some((site, p, los, g, pl, sf)) if site == cell.site && p == cell.position => (los, g, pl, sf),
+                    _ => {
+                        let los = los_for(cfg, ue, cell, pos, now);
+                        let g = LinkGeometry {
+                            d2d_m: cell.position.distance_2d(pos),
+                            d3d_m: cell.position.distance(pos),
+                            h_bs_m: cell.position.z,
+                            h_ut_m: pos.z,
+                            fc_hz: fc,
+                        };
+                        let pl = self.cfg.pathloss.pathloss_db(los, &g);
+                        let sf = if self.cfg.shadowing {
+                            let st = &mut ue.sites[cell.site];
+                            // Gudmundson AR(1) in distance travelled: ρ = exp(−Δd/d_corr).
+                            if let Some(p0) = st.z_pos {
+                                let dd = p0.distance(pos);
+                                if dd > 0.0 {
+                                    let rho = (-dd / self.cfg.pathloss.shadowing_corr_distance_m(los)).exp();
+                                    st.z = rho * st.z + (1.0 - rho * rho).sqrt() * ue.chan_rng.normal();
+                                }
+                            }
+                            st.z_pos = Some(pos);
+                            st.z * self.cfg.pathloss.shadowing_sigma_db(los, &g)
+                        } else {
+                            0.0
+                        };
+                        memo = Some((cell.site, cell.position, los, g, pl, sf));
+                        (los, g, pl, sf)
                     }
-                    st.z_pos = Some(pos);
-                    st.z * self.cfg.pathloss.shadowing_sigma_db(los, &g)
-                } else {
-                    0.0
                 };
                 let g_bs = cell.antenna.gain_dbi(cell.position, pos);
                 let bf = if c == ue.serving { self.cfg.bf_gain_db } else { 0.0 };
@@ -575,14 +598,14 @@ impl RadioEnvironment {
         // Periodic CQI measurement (per layer).
         if now >= ue.cqi.next {
             let per_layer = sinr - lin2db(ue.layers as f64);
-            let table = self.cfg.mcs_table;
-            let cqi = cqi_from_sinr(per_layer, table.cqi_table(), self.cfg.gap_db);
+            // Same as phy::cqi_from_sinr, with the thresholds precomputed.
+            let cqi = self.cqi_thr_db.iter().take_while(|&&t| per_layer >= t).count() as u8;
             let rep = CqiReport {
                 rnti: ue.rnti,
                 measured_at: now,
                 available_at: now + ue.cqi.delay,
                 cqi,
-                mcs: table.mcs_from_cqi(cqi),
+                mcs: self.cqi_mcs[cqi as usize],
                 sinr_db: per_layer,
             };
             ue.cqi.pending.push_back(rep);
@@ -757,6 +780,7 @@ mod tests {
         let r = env.cqi_report(3, ms(9)).unwrap();
         assert_eq!(r.measured_at, ms(5));
         assert_eq!(r.mcs, McsTable::Lte.mcs_from_cqi(r.cqi));
+        assert_eq!(r.cqi, crate::phy::cqi_from_sinr(r.sinr_db, crate::phy::CqiTable::Table1, crate::phy::cqi::DEFAULT_GAP_DB));
     }
 
     #[test]
