@@ -486,3 +486,41 @@ fn test_um_random_loss_duplication_reordering() {
         }
     }
 }
+
+#[test]
+fn test_nr_am_lost_middle_segment_nacked_with_so_range() {
+    let cfg = RlcConfig::am_nr(1, 4); // 18-bit SN, t-Reassembly 5 ms, t-StatusProhibit 1 ms
+    let mut tx = RlcEntity::new(cfg.clone());
+    let mut rx = RlcEntity::new(cfg);
+    tx.handle_sdu(ms(0), sdu(7, 1500));
+    let a = tx.tx_opportunity(ms(1), 500); // SN 0 [0, 497)
+    let _lost = tx.tx_opportunity(ms(2), 1000); // SN 0 [497, 1492)
+    let c = tx.tx_opportunity(ms(3), 100); // SN 0 [1492, 1500), poll
+    assert!(c[0].as_data().unwrap().poll);
+    rx.handle_pdu(ms(5), &a[0]);
+    assert_eq!(rx.poll_timeout(), None); // no byte missing before the last byte received
+    rx.handle_pdu(ms(6), &c[0]);
+    // Now bytes 497..1492 are missing before received bytes: t-Reassembly runs to 11 ms.
+    assert_eq!(rx.poll_timeout(), Some(ms(11)));
+    assert_eq!(rx.buffer_status(ms(6)).status_pdu_bytes, 0); // poll waits for RX_Highest_Status
+    rx.handle_timeout(ms(11));
+    // 3 (ACK_SN) + 3 (NACK_SN) + 4 (SOstart, SOend) bytes.
+    assert_eq!(rx.buffer_status(ms(11)).status_pdu_bytes, 10);
+    let st = rx.tx_opportunity(ms(11), 100);
+    assert_eq!(st[0].as_status().unwrap(), &StatusPdu { ack_sn: 1, nacks: vec![Nack { sn: 0, so: Some((497, 1492)) }] });
+    tx.handle_pdu(ms(13), &st[0]);
+    let re = tx.tx_opportunity(ms(14), 2000);
+    let d = re[0].as_data().unwrap();
+    assert_eq!((re[0].bytes, re[0].header_bytes, d.sn, d.so, d.len, d.is_retx, d.last), (1000, 5, 0, 497, 995, true, false));
+    rx.handle_pdu(ms(16), &re[0]);
+    assert_eq!(rx.pop_delivered(), Some(7));
+    // The retransmission emptied the sender's buffers, so it carried a poll: a STATUS is due
+    // once t-StatusProhibit (started at 11 ms) ends at 12 ms.
+    assert!(d.poll);
+    assert_eq!(rx.poll_timeout(), Some(ms(12)));
+    rx.handle_timeout(ms(12));
+    let st = rx.tx_opportunity(ms(12), 100);
+    assert_eq!(st[0].as_status().unwrap(), &StatusPdu { ack_sn: 1, nacks: vec![] });
+    tx.handle_pdu(ms(14), &st[0]);
+    assert_eq!((tx.unacked_sns(), tx.poll_timeout()), (0, None));
+}

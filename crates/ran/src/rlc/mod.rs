@@ -38,7 +38,15 @@
 //! Sequence numbers are kept as unbounded `u64` counters; the wrap-around of the on-air SN is
 //! not modelled, the window (`window_size`, AM_Window_Size = 512 in LTE, 2048 / 131072 in NR)
 //! is enforced instead. In-order delivery is used in both LTE and NR (NR RLC may deliver out of
-//! order and let PDCP reorder; the end result at the PDCP SAP is the same order).
+//! order and let PDCP reorder; for AM the end result at the PDCP SAP is the same order). UM
+//! also delivers in SN order in both layouts, as LTE UM does: a PDU that arrives after
+//! t-Reordering / t-Reassembly moved past its SN is discarded (a TS 38.322 UM receiver would
+//! deliver complete SDUs at once and leave reordering to PDCP).
+//!
+//! t-Reordering / t-Reassembly start condition: LTE starts it when any SN above VR(R) has been
+//! received (36.322 §5.1.3.2.3); NR when RX_Next_Highest > RX_Next + 1, or = RX_Next + 1 with
+//! a byte missing before the last received byte of RX_Next (38.322 §5.2.3.2.3); the same
+//! rules with VR(MS) / RX_Highest_Status decide the restart at expiry.
 
 mod rx;
 mod tx;
@@ -444,5 +452,30 @@ impl RlcEntity {
     /// (for network functions such as the RST tracker). Returns the bytes removed.
     pub fn purge_sdus(&mut self, pred: impl FnMut(u64) -> bool) -> u64 {
         self.tx.purge(pred)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_header_and_status_sizes() {
+        assert_eq!([1, 2, 3, 4, 5, 6].map(lte_li_bytes), [0, 2, 3, 5, 6, 8]);
+        let l = RlcLayout::Lte;
+        assert_eq!(l.data_header_bytes(RlcMode::Am, 1, 0, true), 2);
+        assert_eq!(l.data_header_bytes(RlcMode::Am, 2, 0, false), 6);
+        assert_eq!(l.data_header_bytes(RlcMode::Um, 3, 0, true), 5);
+        assert_eq!(l.status_bytes(0, 0), 2); // 15 bits
+        assert_eq!(l.status_bytes(1, 0), 4); // 27 bits
+        assert_eq!(l.status_bytes(1, 1), 8); // 57 bits
+        assert_eq!(RlcLayout::Nr12.data_header_bytes(RlcMode::Am, 1, 0, false), 2);
+        assert_eq!(RlcLayout::Nr12.data_header_bytes(RlcMode::Am, 1, 10, false), 4);
+        assert_eq!(RlcLayout::Nr18.data_header_bytes(RlcMode::Am, 1, 10, false), 5);
+        assert_eq!(RlcLayout::Nr12.data_header_bytes(RlcMode::Um, 1, 0, true), 1);
+        assert_eq!(RlcLayout::Nr12.data_header_bytes(RlcMode::Um, 1, 0, false), 2);
+        assert_eq!(RlcLayout::Nr12.data_header_bytes(RlcMode::Um, 1, 5, false), 4);
+        assert_eq!(RlcLayout::Nr12.status_bytes(2, 1), 3 + 4 + 4);
+        assert_eq!(RlcLayout::Nr18.status_bytes(2, 1), 3 + 6 + 4);
     }
 }
