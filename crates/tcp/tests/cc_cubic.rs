@@ -250,3 +250,26 @@ fn test_hystart_css_spurious_exit_resumes_slow_start() {
     clock.round(&mut cc, base, base);
     assert_eq!(cc.hystart_phase(), HystartPhase::SlowStart);
 }
+
+/// RFC 9438 §5.8 / Linux CA_EVENT_TX_START: an idle period (nothing in flight) is not counted in
+/// t, so the window resumes where it stopped instead of jumping along W_cubic.
+#[test]
+fn test_idle_period_does_not_advance_the_epoch() {
+    let rtt = Duration::from_millis(100);
+    let mut cc = Cubic::new(&params(false));
+    let mut clock = Clock::new();
+    grow_to(&mut cc, &mut clock, 500.0, rtt);
+    force_loss(&mut cc, &clock);
+    for _ in 0..10 {
+        clock.round(&mut cc, rtt, rtt);
+    }
+    let epoch = cc.epoch_start().unwrap();
+    cc.on_packet_sent(clock.now, MSS64, MSS64 * 400, false);
+    // 5 s idle, then a send with nothing else outstanding.
+    clock.now += Duration::from_secs(5);
+    cc.on_packet_sent(clock.now, MSS64, MSS64, true);
+    assert_eq!(cc.epoch_start().unwrap(), epoch + Duration::from_secs(5));
+    let w = segs(&cc);
+    clock.round(&mut cc, rtt, rtt);
+    assert!(segs(&cc) < w * 1.05, "{} after idle vs {w}", segs(&cc));
+}

@@ -86,6 +86,8 @@ pub struct Cubic {
     /// An RTO fired and no new data has been acknowledged since: a repeated timeout of the same
     /// episode does not reduce ssthresh or W_max again (RFC 5681 §3.1, Linux tcp_enter_loss).
     in_rto_backoff: bool,
+    /// Time of the last transmission, to exclude idle periods from t.
+    last_sent: Option<Time>,
 
     // HyStart++ (RFC 9406).
     hystart: HystartPhase,
@@ -115,6 +117,7 @@ impl Cubic {
             frac_bytes: 0.0,
             min_rtt: Duration::MAX,
             in_rto_backoff: false,
+            last_sent: None,
             hystart: if p.hystart { HystartPhase::SlowStart } else { HystartPhase::Done },
             paced: false,
             window_end_delivered: 0,
@@ -318,6 +321,19 @@ impl CongestionControl for Cubic {
     }
     fn ssthresh(&self) -> u64 {
         self.ssthresh
+    }
+
+    fn on_packet_sent(&mut self, now: Time, bytes: u64, bytes_in_flight: u64, _app_limited: bool) {
+        // Sending resumes after an idle period (nothing else in flight): the idle time does not
+        // count towards t, so W_cubic does not jump (RFC 9438 §5.8; Linux bictcp_cwnd_event
+        // CA_EVENT_TX_START shifts epoch_start by the time since the last send).
+        if bytes_in_flight <= bytes {
+            if let (Some(start), Some(last)) = (self.epoch_start, self.last_sent) {
+                let idle = now.saturating_since(last);
+                self.epoch_start = Some((start + idle).min(now));
+            }
+        }
+        self.last_sent = Some(now);
     }
 
     fn on_ack(&mut self, ack: &AckSample) {
