@@ -174,6 +174,8 @@ pub struct Pair {
     pub events: u64,
     /// Record every packet in `log` (off for benchmarks).
     pub keep_log: bool,
+    /// Extra per-packet delay, uniform in [0, jitter) (reorders packets), with its own stream.
+    pub jitter: Option<(Rng, Duration)>,
 }
 
 impl Pair {
@@ -194,6 +196,7 @@ impl Pair {
             dropped_once: Vec::new(),
             events: 0,
             keep_log: true,
+            jitter: None,
         }
     }
 
@@ -224,7 +227,11 @@ impl Pair {
                 self.link_free[d] = done;
                 if !drop {
                     self.seq += 1;
-                    self.q.push(Ev { t: done + self.delay, seq: self.seq, to_server, pkt: p });
+                    let extra = match &mut self.jitter {
+                        Some((rng, j)) if j.0 > 0 => Duration(rng.below(j.0)),
+                        _ => Duration::ZERO,
+                    };
+                    self.q.push(Ev { t: done + self.delay + extra, seq: self.seq, to_server, pkt: p });
                 }
             }
         }
