@@ -21,6 +21,14 @@ pub struct HarqConfig {
     pub max_retx: u8,
 }
 
+impl HarqConfig {
+    /// `n_processes` processes, feedback `feedback_delay_slots` slots of length `slot` after a
+    /// transmission, `max_retx` retransmissions.
+    pub fn with_slots(n_processes: u8, feedback_delay_slots: u32, slot: Duration, max_retx: u8) -> Self {
+        HarqConfig { n_processes, feedback_delay: slot.saturating_mul(feedback_delay_slots as u64), max_retx }
+    }
+}
+
 impl Default for HarqConfig {
     fn default() -> Self {
         HarqConfig { n_processes: 8, feedback_delay: Duration::from_millis(4), max_retx: 3 }
