@@ -5,6 +5,7 @@
 //! summary (the content of `summary.json`) and the time-series tables. Parquet files and plots
 //! are written by the Python front from these tables.
 
+pub mod cc_compare;
 pub mod common;
 pub mod config;
 mod output;
@@ -30,38 +31,50 @@ pub struct Builtin {
 }
 
 /// The built-in scenarios, in display order.
-pub const BUILTINS: &[Builtin] = &[Builtin {
-    name: "p2p-bulk",
-    description: "One bulk TCP flow over a 50 Mbit/s, 20 ms, 1-BDP drop-tail bottleneck for 30 s",
-    toml: include_str!("../scenarios/p2p-bulk.toml"),
-}];
+pub const BUILTINS: &[Builtin] = &[
+    Builtin {
+        name: "p2p-bulk",
+        description: "One bulk TCP flow over a 50 Mbit/s, 20 ms, 1-BDP drop-tail bottleneck for 30 s",
+        toml: include_str!("../scenarios/p2p-bulk.toml"),
+    },
+    Builtin {
+        name: "cc-compare",
+        description: "NewReno, CUBIC, HighSpeed, BBR and a UDP saturation reference, each alone on the same bottleneck",
+        toml: include_str!("../scenarios/cc-compare.toml"),
+    },
+];
 
 /// Every scenario kind's typed config.
 #[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum ScenarioConfig {
     P2pBulk(p2p_bulk::P2pBulk),
+    CcCompare(cc_compare::CcCompare),
 }
 
 impl ScenarioConfig {
     pub fn name(&self) -> &'static str {
         match self {
             ScenarioConfig::P2pBulk(_) => "p2p-bulk",
+            ScenarioConfig::CcCompare(_) => "cc-compare",
         }
     }
     pub fn seed(&self) -> u64 {
         match self {
             ScenarioConfig::P2pBulk(c) => c.seed,
+            ScenarioConfig::CcCompare(c) => c.base.seed,
         }
     }
     pub fn duration(&self) -> rantcp_core::Duration {
         match self {
             ScenarioConfig::P2pBulk(c) => c.duration.d(),
+            ScenarioConfig::CcCompare(c) => c.base.duration.d(),
         }
     }
     fn output(&self) -> &common::OutputConfig {
         match self {
             ScenarioConfig::P2pBulk(c) => &c.output,
+            ScenarioConfig::CcCompare(c) => &c.base.output,
         }
     }
     /// The effective config as JSON (units written back as strings), echoed in summary.json.
@@ -106,6 +119,11 @@ pub fn load(text: &str, source: &str, overrides: &[(String, String)], seed: Opti
             c.validate()?;
             ScenarioConfig::P2pBulk(c)
         }
+        "cc-compare" => {
+            let c: cc_compare::CcCompare = cc_compare::CcCompare::from_table(table)?;
+            c.validate()?;
+            ScenarioConfig::CcCompare(c)
+        }
         other => return Err(ConfigError::new("scenario", format!("unknown scenario {other:?}; allowed: {}", names.join(", ")))),
     };
     Ok(cfg)
@@ -117,10 +135,11 @@ pub fn config_schema() -> serde_json::Value {
     serde_json::to_value(schema).expect("schema serialises")
 }
 
-/// A run in progress.
+/// A run in progress: one or more independent networks advanced in lockstep (a comparison
+/// scenario runs one network per variant, each labelled).
 pub struct Run {
     cfg: ScenarioConfig,
-    sim: Sim,
+    sims: Vec<(String, Sim)>,
     end: Time,
 }
 
@@ -133,18 +152,23 @@ pub struct RunOutput {
 }
 
 impl Run {
-    /// Build the network. With `out_dir`, pcap files go to `out_dir/pcap/`.
+    /// Build the networks. With `out_dir`, pcap files go to `out_dir/pcap/`.
     pub fn new(cfg: ScenarioConfig, out_dir: Option<&Path>) -> Result<Run, String> {
-        let mut sim = match &cfg {
-            ScenarioConfig::P2pBulk(c) => c.build(c.seed),
+        let mut sims: Vec<(String, Sim)> = match &cfg {
+            ScenarioConfig::P2pBulk(c) => vec![(String::new(), c.build(c.seed))],
+            ScenarioConfig::CcCompare(c) => c.build(),
         };
         let out = cfg.output();
-        sim.set_sample_interval(out.sample_interval.d());
+        for (_, sim) in &mut sims {
+            sim.set_sample_interval(out.sample_interval.d());
+        }
+        let prefixed = |label: &str, n: &str| if label.is_empty() { n.to_string() } else { format!("{label}/{n}") };
+        let all: Vec<String> =
+            sims.iter().flat_map(|(l, s)| s.iface_names().into_iter().map(move |n| prefixed(l, &n))).collect();
         let wanted: Vec<String> = match &out.pcap {
             common::PcapSelection::All(false) => vec![],
-            common::PcapSelection::All(true) => sim.iface_names(),
+            common::PcapSelection::All(true) => all.clone(),
             common::PcapSelection::Some(list) => {
-                let all = sim.iface_names();
                 for n in list {
                     if !all.contains(n) {
                         return Err(format!("output.pcap: no interface named {n:?}; allowed: {}", all.join(", ")));
@@ -155,13 +179,18 @@ impl Run {
         };
         if !wanted.is_empty() {
             let dir = out_dir.ok_or("output.pcap needs an output folder (--out)")?.join("pcap");
-            std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-            for n in &wanted {
-                sim.capture(n, &dir)?;
+            for (label, sim) in &mut sims {
+                let d = if label.is_empty() { dir.clone() } else { dir.join(&*label) };
+                for n in sim.iface_names() {
+                    if wanted.contains(&prefixed(label, &n)) {
+                        std::fs::create_dir_all(&d).map_err(|e| format!("cannot create {}: {e}", d.display()))?;
+                        sim.capture(&n, &d)?;
+                    }
+                }
             }
         }
         let end = Time::ZERO + cfg.duration();
-        Ok(Run { cfg, sim, end })
+        Ok(Run { cfg, sims, end })
     }
 
     pub fn config(&self) -> &ScenarioConfig {
@@ -172,14 +201,18 @@ impl Run {
         self.end
     }
     pub fn now(&self) -> Time {
-        self.sim.now()
+        self.sims.iter().map(|(_, s)| s.now()).min().unwrap_or(Time::ZERO)
     }
     pub fn events(&self) -> u64 {
-        self.sim.events_executed()
+        self.sims.iter().map(|(_, s)| s.events_executed()).sum()
     }
     /// Advance to `until` (clamped to the end). Returns the time reached.
     pub fn step(&mut self, until: Time) -> Result<Time, String> {
-        self.sim.run_until(until.min(self.end))
+        let until = until.min(self.end);
+        for (_, sim) in &mut self.sims {
+            sim.run_until(until)?;
+        }
+        Ok(until)
     }
     /// Run to the end.
     pub fn run_to_end(&mut self) -> Result<(), String> {
@@ -187,12 +220,14 @@ impl Run {
     }
     /// Close captures and compute outputs. `wall_seconds` goes under the `wall` key only.
     pub fn finish(mut self, wall_seconds: f64) -> Result<RunOutput, String> {
-        self.sim.finish()?;
-        Ok(output::collect(&self.cfg, &self.sim, self.end, wall_seconds))
+        for (_, sim) in &mut self.sims {
+            sim.finish()?;
+        }
+        Ok(output::collect(&self.cfg, &self.sims, self.end, wall_seconds))
     }
-    /// The simulator, for tests that inspect it.
-    pub fn sim(&self) -> &Sim {
-        &self.sim
+    /// The networks, for tests that inspect them.
+    pub fn sims(&self) -> &[(String, Sim)] {
+        &self.sims
     }
 }
 

@@ -36,7 +36,47 @@ fn ms(ns: f64) -> f64 {
     r6(ns * 1e-6)
 }
 
-pub(crate) fn collect(cfg: &ScenarioConfig, sim: &Sim, end: Time, wall_seconds: f64) -> crate::RunOutput {
+/// A flow's display name: its own name in a single network; the variant label (or
+/// `label/name` with several flows) in a comparison.
+fn flow_name(label: &str, sim: &Sim, f: usize) -> String {
+    let name = &sim.flow_spec(f).name;
+    match (label.is_empty(), sim.flow_count()) {
+        (true, _) => name.clone(),
+        (false, 1) => label.to_string(),
+        (false, _) => format!("{label}/{name}"),
+    }
+}
+
+pub(crate) fn collect(cfg: &ScenarioConfig, sims: &[(String, Sim)], end: Time, wall_seconds: f64) -> crate::RunOutput {
+    let mut flows = Vec::new();
+    let mut links = Vec::new();
+    let mut events = 0;
+    let mut resets = 0;
+    for (label, sim) in sims {
+        flows.extend(flow_summaries(label, sim, end));
+        links.extend(link_summaries(label, sim));
+        events += sim.events_executed();
+        resets += sim.resets_sent();
+    }
+    let summary = json!({
+        "rantcp_version": env!("CARGO_PKG_VERSION"),
+        "scenario": cfg.name(),
+        "seed": cfg.seed(),
+        "duration_s": end.as_secs_f64(),
+        "events": events,
+        "flows": flows,
+        "links": links,
+        "resets_sent_for_unknown_connections": resets,
+        "config": cfg.to_json(),
+        "wall": {
+            "seconds": wall_seconds,
+            "events_per_second": if wall_seconds > 0.0 { events as f64 / wall_seconds } else { 0.0 },
+        },
+    });
+    crate::RunOutput { summary, tables: vec![flow_table(sims)] }
+}
+
+fn flow_summaries(label: &str, sim: &Sim, end: Time) -> Vec<Value> {
     let mut flows = Vec::new();
     for f in 0..sim.flow_count() {
         let spec = sim.flow_spec(f);
@@ -50,7 +90,7 @@ pub(crate) fn collect(cfg: &ScenarioConfig, sim: &Sim, end: Time, wall_seconds: 
         let active = stop.saturating_since(spec.start).as_secs_f64();
         let goodput = if active > 0.0 { res.delivered_bytes as f64 * 8.0 / active } else { 0.0 };
         let mut o = json!({
-            "name": spec.name,
+            "name": flow_name(label, sim, f),
             "app": kind,
             "cc": cc,
             "goodput_bps": r6(goodput),
@@ -100,12 +140,15 @@ pub(crate) fn collect(cfg: &ScenarioConfig, sim: &Sim, end: Time, wall_seconds: 
         }
         flows.push(o);
     }
-    let links: Vec<Value> = sim
-        .link_reports()
+    flows
+}
+
+fn link_summaries(label: &str, sim: &Sim) -> Vec<Value> {
+    sim.link_reports()
         .into_iter()
         .map(|l| {
             json!({
-                "iface": l.iface,
+                "iface": if label.is_empty() { l.iface } else { format!("{label}/{}", l.iface) },
                 "tx_packets": l.stats.tx_packets,
                 "tx_bytes": l.stats.tx_bytes,
                 "queue_drops": l.stats.queue_drops,
@@ -113,42 +156,29 @@ pub(crate) fn collect(cfg: &ScenarioConfig, sim: &Sim, end: Time, wall_seconds: 
                 "max_backlog_bytes": l.stats.max_backlog_bytes,
             })
         })
-        .collect();
-    let events = sim.events_executed();
-    let summary = json!({
-        "rantcp_version": env!("CARGO_PKG_VERSION"),
-        "scenario": cfg.name(),
-        "seed": cfg.seed(),
-        "duration_s": end.as_secs_f64(),
-        "events": events,
-        "flows": flows,
-        "links": links,
-        "resets_sent_for_unknown_connections": sim.resets_sent(),
-        "config": cfg.to_json(),
-        "wall": {
-            "seconds": wall_seconds,
-            "events_per_second": if wall_seconds > 0.0 { events as f64 / wall_seconds } else { 0.0 },
-        },
-    });
-    crate::RunOutput { summary, tables: vec![flow_table(sim)] }
+        .collect()
 }
 
-fn flow_table(sim: &Sim) -> Table {
+fn flow_table(sims: &[(String, Sim)]) -> Table {
     let mut flow = Vec::new();
     let mut cols: Vec<(String, Column)> = Vec::new();
     macro_rules! col {
         ($name:literal, $variant:ident, $get:expr) => {{
             let mut v = Vec::new();
-            for f in 0..sim.flow_count() {
-                let s = sim.flow_series(f);
-                v.extend($get(s));
+            for (_, sim) in sims {
+                for f in 0..sim.flow_count() {
+                    let s = sim.flow_series(f);
+                    v.extend($get(s));
+                }
             }
             cols.push(($name.to_string(), Column::$variant(v)));
         }};
     }
-    for f in 0..sim.flow_count() {
-        let n = sim.flow_series(f).time_s.len();
-        flow.extend(std::iter::repeat_n(sim.flow_spec(f).name.clone(), n));
+    for (label, sim) in sims {
+        for f in 0..sim.flow_count() {
+            let n = sim.flow_series(f).time_s.len();
+            flow.extend(std::iter::repeat_n(flow_name(label, sim, f), n));
+        }
     }
     cols.push(("flow".into(), Column::Str(flow)));
     use rantcp_net::FlowSeries as S;

@@ -1,0 +1,84 @@
+//! Built-in scenario `cc-compare` (seed 004's comparison on a wired bottleneck): the same
+//! p2p-bulk network run once per congestion controller, plus once with a UDP constant-bit-rate
+//! flow at the bottleneck rate (the "UDP saturation" reference). Each variant is an independent
+//! network with the same seed, so every variant meets the same random loss process.
+//!
+//! ```text
+//!  for cc in controllers:  sender --(access)-- router --(bottleneck)-- receiver   (bulk TCP, cc)
+//!  udp reference:          sender --(access)-- router --(bottleneck)-- receiver   (UDP CBR)
+//! ```
+
+use crate::common::{AppKind, CcName};
+use crate::config::{check, from_table, ConfigError};
+use crate::p2p_bulk::P2pBulk;
+use rantcp_net::Sim;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+fn d_controllers() -> Vec<CcName> {
+    vec![CcName::Newreno, CcName::Cubic, CcName::Highspeed, CcName::Bbr]
+}
+fn d_true() -> bool {
+    true
+}
+
+/// `cc-compare`: every p2p-bulk field, plus the list of controllers and the UDP reference.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct CcCompare {
+    #[serde(flatten)]
+    pub base: P2pBulk,
+    /// Controllers to compare, each in its own run of the network.
+    #[serde(default = "d_controllers")]
+    pub controllers: Vec<CcName>,
+    /// Also run a UDP CBR flow at the bottleneck rate (`flow.udp_rate` overrides the rate).
+    #[serde(default = "d_true")]
+    pub udp_reference: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Extra {
+    #[serde(default = "d_controllers")]
+    controllers: Vec<CcName>,
+    #[serde(default = "d_true")]
+    udp_reference: bool,
+}
+
+impl CcCompare {
+    /// Split the table into this scenario's own keys and the p2p-bulk keys.
+    pub fn from_table(mut table: toml::Table) -> Result<Self, ConfigError> {
+        let mut extra = toml::Table::new();
+        for k in ["controllers", "udp_reference"] {
+            if let Some(v) = table.remove(k) {
+                extra.insert(k.into(), v);
+            }
+        }
+        let e: Extra = from_table(extra)?;
+        let base: P2pBulk = from_table(table)?;
+        Ok(CcCompare { base, controllers: e.controllers, udp_reference: e.udp_reference })
+    }
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        check(!self.controllers.is_empty() || self.udp_reference, "controllers", "must name at least one controller (or keep udp_reference)")?;
+        check(self.base.flow.app == AppKind::Bulk, "flow.app", "must be \"bulk\" in cc-compare (the UDP reference is added by udp_reference)")?;
+        self.base.validate()
+    }
+
+    /// One labelled network per variant.
+    pub fn build(&self) -> Vec<(String, Sim)> {
+        let mut out = Vec::new();
+        for cc in &self.controllers {
+            let mut c = self.base.clone();
+            c.flow.cc = *cc;
+            let label = serde_json::to_value(cc).unwrap().as_str().unwrap().to_string();
+            out.push((label, c.build(c.seed)));
+        }
+        if self.udp_reference {
+            let mut c = self.base.clone();
+            c.flow.app = AppKind::UdpCbr;
+            c.flow.count = 1;
+            out.push(("udp".to_string(), c.build(c.seed)));
+        }
+        out
+    }
+}
