@@ -96,7 +96,7 @@ fn test_cubic_follows_w_cubic_after_single_loss() {
     grow_to(&mut cc, &mut clock, 1000.0, rtt);
     let w_before = segs(&cc);
     force_loss(&mut cc, &clock);
-    // §4.7: ssthresh = cwnd·β, cwnd = ssthresh; §4.6: W_max = cwnd at the loss (first loss).
+    // §4.6: ssthresh = cwnd·β, cwnd = ssthresh; §4.7: W_max = cwnd at the loss (first loss).
     assert!((segs(&cc) - BETA * w_before).abs() < 1.0);
     assert_eq!(cc.ssthresh(), cc.cwnd());
     let w_max = cc.w_max_segments().unwrap();
@@ -152,7 +152,7 @@ fn test_reno_friendly_region_governs_at_short_rtt() {
     assert!((segs(&cc) - expect).abs() / expect < 0.1, "cwnd {} expect {expect}", segs(&cc));
 }
 
-/// RFC 9438 §4.6: a loss below the previous W_max sets W_max = cwnd·(1+β)/2.
+/// RFC 9438 §4.7: a loss below the previous W_max sets W_max = cwnd·(1+β)/2.
 #[test]
 fn test_fast_convergence() {
     let rtt = Duration::from_millis(100);

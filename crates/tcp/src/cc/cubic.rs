@@ -2,7 +2,7 @@
 //!
 //! In congestion avoidance the window follows W_cubic(t) = C·(t − K)³ + W_max (RFC 9438 §4.2),
 //! t measured from the start of the congestion-avoidance epoch, with the Reno-friendly estimate
-//! W_est as a floor (§4.3), fast convergence (§4.6), multiplicative decrease by β_cubic = 0.7
+//! W_est as a floor (§4.3), multiplicative decrease by β_cubic = 0.7 (§4.6), fast convergence
 //! (§4.7) and Reno's timeout response with CUBIC's ssthresh (§4.8). Windows in the cubic
 //! arithmetic are in segments (f64); the exported cwnd is bytes. Slow start is RFC 5681 byte
 //! counting, replaced by HyStart++ (RFC 9406 §4) for the initial slow start when enabled (the
@@ -11,9 +11,9 @@
 use super::{AckSample, CcParams, CongestionControl, CcTrace};
 use rantcp_core::{Duration, Time};
 
-/// RFC 9438 §5.1: C = 0.4 (segments / s³).
+/// RFC 9438 §4.1.1: C = 0.4 (segments / s³).
 pub const C: f64 = 0.4;
-/// RFC 9438 §4.6: β_cubic = 0.7.
+/// RFC 9438 §4.1.1: β_cubic = 0.7 (multiplicative decrease, §4.6).
 pub const BETA: f64 = 0.7;
 /// RFC 9438 §4.3: α_cubic = 3(1 − β)/(1 + β).
 pub const ALPHA: f64 = 3.0 * (1.0 - BETA) / (1.0 + BETA);
@@ -295,16 +295,16 @@ impl Cubic {
         self.cwnd += whole as u64;
     }
 
-    /// RFC 9438 §4.6 fast convergence and §4.7 multiplicative decrease bookkeeping.
+    /// RFC 9438 §4.7 fast convergence and §4.6 multiplicative decrease bookkeeping.
     fn reduce(&mut self) -> u64 {
         let cwnd = self.segs();
-        // §4.6: a loss below the previous W_max means another flow took bandwidth: release more.
+        // §4.7: a loss below the previous W_max means another flow took bandwidth: release more.
         self.w_max = Some(match self.w_max {
             Some(prev) if cwnd < prev => cwnd * (1.0 + BETA) / 2.0,
             _ => cwnd,
         });
         self.cwnd_prior = cwnd;
-        // §4.7: ssthresh = cwnd · β_cubic, at least 2 segments.
+        // §4.6: ssthresh = cwnd · β_cubic, at least 2 segments.
         let ss = ((self.cwnd as f64 * BETA) as u64).max(2 * self.mss);
         self.epoch_start = None;
         self.after_congestion = true;
@@ -376,7 +376,7 @@ impl CongestionControl for Cubic {
     }
 
     fn on_rto(&mut self, _now: Time, _bytes_in_flight: u64, _mss: u32) {
-        // RFC 9438 §4.8: Reno's timeout response (cwnd = 1 loss window) with ssthresh from §4.7.
+        // RFC 9438 §4.8: Reno's timeout response (cwnd = 1 loss window) with ssthresh from §4.6.
         if !self.in_rto_backoff {
             let ss = self.reduce();
             self.ssthresh = ss;
