@@ -524,3 +524,48 @@ fn test_nr_am_lost_middle_segment_nacked_with_so_range() {
     tx.handle_pdu(ms(14), &st[0]);
     assert_eq!((tx.unacked_sns(), tx.poll_timeout()), (0, None));
 }
+
+#[test]
+fn test_poll_pdu_and_poll_byte_thresholds() {
+    // pollPDU = 4: every 4th new PDU polls while data remains (36.322 §5.2.2.1).
+    let mut cfg = RlcConfig::am_lte(1, 3);
+    cfg.poll_pdu = 4;
+    cfg.poll_byte = u64::MAX;
+    let mut tx = RlcEntity::new(cfg);
+    for i in 0..20 {
+        tx.handle_sdu(ms(0), sdu(i, 100));
+    }
+    let polls: Vec<bool> = (0..10).map(|i| tx.tx_opportunity(ms(i), 102)[0].as_data().unwrap().poll).collect();
+    assert_eq!(polls, [false, false, false, true, false, false, false, true, false, false]);
+    assert_eq!(tx.counters().polls_tx, 2);
+
+    // pollByte = 1000: the PDU that brings BYTE_WITHOUT_POLL to ≥ 1000 polls.
+    let mut cfg = RlcConfig::am_lte(1, 3);
+    cfg.poll_pdu = u32::MAX;
+    cfg.poll_byte = 1000;
+    let mut tx = RlcEntity::new(cfg);
+    tx.handle_sdu(ms(0), sdu(0, 10_000));
+    let polls: Vec<bool> = (0..6).map(|i| tx.tx_opportunity(ms(i), 302)[0].as_data().unwrap().poll).collect();
+    assert_eq!(polls, [false, false, false, true, false, false]); // 300, 600, 900, 1200 → poll
+}
+
+#[test]
+fn test_max_retx_threshold_counted() {
+    let mut cfg = RlcConfig::am_lte(1, 3);
+    cfg.max_retx_threshold = 2;
+    let mut tx = RlcEntity::new(cfg);
+    tx.handle_sdu(ms(0), sdu(0, 100));
+    tx.handle_sdu(ms(0), sdu(1, 100));
+    tx.tx_opportunity(ms(1), 102);
+    tx.tx_opportunity(ms(2), 102);
+    let nack0 = RlcPdu { bytes: 4, header_bytes: 4, body: RlcPduBody::Status(StatusPdu { ack_sn: 2, nacks: vec![Nack { sn: 0, so: None }] }) };
+    // RETX_COUNT: 0 on the first NACK, then 1, 2 → threshold reached once.
+    for k in 0..4u64 {
+        tx.handle_pdu(ms(10 + 10 * k), &nack0);
+        assert_eq!(tx.tx_opportunity(ms(11 + 10 * k), 200)[0].as_data().unwrap().sn, 0);
+        assert_eq!(tx.counters().max_retx_reached, if k >= 2 { 1 } else { 0 }, "k = {k}");
+    }
+    assert_eq!(tx.counters().retx_pdus, 4);
+    // SN 1 was acknowledged, SN 0 is still outstanding.
+    assert_eq!(tx.unacked_sns(), 2);
+}
