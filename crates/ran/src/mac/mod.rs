@@ -4,6 +4,13 @@
 //! uplink grant sizing from the reported buffer), plus the UE's per-bearer uplink FIFO that
 //! network functions may edit.
 //!
+//! * [`harq`]: [`harq::HarqEntity`] — processes, feedback delay, max retransmissions.
+//! * [`sched`]: [`sched::Scheduler`] (RR / PF / max-rate, PRBs, PDCCH budget) → [`sched::Allocation`].
+//! * [`mux`]: splitting a downlink TB among logical channels → [`sap::TxOpportunity`]s.
+//! * [`ul`]: UE side [`ul::UeUlMac`] (SR, BSR, multiplexing, BSR enhancement option), the
+//!   uplink FIFO [`ul::UlQueue`] with its [`ul::UlBufferHook`], and eNB side
+//!   [`ul::UlScheduler`] / [`ul::UlBufferTracker`].
+//!
 //! The MAC never calls the PHY: per-UE achievable bytes per PRB, TBS and CQI come in as plain
 //! numbers, and outputs are values ([`sap::TxOpportunity`], [`sched::Allocation`],
 //! [`sap::UlGrant`], [`ul::UlTransmission`]).
