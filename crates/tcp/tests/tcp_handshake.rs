@@ -288,3 +288,89 @@ fn test_syn_received_retransmitted_syn_gets_synack_again() {
     assert_eq!(tcp(&one(&mut s2, ms(1000))).flags, TcpFlags::SYN | TcpFlags::ACK);
     assert_eq!(s2.poll_timeout(), Some(ms(3000)));
 }
+
+#[test]
+fn test_fin_wait_2_still_receives_data_half_close() {
+    let (mut c, mut s) = established(cfg(true), cfg(true));
+    c.close();
+    let fin = one(&mut c, ms(40));
+    deliver(&mut s, ms(50), &fin);
+    let a = one(&mut s, ms(50));
+    deliver(&mut c, ms(60), &a);
+    assert_eq!(c.state(), State::FinWait2);
+    // CLOSE-WAIT may still send; FIN-WAIT-2 receives and ACKs (two full segments).
+    assert_eq!(s.send(2000), 2000);
+    let v = drain(&mut s, ms(70));
+    assert_eq!(v.len(), 2);
+    for p in &v {
+        deliver(&mut c, ms(80), p);
+    }
+    let a = one(&mut c, ms(80));
+    assert_eq!((tcp(&a).seq, tcp(&a).ack), (CISS + 2, SISS + 1 + 2000));
+    assert_eq!(c.recv(u64::MAX), 2000);
+    assert_eq!(c.state(), State::FinWait2);
+}
+
+#[test]
+fn test_time_wait_reacks_retransmitted_fin_and_restarts_timer() {
+    let (mut c, mut s) = established(cfg(true), cfg(true));
+    c.close();
+    let fin = one(&mut c, ms(40));
+    deliver(&mut s, ms(50), &fin);
+    s.close();
+    let v = drain(&mut s, ms(50));
+    assert_eq!(v.len(), 1, "ACK piggybacked on the FIN");
+    assert_eq!(tcp(&v[0]).flags, TcpFlags::FIN | TcpFlags::ACK);
+    deliver(&mut c, ms(60), &v[0]);
+    assert_eq!(c.state(), State::TimeWait);
+    one(&mut c, ms(60)); // final ACK, lost
+    // The server's FIN is retransmitted at its RTO; TIME-WAIT ACKs it and restarts 2 MSL.
+    s.handle_timeout(ms(250));
+    let fin2 = one(&mut s, ms(250));
+    deliver(&mut c, ms(260), &fin2);
+    let a = one(&mut c, ms(260));
+    assert_eq!((tcp(&a).seq, tcp(&a).ack, tcp(&a).flags), (CISS + 2, SISS + 2, TcpFlags::ACK));
+    assert_eq!(c.poll_timeout(), Some(ms(260) + MSL.saturating_mul(2)));
+    deliver(&mut s, ms(270), &a);
+    assert_eq!(s.state(), State::Closed);
+}
+
+#[test]
+fn test_syn_sent_rst_with_acceptable_ack_closes() {
+    let mut c = Endpoint::connect(ms(0), CLIENT, SERVER, CISS, cfg(true));
+    let syn = one(&mut c, ms(0));
+    // A host with no listener answers the SYN with RST|ACK.
+    let r = reset_for(&syn.ip, tcp(&syn), 0).unwrap();
+    assert_eq!((tcp(&r).seq, tcp(&r).ack, tcp(&r).flags), (0, CISS + 1, TcpFlags::RST | TcpFlags::ACK));
+    deliver(&mut c, ms(10), &r);
+    assert_eq!(c.state(), State::Closed);
+    assert!(c.was_reset());
+    assert_eq!(c.poll_timeout(), None);
+    none(&mut c, ms(10));
+}
+
+#[test]
+fn test_abort_sends_rst_at_snd_nxt() {
+    let (mut c, mut s) = established(cfg(true), cfg(true));
+    c.send(3000);
+    drain(&mut c, ms(40));
+    c.abort();
+    assert_eq!(c.state(), State::Closed);
+    let r = one(&mut c, ms(41));
+    assert_eq!((tcp(&r).seq, tcp(&r).flags), (CISS + 1 + 3000, TcpFlags::RST));
+    assert_eq!(c.poll_timeout(), None);
+    // The server has not received the data (lost): RST seq is beyond RCV.NXT, inside the
+    // window: challenge ACK (RFC 5961 §3.2), the connection survives.
+    deliver(&mut s, ms(50), &r);
+    assert_eq!(s.state(), State::Established);
+    let a = one(&mut s, ms(50));
+    assert_eq!(tcp(&a).flags, TcpFlags::ACK);
+    // ...and that challenge ACK to the closed client draws a RST with SEQ = SEG.ACK, which
+    // matches RCV.NXT and resets the server.
+    deliver(&mut c, ms(60), &a);
+    let r2 = one(&mut c, ms(60));
+    assert_eq!((tcp(&r2).seq, tcp(&r2).flags), (CISS + 1, TcpFlags::RST));
+    deliver(&mut s, ms(70), &r2);
+    assert_eq!(s.state(), State::Closed);
+    assert!(s.was_reset());
+}

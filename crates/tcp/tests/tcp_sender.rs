@@ -312,3 +312,23 @@ fn test_established_sack_rule3_resends_tail_hole_without_rto() {
     assert!(!c.info().in_recovery);
     assert_eq!((c.stats().retrans_segments, c.stats().rtos), (2, 0));
 }
+
+#[test]
+fn test_established_small_window_sws_then_persist_forces_send() {
+    // The peer offers 592 bytes (< MSS and < half the largest window it offered): sender SWS
+    // avoidance holds the data; the persist timer then forces out what fits
+    // (RFC 9293 §3.8.6.2.1 (d)).
+    let (mut c, _s) = established(cfg(true), cfg(true));
+    c.send(1000);
+    one(&mut c, ms(40));
+    ack(&mut c, ms(60), 1000, 37, &[]); // 37 << 4 = 592 bytes
+    assert_eq!(c.info().peer_rwin, 592);
+    c.send(5000);
+    none(&mut c, ms(60));
+    assert_eq!(c.poll_timeout(), Some(ms(260)));
+    c.handle_timeout(ms(260));
+    let p = one(&mut c, ms(260));
+    assert_eq!((coff(&p), p.payload_len), (1000, 592));
+    assert_eq!(c.stats().persist_probes, 0, "a forced data segment is not a probe");
+    assert_eq!(c.poll_timeout(), Some(ms(460)), "RTO now covers the data");
+}
