@@ -1,6 +1,6 @@
 //! BBR v1 congestion control, as Linux `net/ipv4/tcp_bbr.c` behaves, with
 //! draft-cardwell-iccrg-bbr-congestion-control-00 as the written reference (section numbers
-//! below are the draft's).
+//! below are the draft's, with the section title where it helps to find it).
 //!
 //! The model: BtlBw = windowed max of delivery-rate samples over 10 packet-timed rounds (§4.1.1),
 //! RTprop = min RTT over 10 s (§4.1.2); pacing rate = pacing_gain · BtlBw · (1 − 1 % margin)
@@ -11,36 +11,40 @@
 //! slow-starts up to the target, and restores the pre-recovery cwnd on exit (§4.2.3.4, Linux
 //! `bbr_set_cwnd_to_recover_or_restore`).
 //!
-//! Simplifications relative to Linux, all documented: no TSO/GSO in the simulator, so the
-//! quantization budget is 3 segments (`bbr_tso_segs_goal` = 1); the long-term policer model
-//! (`lt_bw`) is not modelled. The ACK-aggregation cwnd bonus (Linux `bbr_update_ack_aggregation`,
-//! which matters on cellular links whose MAC/RLC deliver ACKs in bursts) is;
-//! EDT "in network at departure" corrections reduce to the in-flight count plus one segment while
-//! probing. Linux marks the sender app-limited during PROBE_RTT; since the endpoint owns that
-//! marking, BBR treats samples of packets sent during PROBE_RTT as app-limited itself.
+//! Simplifications relative to Linux: there is no TSO/GSO in the simulator, so the quantization
+//! budget is 3 segments (`bbr_tso_segs_goal` = 1); the long-term policer model (`lt_bw`) is not
+//! modelled; EDT "in network at departure" corrections reduce to the in-flight count plus one
+//! segment while probing. Linux marks the sender app-limited during PROBE_RTT; since the endpoint
+//! owns that marking, BBR treats samples of packets sent during PROBE_RTT as app-limited itself.
+//! The ACK-aggregation cwnd bonus (Linux `bbr_update_ack_aggregation`) is modelled: cellular
+//! MAC/RLC layers deliver ACKs in bursts.
+//!
+//! Inputs it relies on: a [`super::RateSample`] on every ACK that delivers data (round counting,
+//! BtlBw), `AckSample::rtt` with Karn's rule applied (RTprop), `in_recovery` / `newly_lost` and
+//! the recovery hooks (packet conservation), and `on_packet_sent` (idle restart).
 
 use super::{AckSample, CcParams, CcTrace, CongestionControl};
 use rantcp_core::{entity_id, Duration, Rng, Time};
 
-/// §4.3.1.1: high gain 2/ln 2 ≈ 2.885, the smallest that doubles the delivery rate per round.
+/// §4.3.2 "Startup": high gain 2/ln 2 ≈ 2.885, the smallest that doubles the delivery rate per round.
 pub const HIGH_GAIN: f64 = 2.0 / std::f64::consts::LN_2;
-/// §4.3.2: DRAIN pacing gain, the inverse of STARTUP's.
+/// §4.3.3 "Drain": DRAIN pacing gain, the inverse of STARTUP's.
 pub const DRAIN_GAIN: f64 = 1.0 / HIGH_GAIN;
-/// §4.3.3: PROBE_BW cwnd gain.
+/// §4.3.4 "ProbeBW": PROBE_BW cwnd gain.
 pub const CWND_GAIN: f64 = 2.0;
-/// §4.3.3: the PROBE_BW pacing-gain cycle.
+/// §4.3.4 "ProbeBW": the PROBE_BW pacing-gain cycle.
 pub const PACING_GAIN_CYCLE: [f64; 8] = [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
-/// §4.1.1: BtlBw filter window, in packet-timed rounds (Linux `bbr_bw_rtts` = CYCLE_LEN + 2).
+/// §4.1.1 "BBR.BtlBw": BtlBw filter window, in packet-timed rounds (Linux `bbr_bw_rtts` = CYCLE_LEN + 2).
 pub const BW_FILTER_ROUNDS: u64 = 10;
-/// §4.1.2: RTprop filter window.
+/// §4.1.2 "BBR.RTprop": RTprop filter window.
 pub const MIN_RTT_WINDOW: Duration = Duration::from_secs(10);
-/// §4.3.4: minimum time in PROBE_RTT.
+/// §4.3.5 "ProbeRTT": minimum time in PROBE_RTT.
 pub const PROBE_RTT_DURATION: Duration = Duration::from_millis(200);
-/// §4.3.4 / Linux `bbr_cwnd_min_target`: 4 segments.
+/// §4.2.3.3 "Minimum cwnd for Pipelining" / Linux `bbr_cwnd_min_target`: 4 segments.
 pub const MIN_CWND_SEGMENTS: u64 = 4;
 /// Linux `bbr_pacing_margin_percent`: pace 1 % below the estimated bandwidth.
 pub const PACING_MARGIN: f64 = 0.01;
-/// §4.3.1.2: STARTUP exits after this many rounds without 25 % BtlBw growth.
+/// §4.3.2.2 "Estimating when Startup has filled the pipe": STARTUP exits after this many rounds without 25 % BtlBw growth.
 pub const FULL_BW_ROUNDS: u32 = 3;
 pub const FULL_BW_THRESH: f64 = 1.25;
 
@@ -246,7 +250,7 @@ impl Bbr {
         self.round_count
     }
 
-    /// §4.2.1 / Linux `bbr_init_pacing_rate_from_rtt`: high_gain · initial cwnd / RTT, with a
+    /// §4.2.1 "Pacing Rate" / Linux `bbr_init_pacing_rate_from_rtt`: high_gain · initial cwnd / RTT, with a
     /// nominal 1 ms RTT before the first sample.
     fn init_pacing_rate(&mut self, srtt: Duration) {
         let rtt = if srtt > Duration::ZERO {
@@ -270,7 +274,7 @@ impl Bbr {
         }
     }
 
-    /// §4.2.3.2 / Linux `bbr_bdp`: ceil(bw · min_rtt · gain) in segments.
+    /// §4.2.3.2 "Target cwnd" / Linux `bbr_bdp`: ceil(bw · min_rtt · gain) in segments.
     fn bdp_segments(&self, bw: f64, gain: f64) -> u64 {
         if self.min_rtt == Duration::MAX {
             return self.initial_cwnd_segments;
@@ -309,7 +313,7 @@ impl Bbr {
         }
     }
 
-    /// §4.1.1.3 / Linux `bbr_update_bw`: round counting and the BtlBw max filter.
+    /// §4.1.1.3 "Tracking Time for the BtlBw Max Filter" / Linux `bbr_update_bw`: round counting and the BtlBw max filter.
     fn update_bw(&mut self, ack: &AckSample) {
         self.round_start = false;
         let Some(rs) = ack.rate else { return };
@@ -323,7 +327,7 @@ impl Bbr {
             self.packet_conservation = false;
         }
         let bw = rs.delivered as f64 / rs.interval.as_secs_f64();
-        // §4.1.1.4: app-limited samples only count when they raise the estimate.
+        // §4.1.1.4 "BtlBw and Application-limited Delivery Rate Samples": app-limited samples only count when they raise the estimate.
         if !self.sample_app_limited(&rs) || bw >= self.bw.get() {
             self.bw.update(BW_FILTER_ROUNDS, self.round_count, bw);
         }
@@ -380,7 +384,7 @@ impl Bbr {
         self.extra_acked[0].max(self.extra_acked[1])
     }
 
-    /// §4.3.3 / Linux `bbr_is_next_cycle_phase`.
+    /// §4.3.4 "ProbeBW" / Linux `bbr_is_next_cycle_phase`.
     fn is_next_cycle_phase(&self, ack: &AckSample) -> bool {
         let full_length = ack.now.saturating_since(self.cycle_stamp) > self.min_rtt;
         if self.pacing_gain == 1.0 {
@@ -416,7 +420,7 @@ impl Bbr {
         }
     }
 
-    /// §4.3.1.2 / Linux `bbr_check_full_bw_reached`.
+    /// §4.3.2.2 / Linux `bbr_check_full_bw_reached`.
     fn check_full_bw_reached(&mut self, ack: &AckSample) {
         let app_limited = ack.rate.map(|rs| self.sample_app_limited(&rs)).unwrap_or(false);
         if self.full_bw_reached || !self.round_start || app_limited {
@@ -432,7 +436,7 @@ impl Bbr {
         self.full_bw_reached = self.full_bw_count >= FULL_BW_ROUNDS;
     }
 
-    /// §4.3.2 / Linux `bbr_check_drain`.
+    /// §4.3.3 "Drain" / Linux `bbr_check_drain`.
     fn check_drain(&mut self, ack: &AckSample) {
         let bw = self.bw.get();
         if self.mode == Mode::Startup && self.full_bw_reached {
@@ -457,7 +461,7 @@ impl Bbr {
         self.reset_mode(now);
     }
 
-    /// §4.1.2 + §4.3.4 / Linux `bbr_update_min_rtt`.
+    /// §4.1.2 + §4.3.5 "ProbeRTT" / Linux `bbr_update_min_rtt`.
     fn update_min_rtt(&mut self, ack: &AckSample) {
         let now = ack.now;
         let expired = now > self.min_rtt_stamp + MIN_RTT_WINDOW;
@@ -510,7 +514,7 @@ impl Bbr {
         self.cwnd_gain = c;
     }
 
-    /// §4.2.3.4 / Linux `bbr_set_cwnd_to_recover_or_restore`. Returns the cwnd to use and
+    /// §4.2.3.4 "Modulating cwnd in Loss Recovery" / Linux `bbr_set_cwnd_to_recover_or_restore`. Returns the cwnd to use and
     /// whether packet conservation applies.
     fn recover_or_restore(&mut self, ack: &AckSample) -> (u64, bool) {
         let mut cwnd = self.cwnd;
@@ -544,7 +548,7 @@ impl Bbr {
         (cwnd, false)
     }
 
-    /// §4.2.3 / Linux `bbr_set_cwnd`.
+    /// §4.2.3 "Congestion Window" / Linux `bbr_set_cwnd`.
     fn set_cwnd(&mut self, ack: &AckSample, bw: f64) {
         let acked = ack.bytes_acked;
         if acked > 0 {
