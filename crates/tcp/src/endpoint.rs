@@ -22,6 +22,11 @@
 //!   cwnd allows (go-back-N over the holes); a new fast recovery cannot start until the RTO's
 //!   recovery point is acknowledged (RFC 6582 §3.2 step 1, RFC 6675 §5.1).
 //! * A listening endpoint becomes the connection: the first SYN turns it into SYN-RECEIVED.
+//! * The FIN rides on the last data segment when the application closed before it went out
+//!   (Linux/ns-3 behaviour); otherwise it is a segment of its own.
+//! * Loss recovery is RFC 6675 with NextSeg rules 1–3 when SACK is negotiated, RFC 6582
+//!   otherwise; there is no RACK/TLP, no PRR, no D-SACK undo and no PAWS, so a lost
+//!   retransmission is repaired by the RTO.
 
 mod rtt;
 
@@ -1567,6 +1572,14 @@ impl Endpoint {
         let mut flags = TcpFlags::ACK;
         if start + len as u64 >= self.app_end {
             flags |= TcpFlags::PSH;
+            // The FIN rides on the last data segment (and on its retransmissions), as in
+            // Linux and ns-3.
+            if self.fin_queued && matches!(self.state, State::FinWait1 | State::LastAck | State::Closing) {
+                flags |= TcpFlags::FIN;
+                self.fin_sent = true;
+                self.fin_rtx = false;
+                self.snd_max = self.snd_max.max(self.app_end + 1);
+            }
         }
         let pkt = self.build(now, start, flags, len);
         self.stats.data_segments_sent += 1;
