@@ -13,7 +13,13 @@ const MSS: u32 = 1448;
 const MSS64: u64 = MSS as u64;
 
 fn params(seed: u64) -> CcParams {
-    CcParams { kind: CcKind::Bbr, mss: MSS, initial_cwnd_segments: 10, hystart: false, seed }
+    CcParams {
+        kind: CcKind::Bbr,
+        mss: MSS,
+        initial_cwnd_segments: 10,
+        hystart: false,
+        seed,
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -89,7 +95,11 @@ impl Path {
         while self.now < until {
             let next_ack = self.inflight.front().map(|p| p.ack_at).unwrap_or(Time::MAX);
             let can_send = self.bytes_in_flight() + MSS64 <= cc.cwnd();
-            let next_send = if can_send { self.next_send.max(self.now) } else { Time::MAX };
+            let next_send = if can_send {
+                self.next_send.max(self.now)
+            } else {
+                Time::MAX
+            };
             if next_ack <= next_send {
                 self.now = next_ack;
                 self.ack(cc, log);
@@ -121,9 +131,7 @@ impl Path {
         if self.ack_batch > Duration::ZERO {
             ack_at = Time(ack_at.0.div_ceil(self.ack_batch.0) * self.ack_batch.0);
         }
-        let ack_at = ack_at.max(
-            self.inflight.back().map(|p| p.ack_at).unwrap_or(Time::ZERO),
-        );
+        let ack_at = ack_at.max(self.inflight.back().map(|p| p.ack_at).unwrap_or(Time::ZERO));
         self.inflight.push_back(Pkt {
             sent: now,
             ack_at,
@@ -148,7 +156,11 @@ impl Path {
         self.first_sent_time = p.sent;
         let rtt = now.saturating_since(p.sent);
         self.min_rtt = self.min_rtt.min(rtt);
-        self.srtt = if self.srtt == Duration::ZERO { rtt } else { Duration((self.srtt.0 * 7 + rtt.0) / 8) };
+        self.srtt = if self.srtt == Duration::ZERO {
+            rtt
+        } else {
+            Duration((self.srtt.0 * 7 + rtt.0) / 8)
+        };
         let interval = send_elapsed.max(ack_elapsed);
         let rs = RateSample {
             delivered: self.delivered - p.delivered,
@@ -180,7 +192,11 @@ impl Path {
 
 fn delivered_at(log: &Log, t: Time) -> u64 {
     let i = log.delivered.partition_point(|(at, _)| *at <= t);
-    if i == 0 { 0 } else { log.delivered[i - 1].1 }
+    if i == 0 {
+        0
+    } else {
+        log.delivered[i - 1].1
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -306,19 +322,37 @@ fn test_path_startup_drain_probe_bw_and_utilisation() {
     let mut log = Log::default();
     path.run(&mut cc, Time::from_secs(8), &mut log);
     let seq: Vec<Mode> = log.modes.iter().map(|m| m.1).collect();
-    assert_eq!(&seq[..3], &[Mode::Startup, Mode::Drain, Mode::ProbeBw], "{:?}", log.modes);
+    assert_eq!(
+        &seq[..3],
+        &[Mode::Startup, Mode::Drain, Mode::ProbeBw],
+        "{:?}",
+        log.modes
+    );
     let drain_at = log.modes[1].0;
     assert!(drain_at < Time::from_millis(800), "startup took {drain_at}");
     // Steady state from 2 s to 8 s: goodput and RTT.
     let (t0, t1) = (Time::from_secs(2), Time::from_secs(8));
     let bytes = delivered_at(&log, t1) - delivered_at(&log, t0);
     let goodput = bytes as f64 * 8.0 / (t1 - t0).as_secs_f64();
-    let rtts: Vec<f64> = log.rtts.iter().filter(|(t, _)| *t >= t0).map(|(_, r)| r.as_secs_f64()).collect();
+    let rtts: Vec<f64> = log
+        .rtts
+        .iter()
+        .filter(|(t, _)| *t >= t0)
+        .map(|(_, r)| r.as_secs_f64())
+        .collect();
     let mean_rtt = rtts.iter().sum::<f64>() / rtts.len() as f64;
     let min_rtt = path.min_rtt.as_secs_f64();
-    println!("goodput {:.1} Mbit/s, mean RTT {:.2} ms, min {:.2} ms", goodput / 1e6, mean_rtt * 1e3, min_rtt * 1e3);
+    println!(
+        "goodput {:.1} Mbit/s, mean RTT {:.2} ms, min {:.2} ms",
+        goodput / 1e6,
+        mean_rtt * 1e3,
+        min_rtt * 1e3
+    );
     assert!(goodput >= 0.90 * 100e6, "goodput {goodput}");
-    assert!(mean_rtt <= 1.3 * min_rtt, "mean RTT {mean_rtt} vs min {min_rtt}");
+    assert!(
+        mean_rtt <= 1.3 * min_rtt,
+        "mean RTT {mean_rtt} vs min {min_rtt}"
+    );
     let tr = cc.trace();
     assert_eq!(tr.bbr_mode, Some(2));
     let btl = tr.bbr_btl_bw_bps.unwrap();
@@ -345,7 +379,10 @@ fn test_probe_bw_gain_cycle_order_and_random_start() {
     firsts.sort();
     firsts.dedup();
     assert!(firsts.len() >= 3, "start phases {firsts:?}");
-    assert_eq!(PACING_GAIN_CYCLE, [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]);
+    assert_eq!(
+        PACING_GAIN_CYCLE,
+        [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]
+    );
 }
 
 /// The path's RTT grows by 1 ms at 3 s (a route change), so the 40 ms min-RTT sample goes
@@ -355,25 +392,67 @@ fn test_probe_bw_gain_cycle_order_and_random_start() {
 fn test_probe_rtt_when_min_rtt_is_10s_stale() {
     let mut cc = Bbr::new(&params(3));
     let mut path = Path::new(20_000_000, Duration::from_millis(40));
-    path.extra_rtt = |t| if t >= Time::from_secs(3) { Duration::from_millis(1) } else { Duration::ZERO };
+    path.extra_rtt = |t| {
+        if t >= Time::from_secs(3) {
+            Duration::from_millis(1)
+        } else {
+            Duration::ZERO
+        }
+    };
     let mut log = Log::default();
     path.run(&mut cc, Time::from_secs(15), &mut log);
     // The min-RTT filter is refreshed by samples at or below its minimum (Linux `<=`).
-    let old_min = log.rtts.iter().filter(|(t, _)| *t < Time::from_secs(3)).map(|(_, r)| *r).min().unwrap();
-    let last_old_min = log.rtts.iter().filter(|(_, r)| *r <= old_min).map(|(t, _)| *t).max().unwrap();
-    let enter = log.modes.iter().find(|m| m.1 == Mode::ProbeRtt).expect("PROBE_RTT").0;
-    let exit = log.modes.iter().find(|m| m.0 > enter && m.1 != Mode::ProbeRtt).expect("exit").0;
+    let old_min = log
+        .rtts
+        .iter()
+        .filter(|(t, _)| *t < Time::from_secs(3))
+        .map(|(_, r)| *r)
+        .min()
+        .unwrap();
+    let last_old_min = log
+        .rtts
+        .iter()
+        .filter(|(_, r)| *r <= old_min)
+        .map(|(t, _)| *t)
+        .max()
+        .unwrap();
+    let enter = log
+        .modes
+        .iter()
+        .find(|m| m.1 == Mode::ProbeRtt)
+        .expect("PROBE_RTT")
+        .0;
+    let exit = log
+        .modes
+        .iter()
+        .find(|m| m.0 > enter && m.1 != Mode::ProbeRtt)
+        .expect("exit")
+        .0;
     println!("last old-min sample {last_old_min}, PROBE_RTT {enter} .. {exit}");
     let stale = enter.saturating_since(last_old_min);
-    assert!(stale >= Duration::from_secs(10) && stale < Duration::from_millis(10_100), "{stale}");
-    assert!(exit - enter >= Duration::from_millis(200), "{}", exit - enter);
-    assert!(exit - enter < Duration::from_millis(400), "{}", exit - enter);
+    assert!(
+        stale >= Duration::from_secs(10) && stale < Duration::from_millis(10_100),
+        "{stale}"
+    );
+    assert!(
+        exit - enter >= Duration::from_millis(200),
+        "{}",
+        exit - enter
+    );
+    assert!(
+        exit - enter < Duration::from_millis(400),
+        "{}",
+        exit - enter
+    );
     for (t, c) in &log.cwnds {
         if *t > enter && *t < exit {
             assert!(*c <= 4 * MSS64, "cwnd {c} at {t}");
         }
     }
-    assert_eq!(log.modes.iter().find(|m| m.0 >= exit).unwrap().1, Mode::ProbeBw);
+    assert_eq!(
+        log.modes.iter().find(|m| m.0 >= exit).unwrap().1,
+        Mode::ProbeBw
+    );
     assert!(cc.min_rtt().unwrap() >= Duration::from_millis(41));
 }
 
@@ -389,7 +468,13 @@ fn test_ack_aggregation_adds_extra_acked_to_cwnd() {
         let mut log = Log::default();
         path.run(&mut cc, Time::from_secs(6), &mut log);
         let bytes = delivered_at(&log, Time::from_secs(6)) - delivered_at(&log, Time::from_secs(3));
-        let max_cwnd = log.cwnds.iter().filter(|(t, _)| *t > Time::from_secs(3)).map(|c| c.1).max().unwrap();
+        let max_cwnd = log
+            .cwnds
+            .iter()
+            .filter(|(t, _)| *t > Time::from_secs(3))
+            .map(|c| c.1)
+            .max()
+            .unwrap();
         (cc.extra_acked_bytes(), max_cwnd, bytes as f64 * 8.0 / 3.0)
     };
     let (extra0, cwnd0, _) = run(0);
@@ -397,8 +482,14 @@ fn test_ack_aggregation_adds_extra_acked_to_cwnd() {
     let batch_bytes = 20e6 / 8.0 * 0.010;
     println!("no batching: extra {extra0} cwnd {cwnd0}; 10 ms batches: extra {extra} cwnd {cwnd}, {goodput:.0} bit/s");
     assert!(extra0 < 4 * MSS64, "{extra0}");
-    assert!((extra as f64) > 0.8 * batch_bytes && (extra as f64) < 2.2 * batch_bytes, "{extra} vs {batch_bytes}");
-    assert!(cwnd >= cwnd0 + (0.8 * batch_bytes) as u64, "{cwnd} vs {cwnd0}");
+    assert!(
+        (extra as f64) > 0.8 * batch_bytes && (extra as f64) < 2.2 * batch_bytes,
+        "{extra} vs {batch_bytes}"
+    );
+    assert!(
+        cwnd >= cwnd0 + (0.8 * batch_bytes) as u64,
+        "{cwnd} vs {cwnd0}"
+    );
     assert!(goodput > 0.95 * 20e6, "{goodput}");
 }
 
@@ -459,8 +550,16 @@ fn test_no_probe_rtt_while_min_rtt_keeps_being_met() {
     let mut path = Path::new(20_000_000, Duration::from_millis(40));
     let mut log = Log::default();
     path.run(&mut cc, Time::from_secs(22), &mut log);
-    assert!(!log.modes.iter().any(|m| m.1 == Mode::ProbeRtt), "{:?}", log.modes);
+    assert!(
+        !log.modes.iter().any(|m| m.1 == Mode::ProbeRtt),
+        "{:?}",
+        log.modes
+    );
     let min = path.min_rtt;
-    let late = log.rtts.iter().filter(|(t, r)| *t > Time::from_secs(12) && *r <= min).count();
+    let late = log
+        .rtts
+        .iter()
+        .filter(|(t, r)| *t > Time::from_secs(12) && *r <= min)
+        .count();
     assert!(late > 1000, "{late}");
 }

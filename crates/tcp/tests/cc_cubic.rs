@@ -10,7 +10,13 @@ const MSS: u32 = 1448;
 const MSS64: u64 = MSS as u64;
 
 fn params(hystart: bool) -> CcParams {
-    CcParams { kind: CcKind::Cubic, mss: MSS, initial_cwnd_segments: 10, hystart, ..CcParams::default() }
+    CcParams {
+        kind: CcKind::Cubic,
+        mss: MSS,
+        initial_cwnd_segments: 10,
+        hystart,
+        ..CcParams::default()
+    }
 }
 
 struct Clock {
@@ -22,7 +28,11 @@ struct Clock {
 
 impl Clock {
     fn new() -> Self {
-        Clock { now: Time::ZERO, delivered: 0, prev: (0, 1) }
+        Clock {
+            now: Time::ZERO,
+            delivered: 0,
+            prev: (0, 1),
+        }
     }
 
     /// One round trip of `rtt`: acknowledge cwnd (at the round start) segment by segment, each
@@ -106,14 +116,23 @@ fn test_cubic_follows_w_cubic_after_single_loss() {
     loop {
         clock.round(&mut cc, rtt, rtt);
         let epoch = cc.epoch_start().expect("congestion avoidance started");
-        assert!((cc.k_seconds() - k).abs() < 1e-9, "K = {} vs {k}", cc.k_seconds());
+        assert!(
+            (cc.k_seconds() - k).abs() < 1e-9,
+            "K = {} vs {k}",
+            cc.k_seconds()
+        );
         let t = clock.now.saturating_since(epoch).as_secs_f64();
         if t > 2.0 * k {
             break;
         }
         let w = C * (t - k).powi(3) + w_max;
         let err = (segs(&cc) - w) / w;
-        assert!(err.abs() <= 0.05, "t={t:.2}s cwnd={:.1} W(t)={w:.1} ({:+.2}%)", segs(&cc), err * 100.0);
+        assert!(
+            err.abs() <= 0.05,
+            "t={t:.2}s cwnd={:.1} W(t)={w:.1} ({:+.2}%)",
+            segs(&cc),
+            err * 100.0
+        );
         checked += 1;
     }
     assert!(checked as f64 >= 2.0 * k / 0.1 - 2.0, "{checked}");
@@ -141,7 +160,11 @@ fn test_reno_friendly_region_governs_at_short_rtt() {
         let w_est = cc.w_est_segments();
         if cc.w_cubic(t) < w_est {
             reno_rounds += 1;
-            assert!((segs(&cc) - w_est).abs() < 1.0, "round {r}: cwnd {} W_est {w_est}", segs(&cc));
+            assert!(
+                (segs(&cc) - w_est).abs() < 1.0,
+                "round {r}: cwnd {} W_est {w_est}",
+                segs(&cc)
+            );
         }
     }
     assert!(reno_rounds >= 190, "{reno_rounds}");
@@ -149,7 +172,11 @@ fn test_reno_friendly_region_governs_at_short_rtt() {
     let alpha = 3.0 * (1.0 - BETA) / (1.0 + BETA);
     let rounds_to_prior = (w_prior - w0) / alpha;
     let expect = w_prior + (200.0 - rounds_to_prior);
-    assert!((segs(&cc) - expect).abs() / expect < 0.1, "cwnd {} expect {expect}", segs(&cc));
+    assert!(
+        (segs(&cc) - expect).abs() / expect < 0.1,
+        "cwnd {} expect {expect}",
+        segs(&cc)
+    );
 }
 
 /// RFC 9438 §4.7: a loss below the previous W_max sets W_max = cwnd·(1+β)/2.
@@ -168,7 +195,10 @@ fn test_fast_convergence() {
     assert!(w < w_max1);
     force_loss(&mut cc, &clock);
     let w_max2 = cc.w_max_segments().unwrap();
-    assert!((w_max2 - w * (1.0 + BETA) / 2.0).abs() < 1e-6, "{w_max2} vs {w}");
+    assert!(
+        (w_max2 - w * (1.0 + BETA) / 2.0).abs() < 1e-6,
+        "{w_max2} vs {w}"
+    );
     // A loss above W_max does not reduce it further.
     grow_to(&mut cc, &mut clock, w_max2 + 50.0, rtt);
     let w3 = segs(&cc);
@@ -219,7 +249,11 @@ fn test_hystart_css_then_congestion_avoidance() {
     assert_eq!(cc.hystart_phase(), HystartPhase::SlowStart);
     // +6 ms over the previous round's minimum: enter CSS during this round.
     clock.round(&mut cc, base, base + Duration::from_millis(6));
-    assert!(matches!(cc.hystart_phase(), HystartPhase::Css { .. }), "{:?}", cc.hystart_phase());
+    assert!(
+        matches!(cc.hystart_phase(), HystartPhase::Css { .. }),
+        "{:?}",
+        cc.hystart_phase()
+    );
     let w = cc.cwnd();
     clock.round(&mut cc, base, base + Duration::from_millis(6));
     // CSS growth is a quarter of slow start's (+25 % per round).

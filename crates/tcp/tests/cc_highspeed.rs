@@ -1,7 +1,7 @@
 //! HighSpeed TCP (RFC 3649) checked at controller level: a(w)/b(w) against the RFC's table, a
-//! cwnd/ssthresh trace identical step by step to `cc::newreno::NewReno` at or below Low_Window, and the response function
-//! w = 0.12/p^0.835 under periodic and random loss in a per-RTT fluid AIMD model driven through
-//! the controller itself (one ACK per RTT acknowledging the whole window).
+//! cwnd/ssthresh trace identical step by step to `cc::newreno::NewReno` at or below Low_Window, and
+//! the response function w = 0.12/p^0.835 under periodic and random loss in a per-RTT fluid AIMD
+//! model driven through the controller itself (one ACK per RTT acknowledging the whole window).
 
 use rantcp_core::{Duration, Rng, Time};
 use rantcp_tcp::cc::highspeed::{a_of_w, b_of_w, HighSpeed};
@@ -11,7 +11,13 @@ use rantcp_tcp::cc::{AckSample, CcKind, CcParams, CongestionControl};
 const MSS: u32 = 1000;
 
 fn params() -> CcParams {
-    CcParams { kind: CcKind::HighSpeed, mss: MSS, initial_cwnd_segments: 2, hystart: false, ..CcParams::default() }
+    CcParams {
+        kind: CcKind::HighSpeed,
+        mss: MSS,
+        initial_cwnd_segments: 2,
+        hystart: false,
+        ..CcParams::default()
+    }
 }
 
 fn ack(now: Time, bytes: u64) -> AckSample {
@@ -47,7 +53,10 @@ const RFC3649_TABLE: [(f64, f64, f64); 12] = [
 fn test_aimd_values_match_rfc3649_appendix_b() {
     for (w, a_rfc, b_rfc) in RFC3649_TABLE {
         let (a, b) = (a_of_w(w), b_of_w(w));
-        assert!((a - a_rfc).abs() <= 0.05 * a_rfc, "a({w}) = {a}, RFC {a_rfc}");
+        assert!(
+            (a - a_rfc).abs() <= 0.05 * a_rfc,
+            "a({w}) = {a}, RFC {a_rfc}"
+        );
         assert!((b - b_rfc).abs() <= 0.006, "b({w}) = {b}, RFC {b_rfc}");
     }
     // Exactly standard TCP at or below Low_Window.
@@ -63,7 +72,10 @@ fn test_aimd_values_match_rfc3649_appendix_b() {
 #[test]
 fn test_highspeed_is_newreno_at_or_below_low_window() {
     let mut hs = HighSpeed::new(&params());
-    let mut nr = NewReno::new(&CcParams { kind: CcKind::NewReno, ..params() });
+    let mut nr = NewReno::new(&CcParams {
+        kind: CcKind::NewReno,
+        ..params()
+    });
     let mut rng = Rng::new(7, 3);
     let mut now = Time::ZERO;
     let mut steps = 0;
@@ -104,7 +116,11 @@ fn test_highspeed_is_newreno_at_or_below_low_window() {
             losses += 1;
         }
         assert!(hs.cwnd() <= 38 * MSS as u64);
-        assert_eq!((hs.cwnd(), hs.ssthresh()), (nr.cwnd(), nr.ssthresh()), "step {steps}");
+        assert_eq!(
+            (hs.cwnd(), hs.ssthresh()),
+            (nr.cwnd(), nr.ssthresh()),
+            "step {steps}"
+        );
     }
     assert!(losses > 50);
 }
@@ -116,7 +132,11 @@ fn mean_window(p: f64, periodic: bool, seed: u64) -> f64 {
     let mut hs = HighSpeed::new(&params());
     let mut rng = Rng::new(seed, 11);
     let mut now = Time::ZERO;
-    let mut to_next_loss = if periodic { 1.0 / p } else { rng.exponential(1.0 / p) };
+    let mut to_next_loss = if periodic {
+        1.0 / p
+    } else {
+        rng.exponential(1.0 / p)
+    };
     let (mut sum, mut n) = (0.0, 0u64);
     let rounds = 400_000;
     for r in 0..rounds {
@@ -130,9 +150,17 @@ fn mean_window(p: f64, periodic: bool, seed: u64) -> f64 {
         if to_next_loss <= 0.0 {
             hs.on_congestion_event(now, hs.cwnd(), MSS);
             hs.on_recovery_exit(now, MSS);
-            to_next_loss += if periodic { 1.0 / p } else { rng.exponential(1.0 / p) };
+            to_next_loss += if periodic {
+                1.0 / p
+            } else {
+                rng.exponential(1.0 / p)
+            };
             if to_next_loss <= 0.0 {
-                to_next_loss = if periodic { 1.0 / p } else { rng.exponential(1.0 / p) };
+                to_next_loss = if periodic {
+                    1.0 / p
+                } else {
+                    rng.exponential(1.0 / p)
+                };
             }
         } else {
             hs.on_ack(&ack(now, hs.cwnd()));
@@ -149,7 +177,10 @@ fn test_response_function_periodic_and_random_loss() {
             let w = mean_window(p, periodic, 42);
             let err = (w - expect) / expect;
             println!("p={p:e} periodic={periodic}: mean w = {w:.1}, 0.12/p^0.835 = {expect:.1} ({:+.1}%)", err * 100.0);
-            assert!(err.abs() <= 0.30, "p={p} periodic={periodic}: {w} vs {expect}");
+            assert!(
+                err.abs() <= 0.30,
+                "p={p} periodic={periodic}: {w} vs {expect}"
+            );
         }
     }
 }
@@ -168,6 +199,10 @@ fn test_decrease_above_low_window_is_from_cwnd() {
     let (cwnd, w) = (hs.cwnd(), (hs.cwnd() / MSS as u64) as f64);
     hs.on_rto(now, 10 * cwnd, MSS);
     let expect = (cwnd as f64 * (1.0 - b_of_w(w))) as u64;
-    assert!(hs.ssthresh().abs_diff(expect) <= 1, "{} vs {expect}", hs.ssthresh());
+    assert!(
+        hs.ssthresh().abs_diff(expect) <= 1,
+        "{} vs {expect}",
+        hs.ssthresh()
+    );
     assert_eq!(hs.cwnd(), MSS as u64);
 }

@@ -89,11 +89,25 @@ impl Sim {
                 self.rtt_sum = 0.0;
                 self.rtt_n = 0;
             }
-            let next_ack = self.flight.iter().find(|p| !p.dropped).map(|p| p.ack_at).unwrap_or(Time::MAX);
+            let next_ack = self
+                .flight
+                .iter()
+                .find(|p| !p.dropped)
+                .map(|p| p.ack_at)
+                .unwrap_or(Time::MAX);
             let can_send = self.pipe + MSS64 <= cc.cwnd();
-            let next_send = if can_send { self.next_send.max(self.now) } else { Time::MAX };
+            let next_send = if can_send {
+                self.next_send.max(self.now)
+            } else {
+                Time::MAX
+            };
             if next_ack == Time::MAX && next_send == Time::MAX {
-                panic!("stalled at {} (cwnd {}, pipe {})", self.now, cc.cwnd(), self.pipe);
+                panic!(
+                    "stalled at {} (cwnd {}, pipe {})",
+                    self.now,
+                    cc.cwnd(),
+                    self.pipe
+                );
             }
             if next_ack <= next_send {
                 self.now = next_ack;
@@ -123,7 +137,8 @@ impl Sim {
             }
         };
         let tx = Duration::transmission(MSS64, self.rate_bps);
-        let queued = (self.link_free.saturating_since(now).as_secs_f64() * self.rate_bps as f64 / 8.0) as u64;
+        let queued = (self.link_free.saturating_since(now).as_secs_f64() * self.rate_bps as f64
+            / 8.0) as u64;
         let dropped = queued + MSS64 > self.buffer_bytes || self.rng.bernoulli(self.loss);
         let mut ack_at = Time::MAX;
         if !dropped {
@@ -165,7 +180,11 @@ impl Sim {
         self.first_sent_time = p.sent;
         let rtt = now.saturating_since(p.sent);
         self.min_rtt = self.min_rtt.min(rtt);
-        self.srtt = if self.srtt == Duration::ZERO { rtt } else { Duration((self.srtt.0 * 7 + rtt.0) / 8) };
+        self.srtt = if self.srtt == Duration::ZERO {
+            rtt
+        } else {
+            Duration((self.srtt.0 * 7 + rtt.0) / 8)
+        };
         self.rtt_sum += rtt.as_secs_f64();
         self.rtt_n += 1;
         // RFC 6675 DupThresh: a hole is lost once 3 segments sent after it are delivered. ACKs
@@ -191,7 +210,8 @@ impl Sim {
             self.recover_seq = self.next_seq;
             cc.on_congestion_event(now, prior_in_flight + newly_lost, MSS);
         }
-        let exiting = self.in_recovery && !entering && p.seq >= self.recover_seq && self.rtx_queue.is_empty();
+        let exiting =
+            self.in_recovery && !entering && p.seq >= self.recover_seq && self.rtx_queue.is_empty();
         let interval = send_elapsed.max(ack_elapsed);
         let rate = (interval >= self.min_rtt && interval > Duration::ZERO).then_some(RateSample {
             delivered: self.delivered - p.delivered,
@@ -225,7 +245,13 @@ fn goodput_and_rtt(kind: CcKind, loss: f64, secs: u64) -> (f64, f64, f64) {
     let rate = 100_000_000;
     let rtt = Duration::from_millis(40);
     let bdp = (rate as f64 / 8.0 * rtt.as_secs_f64()) as u64;
-    let mut cc = Cc::new(&CcParams { kind, mss: MSS, initial_cwnd_segments: 10, hystart: true, seed: 5 });
+    let mut cc = Cc::new(&CcParams {
+        kind,
+        mss: MSS,
+        initial_cwnd_segments: 10,
+        hystart: true,
+        seed: 5,
+    });
     let mut sim = Sim::new(rate, rtt, 2 * bdp, loss, 17);
     let from = Time::from_secs(5);
     let until = Time::from_secs(5 + secs);
@@ -234,13 +260,21 @@ fn goodput_and_rtt(kind: CcKind, loss: f64, secs: u64) -> (f64, f64, f64) {
     // Payload rate of the link (the harness carries payload only).
     let frac = goodput / rate as f64;
     let mean_rtt = sim.rtt_sum / sim.rtt_n.max(1) as f64;
-    (frac, mean_rtt / sim.min_rtt.as_secs_f64(), sim.rtx_count as f64)
+    (
+        frac,
+        mean_rtt / sim.min_rtt.as_secs_f64(),
+        sim.rtx_count as f64,
+    )
 }
 
 #[test]
 fn test_bbr_clean_path_2bdp_buffer() {
     let (frac, rtt_ratio, _) = goodput_and_rtt(CcKind::Bbr, 0.0, 10);
-    println!("bbr clean: {:.1} % of link, mean RTT {:.2} × min", frac * 100.0, rtt_ratio);
+    println!(
+        "bbr clean: {:.1} % of link, mean RTT {:.2} × min",
+        frac * 100.0,
+        rtt_ratio
+    );
     assert!(frac >= 0.90, "{frac}");
     assert!(rtt_ratio <= 1.3, "{rtt_ratio}");
 }
@@ -248,9 +282,19 @@ fn test_bbr_clean_path_2bdp_buffer() {
 #[test]
 fn test_one_percent_loss_bbr_keeps_the_link_loss_based_do_not() {
     let mut res = Vec::new();
-    for kind in [CcKind::Bbr, CcKind::Cubic, CcKind::NewReno, CcKind::HighSpeed] {
+    for kind in [
+        CcKind::Bbr,
+        CcKind::Cubic,
+        CcKind::NewReno,
+        CcKind::HighSpeed,
+    ] {
         let (frac, rtt_ratio, rtx) = goodput_and_rtt(kind, 0.01, 10);
-        println!("{:>9} 1% loss: {:.1} % of link, mean RTT {:.2} × min, {rtx} rtx", kind.name(), frac * 100.0, rtt_ratio);
+        println!(
+            "{:>9} 1% loss: {:.1} % of link, mean RTT {:.2} × min, {rtx} rtx",
+            kind.name(),
+            frac * 100.0,
+            rtt_ratio
+        );
         res.push((kind, frac));
     }
     assert!(res[0].1 >= 0.80, "bbr {}", res[0].1);

@@ -26,7 +26,8 @@
 use super::{AckSample, CcParams, CcTrace, CongestionControl};
 use rantcp_core::{entity_id, Duration, Rng, Time};
 
-/// §4.3.2 "Startup": high gain 2/ln 2 ≈ 2.885, the smallest that doubles the delivery rate per round.
+/// §4.3.2 "Startup": high gain 2/ln 2 ≈ 2.885, the smallest that doubles the delivery rate per
+/// round.
 pub const HIGH_GAIN: f64 = 2.0 / std::f64::consts::LN_2;
 /// §4.3.3 "Drain": DRAIN pacing gain, the inverse of STARTUP's.
 pub const DRAIN_GAIN: f64 = 1.0 / HIGH_GAIN;
@@ -34,7 +35,8 @@ pub const DRAIN_GAIN: f64 = 1.0 / HIGH_GAIN;
 pub const CWND_GAIN: f64 = 2.0;
 /// §4.3.4 "ProbeBW": the PROBE_BW pacing-gain cycle.
 pub const PACING_GAIN_CYCLE: [f64; 8] = [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
-/// §4.1.1 "BBR.BtlBw": BtlBw filter window, in packet-timed rounds (Linux `bbr_bw_rtts` = CYCLE_LEN + 2).
+/// §4.1.1 "BBR.BtlBw": BtlBw filter window, in packet-timed rounds (Linux `bbr_bw_rtts` = CYCLE_LEN
+/// + 2).
 pub const BW_FILTER_ROUNDS: u64 = 10;
 /// §4.1.2 "BBR.RTprop": RTprop filter window.
 pub const MIN_RTT_WINDOW: Duration = Duration::from_secs(10);
@@ -44,7 +46,8 @@ pub const PROBE_RTT_DURATION: Duration = Duration::from_millis(200);
 pub const MIN_CWND_SEGMENTS: u64 = 4;
 /// Linux `bbr_pacing_margin_percent`: pace 1 % below the estimated bandwidth.
 pub const PACING_MARGIN: f64 = 0.01;
-/// §4.3.2.2 "Estimating when Startup has filled the pipe": STARTUP exits after this many rounds without 25 % BtlBw growth.
+/// §4.3.2.2 "Estimating when Startup has filled the pipe": STARTUP exits after this many rounds
+/// without 25 % BtlBw growth.
 pub const FULL_BW_ROUNDS: u32 = 3;
 pub const FULL_BW_THRESH: f64 = 1.25;
 
@@ -250,8 +253,8 @@ impl Bbr {
         self.round_count
     }
 
-    /// §4.2.1 "Pacing Rate" / Linux `bbr_init_pacing_rate_from_rtt`: high_gain · initial cwnd / RTT, with a
-    /// nominal 1 ms RTT before the first sample.
+    /// §4.2.1 "Pacing Rate" / Linux `bbr_init_pacing_rate_from_rtt`: high_gain · initial cwnd /
+    /// RTT, with a nominal 1 ms RTT before the first sample.
     fn init_pacing_rate(&mut self, srtt: Duration) {
         let rtt = if srtt > Duration::ZERO {
             self.has_seen_rtt = true;
@@ -313,7 +316,8 @@ impl Bbr {
         }
     }
 
-    /// §4.1.1.3 "Tracking Time for the BtlBw Max Filter" / Linux `bbr_update_bw`: round counting and the BtlBw max filter.
+    /// §4.1.1.3 "Tracking Time for the BtlBw Max Filter" / Linux `bbr_update_bw`: round counting
+    /// and the BtlBw max filter.
     fn update_bw(&mut self, ack: &AckSample) {
         self.round_start = false;
         let Some(rs) = ack.rate else { return };
@@ -327,7 +331,8 @@ impl Bbr {
             self.packet_conservation = false;
         }
         let bw = rs.delivered as f64 / rs.interval.as_secs_f64();
-        // §4.1.1.4 "BtlBw and Application-limited Delivery Rate Samples": app-limited samples only count when they raise the estimate.
+        // §4.1.1.4 "BtlBw and Application-limited Delivery Rate Samples": app-limited samples only
+        // count when they raise the estimate.
         if !self.sample_app_limited(&rs) || bw >= self.bw.get() {
             self.bw.update(BW_FILTER_ROUNDS, self.round_count, bw);
         }
@@ -395,7 +400,8 @@ impl Bbr {
         if self.pacing_gain > 1.0 {
             inflight += 1; // the segment about to depart
             return full_length
-                && (ack.newly_lost > 0 || inflight >= self.inflight_segments(bw, self.pacing_gain));
+                && (ack.newly_lost > 0
+                    || inflight >= self.inflight_segments(bw, self.pacing_gain));
         }
         full_length || inflight <= self.inflight_segments(bw, 1.0)
     }
@@ -422,7 +428,10 @@ impl Bbr {
 
     /// §4.3.2.2 / Linux `bbr_check_full_bw_reached`.
     fn check_full_bw_reached(&mut self, ack: &AckSample) {
-        let app_limited = ack.rate.map(|rs| self.sample_app_limited(&rs)).unwrap_or(false);
+        let app_limited = ack
+            .rate
+            .map(|rs| self.sample_app_limited(&rs))
+            .unwrap_or(false);
         if self.full_bw_reached || !self.round_start || app_limited {
             return;
         }
@@ -498,7 +507,11 @@ impl Bbr {
                 }
             }
         }
-        if ack.rate.map(|rs| rs.delivered > 0).unwrap_or(ack.bytes_acked > 0) {
+        if ack
+            .rate
+            .map(|rs| rs.delivered > 0)
+            .unwrap_or(ack.bytes_acked > 0)
+        {
             self.idle_restart = false;
         }
     }
@@ -514,8 +527,8 @@ impl Bbr {
         self.cwnd_gain = c;
     }
 
-    /// §4.2.3.4 "Modulating cwnd in Loss Recovery" / Linux `bbr_set_cwnd_to_recover_or_restore`. Returns the cwnd to use and
-    /// whether packet conservation applies.
+    /// §4.2.3.4 "Modulating cwnd in Loss Recovery" / Linux `bbr_set_cwnd_to_recover_or_restore`.
+    /// Returns the cwnd to use and whether packet conservation applies.
     fn recover_or_restore(&mut self, ack: &AckSample) -> (u64, bool) {
         let mut cwnd = self.cwnd;
         if ack.newly_lost > 0 {
@@ -556,7 +569,8 @@ impl Bbr {
             if !conserving {
                 // Linux: target = quantization(bdp + ack-aggregation bonus).
                 let aggr_segs = self.ack_aggregation_cwnd().div_ceil(self.mss);
-                let target = self.quantization_budget(self.bdp_segments(bw, self.cwnd_gain) + aggr_segs)
+                let target = self
+                    .quantization_budget(self.bdp_segments(bw, self.cwnd_gain) + aggr_segs)
                     * self.mss;
                 if self.full_bw_reached {
                     cwnd = (cwnd + acked).min(target);

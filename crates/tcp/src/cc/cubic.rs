@@ -8,7 +8,7 @@
 //! counting, replaced by HyStart++ (RFC 9406 §4) for the initial slow start when enabled (the
 //! default, as in Linux).
 
-use super::{AckSample, CcParams, CongestionControl, CcTrace};
+use super::{AckSample, CcParams, CcTrace, CongestionControl};
 use rantcp_core::{Duration, Time};
 
 /// RFC 9438 §4.1.1: C = 0.4 (segments / s³).
@@ -118,7 +118,11 @@ impl Cubic {
             min_rtt: Duration::MAX,
             in_rto_backoff: false,
             last_sent: None,
-            hystart: if p.hystart { HystartPhase::SlowStart } else { HystartPhase::Done },
+            hystart: if p.hystart {
+                HystartPhase::SlowStart
+            } else {
+                HystartPhase::Done
+            },
             paced: false,
             window_end_delivered: 0,
             round_started: false,
@@ -187,8 +191,11 @@ impl Cubic {
         if !self.round_started || round_end {
             let css_round_done = self.round_started;
             self.round_started = true;
-            self.window_end_delivered =
-                if ack.rate.is_some() { ack.delivered } else { ack.delivered + ack.bytes_in_flight };
+            self.window_end_delivered = if ack.rate.is_some() {
+                ack.delivered
+            } else {
+                ack.delivered + ack.bytes_in_flight
+            };
             self.last_round_min_rtt = self.current_round_min_rtt;
             self.current_round_min_rtt = Duration::MAX;
             self.rtt_sample_count = 0;
@@ -272,11 +279,19 @@ impl Cubic {
         let cwnd = self.segs();
         let acked_segs = ack.bytes_acked as f64 / self.mss as f64;
         let t = (now.saturating_since(self.epoch_start.unwrap_or(now))).as_secs_f64();
-        let rtt = if self.min_rtt == Duration::MAX { ack.srtt } else { self.min_rtt };
+        let rtt = if self.min_rtt == Duration::MAX {
+            ack.srtt
+        } else {
+            self.min_rtt
+        };
 
         // §4.3 Reno-friendly region: W_est += α_cubic · segments_acked / cwnd, with α = 1 once
         // W_est has reached cwnd_prior.
-        let alpha = if self.w_est >= self.cwnd_prior { 1.0 } else { ALPHA };
+        let alpha = if self.w_est >= self.cwnd_prior {
+            1.0
+        } else {
+            ALPHA
+        };
         self.w_est += alpha * acked_segs / cwnd;
 
         let w_cubic_now = self.w_cubic(t);

@@ -1,9 +1,10 @@
-//! HighSpeed TCP (RFC 3649): an AIMD whose increase a(w) and decrease b(w) depend on the
-//! current window w (in segments) so that the response function becomes w = 0.12 / p^0.835
-//! (RFC 3649 §5) above Low_Window = 38 segments, and is exactly standard TCP (a = 1, b = 0.5,
-//! RFC 5681; the same byte-counting rules as [`super::newreno`]) at or below it. a(w) and b(w) are computed exactly from §5's formulas (not from the
-//! rounded table of Appendix B, nor Linux tcp_highspeed.c's `hstcp_aimd_vals`), once per change
-//! of the integer window, so the per-ACK path is a few integer operations.
+//! HighSpeed TCP (RFC 3649): an AIMD whose increase a(w) and decrease b(w) depend on the current
+//! window w (in segments) so that the response function becomes w = 0.12 / p^0.835 (RFC 3649 §5)
+//! above Low_Window = 38 segments, and is exactly standard TCP (a = 1, b = 0.5, RFC 5681; the same
+//! byte-counting rules as [`super::newreno`]) at or below it. a(w) and b(w) are computed exactly
+//! from §5's formulas (not from the rounded table of Appendix B, nor Linux tcp_highspeed.c's
+//! `hstcp_aimd_vals`), once per change of the integer window, so the per-ACK path is a few integer
+//! operations.
 
 use super::{AckSample, CcParams, CongestionControl};
 use rantcp_core::Time;
@@ -145,7 +146,11 @@ impl CongestionControl for HighSpeed {
             self.bytes_acked += ack.bytes_acked;
             if self.bytes_acked >= self.cwnd {
                 self.bytes_acked -= self.cwnd;
-                self.cwnd += if self.a_q10 == 1024 { self.mss } else { self.a_q10 * self.mss / 1024 };
+                self.cwnd += if self.a_q10 == 1024 {
+                    self.mss
+                } else {
+                    self.a_q10 * self.mss / 1024
+                };
             }
         }
     }
