@@ -78,9 +78,15 @@ fn test_lte_am_no_concatenation_after_field_longer_than_li() {
     assert_eq!((p[1].bytes, p[1].header_bytes), (102, 2));
 }
 
+fn nr_rlc_only(mut cfg: RlcConfig) -> RlcConfig {
+    // Opportunities count RLC bytes only (no NR MAC subheader per PDU).
+    cfg.mac_subheader_per_pdu = false;
+    cfg
+}
+
 #[test]
 fn test_nr_am_segmentation_byte_exact() {
-    let mut e = RlcEntity::new(RlcConfig::am_nr(1, 4)); // 18-bit SN: 3-byte header
+    let mut e = RlcEntity::new(nr_rlc_only(RlcConfig::am_nr(1, 4))); // 18-bit SN: 3-byte header
     e.handle_sdu(ms(0), sdu(10, 1500));
     e.handle_sdu(ms(0), sdu(11, 40));
     let p = e.tx_opportunity(ms(1), 500);
@@ -98,7 +104,7 @@ fn test_nr_am_segmentation_byte_exact() {
     assert!(d1.poll && !d0.poll);
 
     // 12-bit SN: 2-byte header.
-    let mut cfg = RlcConfig::am_nr(1, 4);
+    let mut cfg = nr_rlc_only(RlcConfig::am_nr(1, 4));
     cfg.layout = RlcLayout::Nr12;
     cfg.window_size = 2048;
     let mut e = RlcEntity::new(cfg);
@@ -109,7 +115,7 @@ fn test_nr_am_segmentation_byte_exact() {
 
 #[test]
 fn test_nr_um_headers() {
-    let mut e = RlcEntity::new(RlcConfig::um_nr(1, 5));
+    let mut e = RlcEntity::new(nr_rlc_only(RlcConfig::um_nr(1, 5)));
     e.handle_sdu(ms(0), sdu(1, 100));
     e.handle_sdu(ms(0), sdu(2, 300));
     let p = e.tx_opportunity(ms(1), 250);
@@ -489,7 +495,7 @@ fn test_um_random_loss_duplication_reordering() {
 
 #[test]
 fn test_nr_am_lost_middle_segment_nacked_with_so_range() {
-    let cfg = RlcConfig::am_nr(1, 4); // 18-bit SN, t-Reassembly 5 ms, t-StatusProhibit 1 ms
+    let cfg = nr_rlc_only(RlcConfig::am_nr(1, 4)); // 18-bit SN, t-Reassembly 5 ms, t-StatusProhibit 1 ms
     let mut tx = RlcEntity::new(cfg.clone());
     let mut rx = RlcEntity::new(cfg);
     tx.handle_sdu(ms(0), sdu(7, 1500));
@@ -568,4 +574,27 @@ fn test_max_retx_threshold_counted() {
     assert_eq!(tx.counters().retx_pdus, 4);
     // SN 1 was acknowledged, SN 0 is still outstanding.
     assert_eq!(tx.unacked_sns(), 2);
+}
+
+#[test]
+fn test_nr_opportunity_includes_mac_subheader_per_pdu() {
+    // NR: every RLC PDU is its own MAC subPDU (2-byte subheader below 256 bytes, else 3).
+    let mut e = RlcEntity::new(RlcConfig::am_nr(1, 4));
+    e.handle_sdu(ms(0), sdu(10, 1500));
+    e.handle_sdu(ms(0), sdu(11, 40));
+    let sizes = |p: &[RlcPdu]| p.iter().map(|p| (p.bytes, p.header_bytes)).collect::<Vec<_>>();
+    let p = e.tx_opportunity(ms(1), 500);
+    assert_eq!(sizes(&p), vec![(497, 3)]); // + 3 = 500
+    let p = e.tx_opportunity(ms(2), 1000);
+    assert_eq!(sizes(&p), vec![(997, 5)]); // + 3 = 1000
+    let p = e.tx_opportunity(ms(3), 100);
+    assert_eq!(sizes(&p), vec![(19, 5), (43, 3)]); // 14 + 40 data bytes; + 2 + 2 = 66
+    let d = p[0].as_data().unwrap();
+    assert_eq!((d.so, d.len, d.last), (1486, 14, true));
+    assert_eq!(e.buffer_status(ms(3)).total_bytes(), 0);
+    // The buffer status includes the per-PDU subheader: 100 + 3 (RLC) + 3 (MAC).
+    e.handle_sdu(ms(4), sdu(12, 100));
+    assert_eq!(e.buffer_status(ms(4)).tx_queue_bytes, 106);
+    let p = e.tx_opportunity(ms(5), 106);
+    assert_eq!(sizes(&p), vec![(103, 3)]);
 }

@@ -29,6 +29,19 @@ pub fn max_sdu(budget: u32) -> u32 {
 /// served channel to `out`. Returns the MAC subheader bytes used; the rest of the TB that is
 /// not in an opportunity or a subheader is padding.
 pub fn dl_tx_opportunities(tb_bytes: u32, rnti: Rnti, harq_id: u8, channels: &[BufferStatus], out: &mut Vec<TxOpportunity>) -> u32 {
+    split(tb_bytes, rnti, harq_id, channels, out, true)
+}
+
+/// NR variant: the RLC entities count one MAC subheader per RLC PDU inside their opportunity
+/// (`RlcConfig::mac_subheader_per_pdu`), so the TB is split without per-channel subheaders.
+/// Returns 0.
+pub fn dl_tx_opportunities_nr(tb_bytes: u32, rnti: Rnti, harq_id: u8, channels: &[BufferStatus], out: &mut Vec<TxOpportunity>) -> u32 {
+    split(tb_bytes, rnti, harq_id, channels, out, false)
+}
+
+fn split(tb_bytes: u32, rnti: Rnti, harq_id: u8, channels: &[BufferStatus], out: &mut Vec<TxOpportunity>, lte: bool) -> u32 {
+    let sub = |len: u32| if lte { mac_subheader_bytes(len) } else { 0 };
+    let max = |budget: u32| if lte { max_sdu(budget) } else { budget };
     let start = out.len();
     let mut cap = tb_bytes;
     for pass in 0..2 {
@@ -39,20 +52,20 @@ pub fn dl_tx_opportunities(tb_bytes: u32, rnti: Rnti, harq_id: u8, channels: &[B
             }
             let existing = out[start..].iter().position(|o| o.lcid == bs.lcid).map(|i| start + i);
             let cur = existing.map_or(0, |i| out[i].bytes);
-            let cur_sub = if existing.is_some() { mac_subheader_bytes(cur) } else { 0 };
+            let cur_sub = if existing.is_some() { sub(cur) } else { 0 };
             let budget = cap + cur + cur_sub;
-            let new_total = ((cur as u64 + want).min(max_sdu(budget) as u64)) as u32;
+            let new_total = ((cur as u64 + want).min(max(budget) as u64)) as u32;
             if new_total <= cur {
                 continue;
             }
-            cap = budget - new_total - mac_subheader_bytes(new_total);
+            cap = budget - new_total - sub(new_total);
             match existing {
                 Some(i) => out[i].bytes = new_total,
                 None => out.push(TxOpportunity { bytes: new_total, rnti, lcid: bs.lcid, harq_id }),
             }
         }
     }
-    out[start..].iter().map(|o| mac_subheader_bytes(o.bytes)).sum()
+    out[start..].iter().map(|o| sub(o.bytes)).sum()
 }
 
 #[cfg(test)]
@@ -76,6 +89,10 @@ mod tests {
         out.clear();
         let ov = dl_tx_opportunities(10_000, 1, 0, &[bs(3, 200, 50, 0)], &mut out);
         assert_eq!((out[0].bytes, ov), (250, 3));
+        // NR: subheaders are counted by RLC per PDU, the split is plain bytes.
+        let mut nr = Vec::new();
+        assert_eq!(dl_tx_opportunities_nr(250, 1, 5, &[bs(3, 200, 0, 0), bs(4, 0, 100, 4)], &mut nr), 0);
+        assert_eq!(nr.iter().map(|o| (o.lcid, o.bytes)).collect::<Vec<_>>(), vec![(4, 104), (3, 146)]);
         // Tiny TB.
         out.clear();
         assert_eq!(dl_tx_opportunities(2, 1, 0, &[bs(3, 200, 0, 0)], &mut out), 0);

@@ -30,8 +30,9 @@
 //!   AMD header 2 bytes (12-bit SN) or 3 bytes (18-bit SN), plus a 2-byte SO in every segment
 //!   but the first (SI = 10 or 11). UMD: a complete SDU has a 1-byte header (SI = 00, no SN);
 //!   segments have 2 bytes (12-bit SN) plus the SO except the first. One opportunity may carry
-//!   several PDUs (each becomes its own MAC subPDU; the MAC subheaders are the MAC's bytes,
-//!   not counted in [`TxOpportunity::bytes`]).
+//!   several PDUs; each becomes its own MAC subPDU, so with
+//!   [`RlcConfig::mac_subheader_per_pdu`] (the NR default) the entity also counts a 2- or 3-byte
+//!   MAC subheader per PDU (TS 38.321 §6.1.2) inside [`TxOpportunity::bytes`].
 //! * STATUS PDU sizes: LTE §6.2.1.6 (15 bits + 12 per NACK_SN + 30 per SOstart/SOend, rounded
 //!   up to octets); NR §6.2.2.5 (3 bytes + 2 (12-bit) or 3 (18-bit) per NACK_SN + 4 per SO pair).
 //!
@@ -101,6 +102,10 @@ pub struct RlcConfig {
     pub max_retx_threshold: u32,
     /// AM_Window_Size / UM_Window_Size in SNs.
     pub window_size: u64,
+    /// Count a MAC subheader per RLC PDU inside [`TxOpportunity::bytes`] (NR, where every RLC
+    /// PDU is its own MAC subPDU: 2 bytes with an 8-bit L, 3 with a 16-bit L, TS 38.321
+    /// §6.1.2). `false` for LTE, where the MAC adds one subheader per logical channel.
+    pub mac_subheader_per_pdu: bool,
 }
 
 impl RlcConfig {
@@ -121,6 +126,7 @@ impl RlcConfig {
             t_reassembly: Duration::from_millis(35),
             max_retx_threshold: 32,
             window_size: 512,
+            mac_subheader_per_pdu: false,
         }
     }
     /// NR AM, 18-bit SN (window 131072), seed 004's timers (t-PollRetransmit 4 ms,
@@ -139,6 +145,7 @@ impl RlcConfig {
             t_reassembly: Duration::from_millis(5),
             max_retx_threshold: 32,
             window_size: 131_072,
+            mac_subheader_per_pdu: true,
         }
     }
     /// LTE UM, 10-bit SN (UM_Window_Size 512), t-Reordering 35 ms.
@@ -293,6 +300,32 @@ pub struct RlcCounters {
 // ---------------------------------------------------------------------------------------------
 // Header arithmetic.
 
+/// NR MAC subheader for a MAC SDU of `len` bytes (TS 38.321 §6.1.2: R/F/LCID/L with an 8-bit
+/// or a 16-bit L).
+pub fn nr_mac_subheader_bytes(len: u32) -> u32 {
+    if len < 256 {
+        2
+    } else {
+        3
+    }
+}
+
+/// Largest RLC PDU that fits `room` together with its own MAC subheader (if counted).
+pub(crate) fn pdu_budget(room: u32, cfg: &RlcConfig) -> u32 {
+    if !cfg.mac_subheader_per_pdu {
+        room
+    } else if room >= 259 {
+        room - 3
+    } else {
+        room.saturating_sub(2).min(255)
+    }
+}
+
+/// Bytes an RLC PDU of `bytes` takes from the opportunity.
+pub(crate) fn pdu_cost(bytes: u32, cfg: &RlcConfig) -> u32 {
+    bytes + if cfg.mac_subheader_per_pdu { nr_mac_subheader_bytes(bytes) } else { 0 }
+}
+
 /// Bytes taken by the E/LI pairs for `k` data fields in one LTE PDU (TS 36.322 §6.2.1.4).
 pub fn lte_li_bytes(k: usize) -> u32 {
     if k <= 1 {
@@ -373,13 +406,13 @@ impl RlcEntity {
     }
 
     /// A transmit opportunity from the MAC: appends the PDUs to send (at most `op.bytes` in
-    /// total) to `out`. Order: STATUS PDU (AM, if triggered and t-StatusProhibit not running),
+    /// total, including one MAC subheader per PDU if `mac_subheader_per_pdu`) to `out`. Order: STATUS PDU (AM, if triggered and t-StatusProhibit not running),
     /// retransmissions, new data.
     pub fn handle_tx_opportunity(&mut self, now: Time, op: TxOpportunity, out: &mut Vec<RlcPdu>) {
         let mut room = op.bytes;
         if self.cfg.mode == RlcMode::Am {
-            if let Some(st) = self.rx.build_status(now, room, &self.cfg) {
-                room -= st.bytes;
+            if let Some(st) = self.rx.build_status(now, pdu_budget(room, &self.cfg), &self.cfg) {
+                room -= pdu_cost(st.bytes, &self.cfg);
                 self.counters.status_pdus_tx += 1;
                 out.push(st);
             }
@@ -415,7 +448,8 @@ impl RlcEntity {
     pub fn buffer_status(&self, now: Time) -> BufferStatus {
         let mut bs = self.tx.buffer_status(now, &self.cfg);
         if self.cfg.mode == RlcMode::Am {
-            bs.status_pdu_bytes = self.rx.pending_status_bytes(now, &self.cfg);
+            let st = self.rx.pending_status_bytes(now, &self.cfg);
+            bs.status_pdu_bytes = if st > 0 { pdu_cost(st, &self.cfg) } else { 0 };
         }
         bs
     }

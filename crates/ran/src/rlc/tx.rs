@@ -1,7 +1,7 @@
 //! Transmitting side of an RLC entity: SDU queue, segmentation/concatenation, retransmission
 //! buffer and polling (TS 36.322 §5.1.3.1, §5.2.1, §5.2.2; TS 38.322 §5.2.3.1, §5.3.2, §5.3.3).
 
-use super::{DataPdu, Field, RlcConfig, RlcCounters, RlcMode, RlcPdu, RlcPduBody, RlcSdu, StatusPdu, LTE_MAX_LI};
+use super::{pdu_budget, pdu_cost, DataPdu, Field, RlcConfig, RlcCounters, RlcMode, RlcPdu, RlcPduBody, RlcSdu, StatusPdu, LTE_MAX_LI};
 use crate::mac::sap::BufferStatus;
 use rantcp_core::Time;
 use std::collections::VecDeque;
@@ -101,9 +101,10 @@ impl RlcTx {
     }
 
     pub(super) fn buffer_status(&self, now: Time, cfg: &RlcConfig) -> BufferStatus {
-        let base = cfg.layout.data_header_bytes(cfg.mode, 1, 0, true) as u64;
+        let mac = if cfg.mac_subheader_per_pdu { 3 } else { 0 };
+        let base = cfg.layout.data_header_bytes(cfg.mode, 1, 0, true) as u64 + mac;
         let tx = self.queue_bytes + base * self.queue.len() as u64;
-        let seg_hdr = cfg.layout.data_header_bytes(cfg.mode, 1, 1, false) as u64;
+        let seg_hdr = cfg.layout.data_header_bytes(cfg.mode, 1, 1, false) as u64 + mac;
         let retx: u64 = self.retx.iter().map(|&(_, a, b)| (b - a) as u64 + seg_hdr).sum();
         BufferStatus {
             rnti: cfg.rnti,
@@ -123,15 +124,16 @@ impl RlcTx {
     pub(super) fn fill(&mut self, now: Time, mut room: u32, cfg: &RlcConfig, c: &mut RlcCounters, out: &mut Vec<RlcPdu>) {
         if cfg.mode == RlcMode::Am {
             while room > 0 {
-                let Some(pdu) = self.next_retx(room, cfg) else { break };
-                room -= pdu.bytes;
+                let Some(pdu) = self.next_retx(pdu_budget(room, cfg), cfg) else { break };
+                room -= pdu_cost(pdu.bytes, cfg);
                 self.emit(now, pdu, cfg, c, out);
             }
         }
         while room > 0 && !self.queue.is_empty() && (self.head_sn.is_some() || self.window_open(cfg)) {
-            let pdu = if cfg.layout.is_nr() { self.new_nr_pdu(room, cfg) } else { self.new_lte_pdu(room, cfg) };
+            let budget = pdu_budget(room, cfg);
+            let pdu = if cfg.layout.is_nr() { self.new_nr_pdu(budget, cfg) } else { self.new_lte_pdu(budget, cfg) };
             let Some(pdu) = pdu else { break };
-            room -= pdu.bytes;
+            room -= pdu_cost(pdu.bytes, cfg);
             self.emit(now, pdu, cfg, c, out);
         }
     }
