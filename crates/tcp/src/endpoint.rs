@@ -226,7 +226,27 @@ struct RsBuild {
     sent: Time,
 }
 
-/// One TCP connection endpoint.
+/// One TCP connection endpoint (sans-IO).
+///
+/// # Driving it
+/// * Create with [`Endpoint::connect`] (active open, the SYN is the first
+///   [`Endpoint::poll_transmit`] output) or [`Endpoint::listen`] (passive open). A listening
+///   endpoint *becomes* the connection when the first SYN arrives ([`Endpoint::remote`] is
+///   then the SYN's source); create one listening endpoint per expected connection. Segments
+///   for a 4-tuple with no endpoint should be answered with [`reset_for`].
+/// * After every input — [`Endpoint::handle_segment`], [`Endpoint::handle_timeout`],
+///   [`Endpoint::send`], [`Endpoint::recv`], [`Endpoint::close`], [`Endpoint::abort`] — drain
+///   [`Endpoint::poll_transmit`] until `None`, then (re)arm one timer at
+///   [`Endpoint::poll_timeout`]. Timers that arm themselves (persist, pacing release, the
+///   app-limited mark) are decided inside `poll_transmit`, so the drain must come first.
+/// * `handle_timeout(now)` fires whatever is due at `now`; early or repeated calls are
+///   harmless. `send` may be called before the handshake completes (data waits).
+/// * Every output is a complete [`Packet`] (IPv4 + TCP header with options, payload length).
+///
+/// # Units
+/// Sizes are bytes, times are [`Time`]/[`Duration`] (integer ns). [`TcpInfo::cwnd`] includes
+/// the NewReno recovery inflation (RFC 6582 §3.2) when SACK is off; [`TcpInfo::bytes_in_flight`]
+/// is RFC 6675 "pipe".
 pub struct Endpoint {
     cfg: TcpConfig,
     state: State,

@@ -226,3 +226,24 @@ fn pair_sequence_numbers_wrap() {
     assert_eq!(p.c.readable(), 300_000);
     assert!(p.c.all_acked() && p.s.all_acked());
 }
+
+#[test]
+fn pair_print_controllers() {
+    for kind in CcKind::ALL {
+        for loss in [0.0, 0.01] {
+            let mut c = cfg(true);
+            c.cc = kind;
+            let (p, o) = bulk(c, cfg(true), 5_000_000, loss, 2);
+            let st = p.c.stats();
+            eprintln!(
+                "{kind:?} loss={loss}: goodput {:.2} Mb/s rtx {} fr {} rto {} srtt {} min {:?}",
+                5e6 * 8.0 / (o.done_at.as_secs_f64() - 0.1) / 1e6,
+                st.retrans_segments,
+                st.fast_retransmits,
+                st.rtos,
+                p.c.info().srtt,
+                st.rtt_min
+            );
+        }
+    }
+}
