@@ -598,3 +598,47 @@ fn test_nr_opportunity_includes_mac_subheader_per_pdu() {
     let p = e.tx_opportunity(ms(5), 106);
     assert_eq!(sizes(&p), vec![(103, 3)]);
 }
+
+#[test]
+fn test_window_stall_polls_and_resumes() {
+    let mut cfg = RlcConfig::am_lte(1, 3);
+    cfg.window_size = 4;
+    cfg.poll_pdu = u32::MAX;
+    cfg.poll_byte = u64::MAX;
+    let mut tx = RlcEntity::new(cfg);
+    for i in 0..10 {
+        tx.handle_sdu(ms(0), sdu(i, 100));
+    }
+    let polls: Vec<bool> = (0..4).map(|i| tx.tx_opportunity(ms(i), 102)[0].as_data().unwrap().poll).collect();
+    // The PDU that fills the window carries the poll (36.322 §5.2.2.1 window stall).
+    assert_eq!(polls, [false, false, false, true]);
+    assert!(tx.tx_opportunity(ms(5), 1000).is_empty());
+    assert_eq!(tx.buffer_status(ms(5)).tx_queue_bytes, 6 * 102);
+    let st = RlcPdu { bytes: 2, header_bytes: 2, body: RlcPduBody::Status(StatusPdu { ack_sn: 2, nacks: vec![] }) };
+    tx.handle_pdu(ms(10), &st);
+    let p = tx.tx_opportunity(ms(11), 1000);
+    // Two SNs free: one PDU concatenating as much as fits (the window counts SNs, not SDUs).
+    assert_eq!(p.len(), 1);
+    assert_eq!(p[0].as_data().unwrap().sn, 4);
+    assert_eq!(p[0].as_data().unwrap().fields.len(), 6);
+}
+
+#[test]
+fn test_lte_retx_segment_for_nacked_so_range() {
+    // Three SDUs concatenated in one PDU (two LIs: 2 + 3 header bytes); a NACK with the SO
+    // range [500, 1700) is answered by an AMD PDU segment spanning the first two SDUs.
+    let mut tx = RlcEntity::new(RlcConfig::am_lte(1, 3));
+    tx.handle_sdu(ms(0), sdu(0, 1000));
+    tx.handle_sdu(ms(0), sdu(1, 1000));
+    tx.handle_sdu(ms(0), sdu(2, 10));
+    let p = tx.tx_opportunity(ms(1), 5000);
+    assert_eq!(p.len(), 1);
+    assert_eq!((p[0].bytes, p[0].header_bytes), (2015, 5));
+    let st = RlcPdu { bytes: 4, header_bytes: 4, body: RlcPduBody::Status(StatusPdu { ack_sn: 1, nacks: vec![Nack { sn: 0, so: Some((500, 1700)) }] }) };
+    tx.handle_pdu(ms(10), &st);
+    // Segment [500, 1700) spans SDU 0 (500 bytes) and SDU 1 (700 bytes): 4 + 2 (one LI) header.
+    let p = tx.tx_opportunity(ms(11), 5000);
+    let d = p[0].as_data().unwrap();
+    assert_eq!((p[0].bytes, p[0].header_bytes, d.so, d.len, d.last, d.has_so), (1206, 6, 500, 1200, false, true));
+    assert_eq!(d.fields, vec![f(0, 1000, 500, 500, 500), f(1, 1000, 0, 700, 1000)]);
+}
