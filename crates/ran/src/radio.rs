@@ -120,8 +120,12 @@ pub struct RadioConfig {
     /// CQI reporting period and the delay until the report reaches the scheduler.
     pub cqi_period: Duration,
     pub cqi_delay: Duration,
-    /// Include inter-cell interference.
+    /// Include inter-cell interference (downlink).
     pub interference: bool,
+    /// UE maximum transmit power (dBm) for the uplink (TS 36.101/38.101 power class 3: 23 dBm).
+    pub ue_tx_power_dbm: f64,
+    /// Base-station receiver noise figure (dB) for the uplink.
+    pub bs_noise_figure_db: f64,
 }
 
 impl RadioConfig {
@@ -147,6 +151,8 @@ impl RadioConfig {
             cqi_period: Duration::from_millis(5),
             cqi_delay: Duration::from_millis(4),
             interference: true,
+            ue_tx_power_dbm: 23.0,
+            bs_noise_figure_db: 5.0,
         }
     }
     /// Seeds 001/004 mmWave defaults: 28 GHz "1 GHz" carrier ([`Carrier::mmwave_1ghz`]), TDD
@@ -174,6 +180,8 @@ impl RadioConfig {
             cqi_period: slot,
             cqi_delay: slot.saturating_mul(10),
             interference: false,
+            ue_tx_power_dbm: 23.0,
+            bs_noise_figure_db: 5.0,
         }
     }
     fn bler_model(&self) -> BlerModel {
@@ -259,6 +267,11 @@ struct Ue {
     last_eval: Option<(Time, f64)>,
     cqi: CqiReporter,
     harq: HarqSoftBuffers,
+    ul_harq: HarqSoftBuffers,
+    /// Serving-link coupling gain (linear): antenna gains + beamforming − path loss − shadowing.
+    coupling_lin: f64,
+    /// Fast-fading power gain of the last evaluation.
+    fade: f64,
 }
 
 /// The radio side of a run: cells, UEs, channel and PHY abstraction. See the module docs.
@@ -439,6 +452,9 @@ impl RadioEnvironment {
                 latest: None,
             },
             harq: HarqSoftBuffers::new(self.cfg.harq_processes, self.bler),
+            ul_harq: HarqSoftBuffers::new(self.cfg.harq_processes, self.bler),
+            coupling_lin: 0.0,
+            fade: 1.0,
         };
         let idx = self.ues.len();
         self.ues.push(ue);
@@ -549,6 +565,7 @@ impl RadioEnvironment {
                     ue.large.shadowing_db = sf;
                     ue.large.antenna_gain_dbi = g_bs;
                     ue.large.rx_power_dbm = rx_dbm;
+                    ue.coupling_lin = db2lin(rx_dbm - cell.tx_power_dbm);
                 }
             }
             ue.load_epoch = u64::MAX; // force the interference sum below
@@ -594,6 +611,7 @@ impl RadioEnvironment {
         };
         let sinr = lin2db(ue.rx_mw[ue.serving] * fade / (ue.interference_mw + noise));
         ue.large.sinr_db = sinr;
+        ue.fade = fade;
         ue.last_eval = Some((now, sinr));
         // Periodic CQI measurement (per layer).
         if now >= ue.cqi.next {
@@ -658,6 +676,45 @@ impl RadioEnvironment {
     pub fn bler(&mut self, rnti: u16, now: Time, mcs: u8, layers: u8) -> f64 {
         let sinr = self.sinr_db(rnti, now) - lin2db(layers.clamp(1, 4) as f64);
         self.bler.bler(sinr, mcs)
+    }
+
+    /// Achievable downlink bytes per PRB in `slot` for `mcs` and `layers` over the whole
+    /// carrier (TBS of all PRBs / PRBs): the `bytes_per_prb` a scheduler ranks UEs by.
+    pub fn bytes_per_prb(&self, rnti: u16, slot: u64, mcs: u8, layers: u8) -> f64 {
+        let n = self.cfg.carrier.n_prb as u32;
+        self.tb_size_bytes(rnti, slot, n, mcs, layers) as f64 / n.max(1) as f64
+    }
+
+    /// Uplink SINR (dB) of `rnti` at `now` for an allocation of `n_prb` PRBs: the UE transmits
+    /// at [`RadioConfig::ue_tx_power_dbm`] spread over the allocation (no closed-loop power
+    /// control), through the same coupling gain and fast fading as the downlink (reciprocity),
+    /// against the base station's noise over the allocated bandwidth. No uplink inter-cell
+    /// interference is modelled.
+    pub fn ul_sinr_db(&mut self, rnti: u16, now: Time, n_prb: u32) -> f64 {
+        self.sinr_db(rnti, now);
+        let ue = &self.ues[self.idx(rnti)];
+        let c = &self.cfg.carrier;
+        let bw = n_prb.max(1) as f64 * c.subcarriers_per_prb as f64 * c.scs_hz;
+        let noise_dbm = -174.0 + lin2db(bw) + self.cfg.bs_noise_figure_db;
+        self.cfg.ue_tx_power_dbm + lin2db(ue.coupling_lin * ue.fade) - noise_dbm
+    }
+
+    /// Uplink MCS for `n_prb` PRBs from the current uplink SINR (SRS-like, no delay): the MCS of
+    /// the CQI that SINR would report.
+    pub fn ul_mcs(&mut self, rnti: u16, now: Time, n_prb: u32, layers: u8) -> u8 {
+        let s = self.ul_sinr_db(rnti, now, n_prb) - lin2db(layers.clamp(1, 4) as f64);
+        let cqi = self.cqi_thr_db.iter().take_while(|&&t| s >= t).count();
+        self.cqi_mcs[cqi]
+    }
+
+    /// Decode an uplink transport block (separate HARQ soft buffers from the downlink); see
+    /// [`Self::decode`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn ul_decode(&mut self, rnti: u16, harq_id: u8, now: Time, mcs: u8, harq_attempt: u32, layers: u8, n_prb: u32) -> bool {
+        let sinr = self.ul_sinr_db(rnti, now, n_prb) - lin2db(layers.clamp(1, 4) as f64);
+        let i = self.idx(rnti);
+        let ue = &mut self.ues[i];
+        ue.ul_harq.decode(harq_id, sinr, mcs, harq_attempt, &mut ue.decode_rng)
     }
 
     /// Large-scale state of `rnti` as of its last evaluation.
@@ -806,6 +863,23 @@ mod tests {
         // SINR with idle neighbours is the SNR.
         let ls = env.large_scale(1);
         assert!((idle - (ls.rx_power_dbm - ls.noise_dbm)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn uplink_budget_by_hand() {
+        let mut cfg = RadioConfig::mmwave_28ghz();
+        cfg.fading = FadingConfig::NONE;
+        let mut env = RadioEnvironment::single_cell(cfg, Vec3::new(0.0, 0.0, 15.0), 30.0, 1);
+        env.add_ue(1, Mobility::fixed(Vec3::new(52.0, -0.2, 1.5)), 1);
+        // 23 dBm + 30.1030 BF − 96.0039 PL − (−174 + 10·log10(10·12·120e3) + 5 = −107.4170)
+        // = 54.5161 dB over 10 PRBs; over all 660 PRBs the noise is 18.1954 dB higher.
+        let s10 = env.ul_sinr_db(1, Time::ZERO, 10);
+        assert!((s10 - 54.5161).abs() < 1e-3, "{s10}");
+        let s660 = env.ul_sinr_db(1, Time::ZERO, 660);
+        assert!((s10 - s660 - 10.0 * 66f64.log10()).abs() < 1e-9);
+        assert_eq!(env.ul_mcs(1, Time::ZERO, 10, 1), 28);
+        assert!(env.ul_decode(1, 0, Time::ZERO, 28, 0, 1, 10));
+        assert!((env.bytes_per_prb(1, 2, 28, 1) - 60_488.0 / 660.0).abs() < 1.0);
     }
 
     #[test]
