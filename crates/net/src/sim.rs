@@ -43,12 +43,44 @@ struct Node {
     ip_id: u16,
 }
 
+/// Where an interface sends what is routed to it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Egress {
+    /// One direction of a point-to-point link.
+    Link(usize),
+    /// A shared-medium device such as a radio cell.
+    Device(usize),
+}
+
 struct Iface {
     name: String,
     node: NodeId,
-    /// The link this interface transmits on.
-    tx_link: usize,
+    egress: Egress,
     pcap: Option<PcapSink>,
+}
+
+/// A layer-2 device joining several nodes over a shared medium (e.g. a radio cell joining an
+/// eNB/gNB and its UEs). Sans-IO (design.md §3): the simulator hands it packets and wakes it at
+/// [`Device::poll_timeout`]; after every input it drains [`Device::poll_deliver`].
+pub trait Device: std::any::Any {
+    /// `p` leaves node `from` (attached to this device) through it.
+    fn handle_packet(&mut self, now: Time, from: NodeId, p: Packet);
+    /// The device's timer fired. Early or stale calls are harmless.
+    fn handle_timeout(&mut self, now: Time);
+    /// The next packet the device hands to an attached node.
+    fn poll_deliver(&mut self, now: Time) -> Option<(NodeId, Packet)>;
+    /// When the device next wants [`Device::handle_timeout`].
+    fn poll_timeout(&self) -> Option<Time>;
+    /// Sampling hook, called at every time-series sample.
+    fn sample(&mut self, _now: Time) {}
+    fn as_any(&self) -> &dyn std::any::Any;
+}
+
+struct DeviceSlot {
+    dev: Box<dyn Device>,
+    timer_at: Option<Time>,
+    /// (node, its interface on this device).
+    ifaces: Vec<(NodeId, IfaceId)>,
 }
 
 struct LinkEnd {
@@ -163,6 +195,8 @@ enum Ev {
     /// A connection's timer.
     Timer { conn: u32 },
     FlowStart { flow: u32 },
+    /// A device's timer.
+    DeviceTimer { dev: u32 },
     CbrTick { flow: u32 },
     Sample,
 }
@@ -174,6 +208,7 @@ pub struct Sim {
     nodes: Vec<Node>,
     ifaces: Vec<Iface>,
     links: Vec<LinkEnd>,
+    devices: Vec<DeviceSlot>,
     conns: Vec<Conn>,
     flows: Vec<Flow>,
     packets: Vec<Packet>,
@@ -198,6 +233,7 @@ impl Sim {
             nodes: Vec::new(),
             ifaces: Vec::new(),
             links: Vec::new(),
+            devices: Vec::new(),
             conns: Vec::new(),
             flows: Vec::new(),
             packets: Vec::with_capacity(4096),
@@ -245,13 +281,39 @@ impl Sim {
         let name_b = format!("{}-eth{}", self.nodes[b].name, self.nodes[b].ifaces.len());
         let rng_a = Rng::for_entity(self.seed, &format!("link/{name_a}"));
         let rng_b = Rng::for_entity(self.seed, &format!("link/{name_b}"));
-        self.ifaces.push(Iface { name: name_a, node: a, tx_link: la, pcap: None });
-        self.ifaces.push(Iface { name: name_b, node: b, tx_link: lb, pcap: None });
+        self.ifaces.push(Iface { name: name_a, node: a, egress: Egress::Link(la), pcap: None });
+        self.ifaces.push(Iface { name: name_b, node: b, egress: Egress::Link(lb), pcap: None });
         self.links.push(LinkEnd { link: Link::new(ab, rng_a), rx_iface: ib });
         self.links.push(LinkEnd { link: Link::new(ba, rng_b), rx_iface: ia });
         self.nodes[a].ifaces.push(ia);
         self.nodes[b].ifaces.push(ib);
         (ia, ib)
+    }
+
+    /// Add a shared-medium device; attach nodes to it with [`Sim::attach`].
+    pub fn add_device(&mut self, dev: Box<dyn Device>) -> usize {
+        self.devices.push(DeviceSlot { dev, timer_at: None, ifaces: Vec::new() });
+        let d = self.devices.len() - 1;
+        self.arm_device(d);
+        d
+    }
+
+    /// Attach `node` to device `dev` through a new interface named `<node>-<kind><k>`.
+    pub fn attach(&mut self, node: NodeId, dev: usize, kind: &str) -> IfaceId {
+        let i = self.ifaces.len();
+        let name = format!("{}-{kind}{}", self.nodes[node].name, self.nodes[node].ifaces.len());
+        self.ifaces.push(Iface { name, node, egress: Egress::Device(dev), pcap: None });
+        self.nodes[node].ifaces.push(i);
+        self.devices[dev].ifaces.push((node, i));
+        i
+    }
+
+    /// A device, for outputs (downcast with `as_any`).
+    pub fn device(&self, dev: usize) -> &dyn Device {
+        self.devices[dev].dev.as_ref()
+    }
+    pub fn device_count(&self) -> usize {
+        self.devices.len()
     }
 
     /// Route `net/prefix_len` out of `iface` (longest prefix wins; a /0 is the default route).
@@ -320,6 +382,7 @@ impl Sim {
                 Ev::Arrive { iface, pkt } => self.on_arrive(now, iface as usize, pkt),
                 Ev::Timer { conn } => self.on_timer(now, conn as usize),
                 Ev::FlowStart { flow } => self.on_flow_start(now, flow as usize),
+                Ev::DeviceTimer { dev } => self.on_device_timer(now, dev as usize),
                 Ev::CbrTick { flow } => self.on_cbr_tick(now, flow as usize),
                 Ev::Sample => self.on_sample(now),
             }
@@ -368,7 +431,10 @@ impl Sim {
     pub fn link_reports(&self) -> Vec<LinkReport> {
         self.ifaces
             .iter()
-            .map(|i| LinkReport { iface: i.name.clone(), stats: self.links[i.tx_link].link.stats.clone() })
+            .filter_map(|i| match i.egress {
+                Egress::Link(l) => Some(LinkReport { iface: i.name.clone(), stats: self.links[l].link.stats.clone() }),
+                Egress::Device(_) => None,
+            })
             .collect()
     }
     /// UDP packets of flow `f` still travelling (sent, neither received nor dropped).
@@ -418,7 +484,19 @@ impl Sim {
         let Some(iface) = self.route(node, p.ip.dst) else {
             return; // no route: discarded, like a host without a default route
         };
-        let link = self.ifaces[iface].tx_link;
+        let link = match self.ifaces[iface].egress {
+            Egress::Link(l) => l,
+            Egress::Device(d) => {
+                if let Some(sink) = &mut self.ifaces[iface].pcap {
+                    if let Err(e) = sink.record(now, now, &p) {
+                        self.io_error.get_or_insert(format!("pcap: {e}"));
+                    }
+                }
+                self.devices[d].dev.handle_packet(now, node, p);
+                self.service_device(now, d);
+                return;
+            }
+        };
         match self.links[link].link.offer(now, p.len()) {
             Offer::Dropped => {}
             Offer::Sent { tx_start, arrival, corrupted } => {
@@ -437,8 +515,44 @@ impl Sim {
     }
 
     fn on_arrive(&mut self, now: Time, iface: IfaceId, pkt: u32) {
-        let mut p = self.packets[pkt as usize];
+        let p = self.packets[pkt as usize];
         self.free_packets.push(pkt);
+        self.receive(now, iface, p);
+    }
+
+    fn on_device_timer(&mut self, now: Time, d: usize) {
+        if self.devices[d].timer_at != Some(now) {
+            return; // superseded by an earlier re-arm
+        }
+        self.devices[d].timer_at = None;
+        self.devices[d].dev.handle_timeout(now);
+        self.service_device(now, d);
+    }
+
+    /// Hand a device's deliveries to their nodes, then re-arm its timer.
+    fn service_device(&mut self, now: Time, d: usize) {
+        while let Some((node, p)) = self.devices[d].dev.poll_deliver(now) {
+            let Some(&(_, iface)) = self.devices[d].ifaces.iter().find(|(n, _)| *n == node) else {
+                continue; // not attached: a model bug, the packet is dropped
+            };
+            self.receive(now, iface, p);
+        }
+        self.arm_device(d);
+    }
+
+    fn arm_device(&mut self, d: usize) {
+        let slot = &mut self.devices[d];
+        if let Some(t) = slot.dev.poll_timeout() {
+            let t = t.max(self.q.now());
+            if slot.timer_at.is_none_or(|at| t < at) {
+                slot.timer_at = Some(t);
+                self.q.schedule(t, Ev::DeviceTimer { dev: d as u32 });
+            }
+        }
+    }
+
+    /// A packet fully received on `iface`: deliver it locally or forward it.
+    fn receive(&mut self, now: Time, iface: IfaceId, mut p: Packet) {
         let node = self.ifaces[iface].node;
         if let Some(sink) = &mut self.ifaces[iface].pcap {
             if let Err(e) = sink.record(now, now, &p) {
@@ -634,6 +748,9 @@ impl Sim {
 
     fn on_sample(&mut self, now: Time) {
         let Some(iv) = self.sample_interval else { return };
+        for slot in &mut self.devices {
+            slot.dev.sample(now);
+        }
         for f in 0..self.flows.len() {
             let info = self.flows[f].sender.map(|c| self.conns[c].ep.info());
             let flow = &mut self.flows[f];
