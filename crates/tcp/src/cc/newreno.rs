@@ -20,12 +20,14 @@ pub struct NewReno {
     bytes_acked: u64,
     /// An RTO fired and no new data has been acknowledged since.
     in_rto_backoff: bool,
+    /// Between on_congestion_event and on_recovery_exit: ssthresh already reduced.
+    in_recovery: bool,
 }
 
 impl NewReno {
     pub fn new(p: &CcParams) -> Self {
         // RFC 6928 initial window (RFC 5681 §3.1 IW when initial_cwnd_segments is small).
-        NewReno { cwnd: p.initial_cwnd_segments.max(1) as u64 * p.mss as u64, ssthresh: u64::MAX, bytes_acked: 0, in_rto_backoff: false }
+        NewReno { cwnd: p.initial_cwnd_segments.max(1) as u64 * p.mss as u64, ssthresh: u64::MAX, bytes_acked: 0, in_rto_backoff: false, in_recovery: false }
     }
 
     /// RFC 5681 §3.1 eq. 4: ssthresh = max(FlightSize / 2, 2·SMSS).
@@ -70,17 +72,24 @@ impl CongestionControl for NewReno {
         self.ssthresh = Self::reduced_ssthresh(in_flight, mss);
         self.cwnd = self.ssthresh;
         self.bytes_acked = 0;
+        self.in_recovery = true;
     }
     fn on_recovery_exit(&mut self, _now: Time, _mss: u32) {
         // RFC 6582 §3.2 step 6 (full ACK): deflate to ssthresh.
         self.cwnd = self.ssthresh;
         self.bytes_acked = 0;
+        self.in_recovery = false;
     }
     fn on_rto(&mut self, _now: Time, in_flight: u64, mss: u32) {
         // RFC 5681 §3.1: a retransmitted segment lost again does not halve ssthresh again.
+        // ssthresh is set to "no more than" eq. 4: an RTO during fast recovery keeps the
+        // episode's already reduced ssthresh when that is smaller (FlightSize still counts
+        // the whole pre-loss window then).
         if !self.in_rto_backoff {
-            self.ssthresh = Self::reduced_ssthresh(in_flight, mss);
+            let eq4 = Self::reduced_ssthresh(in_flight, mss);
+            self.ssthresh = if self.in_recovery { eq4.min(self.ssthresh) } else { eq4 };
         }
+        self.in_recovery = false;
         self.in_rto_backoff = true;
         // RFC 5681 §3.1: loss window LW = 1 SMSS.
         self.cwnd = mss as u64;
@@ -135,5 +144,15 @@ mod tests {
         assert_eq!((c.cwnd(), c.ssthresh()), (1000, 10_000));
         c.on_rto(Time::ZERO, 20_000, 1000);
         assert_eq!((c.cwnd(), c.ssthresh()), (1000, 10_000));
+    }
+
+    #[test]
+    fn rto_during_recovery_keeps_the_reduced_ssthresh() {
+        let mut c = nr();
+        c.on_congestion_event(Time::ZERO, 40_000, 1000);
+        assert_eq!(c.ssthresh(), 20_000);
+        c.on_ack(&ack(1000, true));
+        c.on_rto(Time::ZERO, 60_000, 1000);
+        assert_eq!((c.cwnd(), c.ssthresh()), (1000, 20_000));
     }
 }

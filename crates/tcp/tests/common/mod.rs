@@ -176,6 +176,10 @@ pub struct Pair {
     pub keep_log: bool,
     /// Extra per-packet delay, uniform in [0, jitter) (reorders packets), with its own stream.
     pub jitter: Option<(Rng, Duration)>,
+    /// Drop-tail queue limit in bytes per direction (`None`: unlimited).
+    pub queue_limit_bytes: Option<u64>,
+    /// Packets dropped by the drop-tail queue.
+    pub queue_drops: u64,
 }
 
 impl Pair {
@@ -197,6 +201,8 @@ impl Pair {
             events: 0,
             keep_log: true,
             jitter: None,
+            queue_limit_bytes: None,
+            queue_drops: 0,
         }
     }
 
@@ -222,10 +228,26 @@ impl Pair {
                     self.log.push((self.now, to_server, p, drop));
                 }
                 let d = to_server as usize;
+                let mut drop = drop;
+                if let Some(limit) = self.queue_limit_bytes {
+                    // Bytes waiting ahead of this packet (serialisation backlog).
+                    let backlog_ns = self.link_free[d].saturating_since(self.now).0 as u128;
+                    let backlog_bytes = (backlog_ns * self.rate_bps as u128 / 8 / 1_000_000_000) as u64;
+                    if !drop && backlog_bytes + p.len() as u64 > limit {
+                        drop = true;
+                        self.queue_drops += 1;
+                        if self.keep_log {
+                            self.log.last_mut().unwrap().3 = true;
+                        }
+                    }
+                }
+                if drop {
+                    continue;
+                }
                 let start = self.link_free[d].max(self.now);
                 let done = start + Duration::transmission(p.len() as u64, self.rate_bps);
                 self.link_free[d] = done;
-                if !drop {
+                {
                     self.seq += 1;
                     let extra = match &mut self.jitter {
                         Some((rng, j)) if j.0 > 0 => Duration(rng.below(j.0)),
