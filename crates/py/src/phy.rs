@@ -196,8 +196,9 @@ fn phy_seed004_trace<'py>(py: Python<'py>, step_ms: u64, drive_s: u64, seed: u64
         los.push(ls.los);
         pl.push(ls.pathloss_db);
         sinr.push(s);
-        cqi.push(c);
-        mcs.push(table.mcs_from_cqi(c));
+        // u16, not u8: PyO3 turns Vec<u8> into `bytes`.
+        cqi.push(c as u16);
+        mcs.push(table.mcs_from_cqi(c) as u16);
         t += Duration::from_millis(step_ms);
     }
     let d = PyDict::new(py);
