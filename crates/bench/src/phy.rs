@@ -33,11 +33,24 @@ pub fn bench() -> Vec<(String, f64, &'static str)> {
     let mut out = Vec::new();
 
     // 1. mmWave single cell, 10 static UEs: cache hits, fading only.
-    let mut env = RadioEnvironment::single_cell(RadioConfig::mmwave_28ghz(), Vec3::new(0.0, 0.0, 15.0), 30.0, 1);
+    let mut env = RadioEnvironment::single_cell(
+        RadioConfig::mmwave_28ghz(),
+        Vec3::new(0.0, 0.0, 15.0),
+        30.0,
+        1,
+    );
     for i in 0..10u16 {
-        env.add_ue(i + 1, Mobility::fixed(Vec3::new(20.0 + 10.0 * i as f64, 5.0, 1.5)), 1);
+        env.add_ue(
+            i + 1,
+            Mobility::fixed(Vec3::new(20.0 + 10.0 * i as f64, 5.0, 1.5)),
+            1,
+        );
     }
-    out.push(("phy/mmwave_static_ue_slot".to_string(), per_ue_slot(&mut env, 20_000), "ns"));
+    out.push((
+        "phy/mmwave_static_ue_slot".to_string(),
+        per_ue_slot(&mut env, 20_000),
+        "ns",
+    ));
 
     // 2. mmWave seed-004 route (moving every slot, 2-D obstacle test each time).
     let mut cfg = RadioConfig::mmwave_28ghz();
@@ -66,26 +79,55 @@ pub fn bench() -> Vec<(String, f64, &'static str)> {
     ));
 
     // 3. LTE 7 sites x 3 sectors, 30 static UEs (interference from 20 cells, cached).
-    let mut env = RadioEnvironment::new(RadioConfig::lte_macro(), hex_layout(1, 500.0, 25.0, 46.0), 3);
+    let mut env = RadioEnvironment::new(
+        RadioConfig::lte_macro(),
+        hex_layout(1, 500.0, 25.0, 46.0),
+        3,
+    );
     for i in 0..30u16 {
         let a = i as f64 * 0.7;
-        env.add_ue(i + 1, Mobility::fixed(Vec3::new(150.0 * a.cos(), 150.0 * a.sin(), 1.5)), 1);
+        env.add_ue(
+            i + 1,
+            Mobility::fixed(Vec3::new(150.0 * a.cos(), 150.0 * a.sin(), 1.5)),
+            1,
+        );
     }
-    out.push(("phy/lte_7x3_static_ue_slot".to_string(), per_ue_slot(&mut env, 5_000), "ns"));
+    out.push((
+        "phy/lte_7x3_static_ue_slot".to_string(),
+        per_ue_slot(&mut env, 5_000),
+        "ns",
+    ));
 
     // 4. LTE 7x3, 30 UEs driving at 30 m/s (21 links recomputed every TTI).
-    let mut env = RadioEnvironment::new(RadioConfig::lte_macro(), hex_layout(1, 500.0, 25.0, 46.0), 4);
+    let mut env = RadioEnvironment::new(
+        RadioConfig::lte_macro(),
+        hex_layout(1, 500.0, 25.0, 46.0),
+        4,
+    );
     for i in 0..30u16 {
         let a = i as f64 * 0.7;
         let m = Mobility::route(Vec3::new(100.0 * a.cos(), 100.0 * a.sin(), 1.5))
-            .walk_for(Vec3::new(a.sin(), -a.cos(), 0.0), 30.0, Duration::from_secs(100))
+            .walk_for(
+                Vec3::new(a.sin(), -a.cos(), 0.0),
+                30.0,
+                Duration::from_secs(100),
+            )
             .build();
         env.add_ue(i + 1, m, 1);
     }
-    out.push(("phy/lte_7x3_moving_ue_slot".to_string(), per_ue_slot(&mut env, 5_000), "ns"));
+    out.push((
+        "phy/lte_7x3_moving_ue_slot".to_string(),
+        per_ue_slot(&mut env, 5_000),
+        "ns",
+    ));
 
     // 5. Decode draw (BLER curve + chase combining + RNG), same slot (SINR cached).
-    let mut env = RadioEnvironment::single_cell(RadioConfig::mmwave_28ghz(), Vec3::new(0.0, 0.0, 15.0), 30.0, 5);
+    let mut env = RadioEnvironment::single_cell(
+        RadioConfig::mmwave_28ghz(),
+        Vec3::new(0.0, 0.0, 15.0),
+        30.0,
+        5,
+    );
     env.add_ue(1, Mobility::fixed(Vec3::new(50.0, 0.0, 1.5)), 1);
     let n = 200_000u64;
     let t0 = Instant::now();
@@ -94,7 +136,11 @@ pub fn bench() -> Vec<(String, f64, &'static str)> {
         ok += env.decode(1, (k % 20) as u8, Time::ZERO, 20, 0, 1) as u64;
     }
     black_box(ok);
-    out.push(("phy/decode".to_string(), t0.elapsed().as_nanos() as f64 / n as f64, "ns"));
+    out.push((
+        "phy/decode".to_string(),
+        t0.elapsed().as_nanos() as f64 / n as f64,
+        "ns",
+    ));
     out
 }
 

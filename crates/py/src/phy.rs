@@ -29,7 +29,9 @@ fn mcs_table(name: &str) -> PyResult<McsTable> {
         "lte" => Ok(McsTable::Lte),
         "nr1" | "nr" | "1" => Ok(McsTable::Nr1),
         "nr2" | "2" => Ok(McsTable::Nr2),
-        _ => Err(PyValueError::new_err(format!("unknown MCS table {name:?} (lte, nr1, nr2)"))),
+        _ => Err(PyValueError::new_err(format!(
+            "unknown MCS table {name:?} (lte, nr1, nr2)"
+        ))),
     }
 }
 
@@ -37,14 +39,21 @@ fn bler_model(table: &str, gap_db: f64, width_db: f64) -> PyResult<BlerModel> {
     if width_db <= 0.0 {
         return Err(PyValueError::new_err("width_db must be positive"));
     }
-    Ok(BlerModel { table: mcs_table(table)?, gap_db, width_db })
+    Ok(BlerModel {
+        table: mcs_table(table)?,
+        gap_db,
+        width_db,
+    })
 }
 
 /// LTE TBS (bits), TS 36.213 Table 7.1.7.2.1-1.
 #[pyfunction]
 fn phy_lte_tbs(i_tbs: u8, n_prb: u16) -> PyResult<u32> {
-    phy::lte_tbs_bits(i_tbs, n_prb)
-        .ok_or_else(|| PyValueError::new_err(format!("no TBS for I_TBS {i_tbs}, N_PRB {n_prb} (0..=26, 1..=110)")))
+    phy::lte_tbs_bits(i_tbs, n_prb).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "no TBS for I_TBS {i_tbs}, N_PRB {n_prb} (0..=26, 1..=110)"
+        ))
+    })
 }
 
 /// LTE DL TBS (bits) for an I_MCS (Table 7.1.7.1-1) and layer count.
@@ -58,21 +67,46 @@ fn phy_lte_tbs_mcs(mcs: u8, n_prb: u16, layers: u8) -> PyResult<u32> {
 /// NR TBS (bits) by TS 38.214 §5.1.3.2 for an MCS index of table `table` ("nr1"/"nr2").
 #[pyfunction]
 #[pyo3(signature = (n_prb, mcs, table="nr1", layers=1, n_symb=12, n_dmrs_prb=12, n_oh_prb=0))]
-fn phy_nr_tbs(n_prb: u32, mcs: u8, table: &str, layers: u32, n_symb: u32, n_dmrs_prb: u32, n_oh_prb: u32) -> PyResult<u32> {
+fn phy_nr_tbs(
+    n_prb: u32,
+    mcs: u8,
+    table: &str,
+    layers: u32,
+    n_symb: u32,
+    n_dmrs_prb: u32,
+    n_oh_prb: u32,
+) -> PyResult<u32> {
     let t = mcs_table(table)?;
-    let e = t
-        .nr_entry(mcs)
-        .ok_or_else(|| PyValueError::new_err(format!("MCS {mcs} is reserved or not an NR table index")))?;
+    let e = t.nr_entry(mcs).ok_or_else(|| {
+        PyValueError::new_err(format!("MCS {mcs} is reserved or not an NR table index"))
+    })?;
     if !(1..=4).contains(&layers) || n_symb > 14 {
-        return Err(PyValueError::new_err("layers must be 1..=4 and n_symb <= 14"));
+        return Err(PyValueError::new_err(
+            "layers must be 1..=4 and n_symb <= 14",
+        ));
     }
-    Ok(phy::nr_tbs_bits(&phy::NrTbsInput { n_prb, n_symb, n_dmrs_prb, n_oh_prb, mcs: e, layers }))
+    Ok(phy::nr_tbs_bits(&phy::NrTbsInput {
+        n_prb,
+        n_symb,
+        n_dmrs_prb,
+        n_oh_prb,
+        mcs: e,
+        layers,
+    }))
 }
 
 /// NR TBS (bits) from an explicit modulation order and code rate × 1024.
 #[pyfunction]
 #[pyo3(signature = (n_prb, qm, r_x1024, layers=1, n_symb=12, n_dmrs_prb=12, n_oh_prb=0))]
-fn phy_nr_tbs_raw(n_prb: u32, qm: u8, r_x1024: f64, layers: u32, n_symb: u32, n_dmrs_prb: u32, n_oh_prb: u32) -> u32 {
+fn phy_nr_tbs_raw(
+    n_prb: u32,
+    qm: u8,
+    r_x1024: f64,
+    layers: u32,
+    n_symb: u32,
+    n_dmrs_prb: u32,
+    n_oh_prb: u32,
+) -> u32 {
     phy::nr_tbs_bits(&phy::NrTbsInput {
         n_prb,
         n_symb,
@@ -86,15 +120,32 @@ fn phy_nr_tbs_raw(n_prb: u32, qm: u8, r_x1024: f64, layers: u32, n_symb: u32, n_
 /// Path loss (dB).
 #[pyfunction]
 #[pyo3(signature = (model_name, d2d_m, los=true, fc_hz=28e9, h_bs_m=10.0, h_ut_m=1.5))]
-fn phy_pathloss(model_name: &str, d2d_m: f64, los: bool, fc_hz: f64, h_bs_m: f64, h_ut_m: f64) -> PyResult<f64> {
+fn phy_pathloss(
+    model_name: &str,
+    d2d_m: f64,
+    los: bool,
+    fc_hz: f64,
+    h_bs_m: f64,
+    h_ut_m: f64,
+) -> PyResult<f64> {
     Ok(model(model_name)?.pathloss_db(los, &LinkGeometry::new(d2d_m, h_bs_m, h_ut_m, fc_hz)))
 }
 
 /// Shadowing standard deviation (dB).
 #[pyfunction]
 #[pyo3(signature = (model_name, los=true, d2d_m=100.0, fc_hz=28e9, h_bs_m=10.0, h_ut_m=1.5))]
-fn phy_shadowing_sigma(model_name: &str, los: bool, d2d_m: f64, fc_hz: f64, h_bs_m: f64, h_ut_m: f64) -> PyResult<f64> {
-    Ok(model(model_name)?.shadowing_sigma_db(los, &LinkGeometry::new(d2d_m, h_bs_m, h_ut_m, fc_hz)))
+fn phy_shadowing_sigma(
+    model_name: &str,
+    los: bool,
+    d2d_m: f64,
+    fc_hz: f64,
+    h_bs_m: f64,
+    h_ut_m: f64,
+) -> PyResult<f64> {
+    Ok(
+        model(model_name)?
+            .shadowing_sigma_db(los, &LinkGeometry::new(d2d_m, h_bs_m, h_ut_m, fc_hz)),
+    )
 }
 
 /// LOS probability (0..1), TR 38.901 Table 7.4.2-1.
@@ -152,24 +203,44 @@ fn phy_n_prb(bandwidth_mhz: f64, scs_khz: u32, fr2: bool) -> PyResult<u16> {
     let r = if scs_khz == 0 {
         lte_n_prb((bandwidth_mhz * 1000.0).round() as u32)
     } else {
-        let fr = if fr2 { FrequencyRange::Fr2 } else { FrequencyRange::Fr1 };
+        let fr = if fr2 {
+            FrequencyRange::Fr2
+        } else {
+            FrequencyRange::Fr1
+        };
         nr_n_prb(fr, scs_khz, bandwidth_mhz.round() as u32)
     };
-    r.ok_or_else(|| PyValueError::new_err(format!("no PRB count for {bandwidth_mhz} MHz at {scs_khz} kHz")))
+    r.ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "no PRB count for {bandwidth_mhz} MHz at {scs_khz} kHz"
+        ))
+    })
 }
 
 /// TBS (bits) for the radio defaults of a preset ("lte" / "mmwave").
 #[pyfunction]
 #[pyo3(signature = (mcs, n_prb, layers=1, table="nr1"))]
 fn phy_tb_size_bits(mcs: u8, n_prb: u32, layers: u8, table: &str) -> PyResult<u32> {
-    Ok(phy::tb_size_bits(mcs_table(table)?, mcs, n_prb, layers, &NrAllocation::default()))
+    Ok(phy::tb_size_bits(
+        mcs_table(table)?,
+        mcs,
+        n_prb,
+        layers,
+        &NrAllocation::default(),
+    ))
 }
 
 /// Seed 004's urban route through the radio model (28 GHz defaults, 2-D box blockage):
 /// a dict of lists sampled every `step_ms`: t_s, x_m, y_m, los, pathloss_db, sinr_db, cqi, mcs.
 #[pyfunction]
 #[pyo3(signature = (step_ms=10, drive_s=25, seed=1, fading=true))]
-fn phy_seed004_trace<'py>(py: Python<'py>, step_ms: u64, drive_s: u64, seed: u64, fading: bool) -> PyResult<Bound<'py, PyDict>> {
+fn phy_seed004_trace<'py>(
+    py: Python<'py>,
+    step_ms: u64,
+    drive_s: u64,
+    seed: u64,
+    fading: bool,
+) -> PyResult<Bound<'py, PyDict>> {
     if step_ms == 0 {
         return Err(PyValueError::new_err("step_ms must be positive"));
     }
@@ -183,8 +254,16 @@ fn phy_seed004_trace<'py>(py: Python<'py>, step_ms: u64, drive_s: u64, seed: u64
     let mut env = RadioEnvironment::single_cell(cfg, Vec3::new(0.0, 0.0, 15.0), 30.0, seed);
     env.add_ue(1, seed004_urban_route(Duration::from_secs(drive_s)), 1);
     let end = Time::from_secs(35 + drive_s);
-    let (mut t_s, mut xs, mut ys, mut los, mut pl, mut sinr, mut cqi, mut mcs) =
-        (vec![], vec![], vec![], vec![], vec![], vec![], vec![], vec![]);
+    let (mut t_s, mut xs, mut ys, mut los, mut pl, mut sinr, mut cqi, mut mcs) = (
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+    );
     let mut t = Time::ZERO;
     while t <= end {
         let s = env.sinr_db(1, t);

@@ -54,7 +54,13 @@ impl AntennaPattern {
     pub fn gain_dbi(&self, at: Vec3, towards: Vec3) -> f64 {
         match *self {
             AntennaPattern::Isotropic { gain_dbi } => gain_dbi,
-            AntennaPattern::ThreeSector { boresight_deg, phi_3db_deg, a_m_db, g_max_dbi, vertical } => {
+            AntennaPattern::ThreeSector {
+                boresight_deg,
+                phi_3db_deg,
+                a_m_db,
+                g_max_dbi,
+                vertical,
+            } => {
                 let phi = wrap_deg(azimuth_deg(at, towards) - boresight_deg);
                 let a_h = -(12.0 * (phi / phi_3db_deg).powi(2)).min(a_m_db);
                 let a = match vertical {
@@ -62,7 +68,8 @@ impl AntennaPattern {
                     Some(v) => {
                         // θ measured as downtilt: positive when the target is below the horizon.
                         let theta = -elevation_deg(at, towards);
-                        let a_v = -(12.0 * ((theta - v.tilt_deg) / v.theta_3db_deg).powi(2)).min(v.sla_v_db);
+                        let a_v = -(12.0 * ((theta - v.tilt_deg) / v.theta_3db_deg).powi(2))
+                            .min(v.sla_v_db);
                         -(-(a_h + a_v)).min(a_m_db)
                     }
                 };
@@ -103,7 +110,11 @@ mod tests {
             phi_3db_deg: 65.0,
             a_m_db: 30.0,
             g_max_dbi: 8.0,
-            vertical: Some(VerticalPattern { tilt_deg: 10.0, theta_3db_deg: 65.0, sla_v_db: 30.0 }),
+            vertical: Some(VerticalPattern {
+                tilt_deg: 10.0,
+                theta_3db_deg: 65.0,
+                sla_v_db: 30.0,
+            }),
         };
         // Target 10° below the horizon straight along boresight: full gain.
         let at = Vec3::new(0.0, 0.0, 10.0);

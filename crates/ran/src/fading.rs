@@ -44,18 +44,27 @@ pub enum FadingKind {
     Rayleigh,
     /// Rician with this K-factor (dB) in LOS, Rayleigh in NLOS. TR 38.901 Table 7.5-6 gives
     /// a mean K of 9 dB (UMi/UMa/RMa LOS) and 7 dB (InH LOS).
-    Rician { k_los_db: f64 },
+    Rician {
+        k_los_db: f64,
+    },
 }
 
 impl Default for FadingConfig {
     fn default() -> Self {
-        FadingConfig { kind: FadingKind::Rayleigh, scatterer_speed_mps: 0.83, sinusoids: DEFAULT_SINUSOIDS }
+        FadingConfig {
+            kind: FadingKind::Rayleigh,
+            scatterer_speed_mps: 0.83,
+            sinusoids: DEFAULT_SINUSOIDS,
+        }
     }
 }
 
 impl FadingConfig {
-    pub const NONE: FadingConfig =
-        FadingConfig { kind: FadingKind::None, scatterer_speed_mps: 0.0, sinusoids: DEFAULT_SINUSOIDS };
+    pub const NONE: FadingConfig = FadingConfig {
+        kind: FadingKind::None,
+        scatterer_speed_mps: 0.0,
+        sinusoids: DEFAULT_SINUSOIDS,
+    };
 }
 
 /// One realisation of the fading process of one link.
@@ -91,7 +100,14 @@ impl FadingProcess {
         }
         let theta0 = (2.0 * rng.uniform() - 1.0) * PI;
         let phi_los = (2.0 * rng.uniform() - 1.0) * PI;
-        FadingProcess { k, c, s, phi, k_los: 2.0 * PI * theta0.cos(), phi_los }
+        FadingProcess {
+            k,
+            c,
+            s,
+            phi,
+            k_los: 2.0 * PI * theta0.cos(),
+            phi_los,
+        }
     }
 
     /// Diffuse (Rayleigh) complex gain after a displacement of `x` wavelengths; E|h|² = 1.
@@ -199,7 +215,10 @@ mod tests {
         assert_eq!(a.power_gain(12.34, 0.0), b.power_gain(12.34, 0.0));
         let k = 10f64.powf(0.9);
         let n = 20_000;
-        let mean: f64 = (0..n).map(|i| a.power_gain(i as f64 * 0.37, k)).sum::<f64>() / n as f64;
+        let mean: f64 = (0..n)
+            .map(|i| a.power_gain(i as f64 * 0.37, k))
+            .sum::<f64>()
+            / n as f64;
         assert!((mean - 1.0).abs() < 0.15, "{mean}");
     }
 }

@@ -52,10 +52,18 @@ pub enum FrequencyRange {
 /// TS 38.101-1 Table 5.3.2-1 (FR1) and TS 38.101-2 Table 5.3.2-1 (FR2). `None` where the
 /// table has no entry (e.g. 1000 MHz).
 pub fn nr_n_prb(fr: FrequencyRange, scs_khz: u32, bandwidth_mhz: u32) -> Option<u16> {
-    const FR1_BW: [u32; 16] = [3, 5, 10, 15, 20, 25, 30, 35, 40, 45, 50, 60, 70, 80, 90, 100];
-    const FR1_15: [u16; 16] = [15, 25, 52, 79, 106, 133, 160, 188, 216, 242, 270, 0, 0, 0, 0, 0];
-    const FR1_30: [u16; 16] = [0, 11, 24, 38, 51, 65, 78, 92, 106, 119, 133, 162, 189, 217, 245, 273];
-    const FR1_60: [u16; 16] = [0, 0, 11, 18, 24, 31, 38, 44, 51, 58, 65, 79, 93, 107, 121, 135];
+    const FR1_BW: [u32; 16] = [
+        3, 5, 10, 15, 20, 25, 30, 35, 40, 45, 50, 60, 70, 80, 90, 100,
+    ];
+    const FR1_15: [u16; 16] = [
+        15, 25, 52, 79, 106, 133, 160, 188, 216, 242, 270, 0, 0, 0, 0, 0,
+    ];
+    const FR1_30: [u16; 16] = [
+        0, 11, 24, 38, 51, 65, 78, 92, 106, 119, 133, 162, 189, 217, 245, 273,
+    ];
+    const FR1_60: [u16; 16] = [
+        0, 0, 11, 18, 24, 31, 38, 44, 51, 58, 65, 79, 93, 107, 121, 135,
+    ];
     let v = match fr {
         FrequencyRange::Fr1 => {
             let i = FR1_BW.iter().position(|&b| b == bandwidth_mhz)?;
@@ -117,7 +125,11 @@ impl Carrier {
         if mu > 3 {
             return None;
         }
-        let fr = if fc_hz >= 24.25e9 { FrequencyRange::Fr2 } else { FrequencyRange::Fr1 };
+        let fr = if fc_hz >= 24.25e9 {
+            FrequencyRange::Fr2
+        } else {
+            FrequencyRange::Fr1
+        };
         let scs_khz = 15u32 << mu;
         Some(Carrier {
             rat: Rat::Nr,
@@ -212,7 +224,9 @@ impl Duplex {
                 'U' => Ok(SlotType::Uplink),
                 'S' => Ok(SlotType::Special),
                 'F' => Ok(SlotType::Flexible),
-                other => Err(format!("TDD pattern {pattern:?}: unknown slot type {other:?}")),
+                other => Err(format!(
+                    "TDD pattern {pattern:?}: unknown slot type {other:?}"
+                )),
             })
             .collect();
         let v = v?;
@@ -230,7 +244,10 @@ impl Duplex {
     }
     /// Can slot `index` carry downlink data?
     pub fn is_dl(&self, index: u64) -> bool {
-        matches!(self.slot_type(index), SlotType::Downlink | SlotType::Flexible)
+        matches!(
+            self.slot_type(index),
+            SlotType::Downlink | SlotType::Flexible
+        )
     }
     /// Can slot `index` carry uplink data?
     pub fn is_ul(&self, index: u64) -> bool {
@@ -244,7 +261,10 @@ mod tests {
 
     #[test]
     fn lte_and_nr_prb_tables() {
-        let lte: Vec<_> = [1400, 3000, 5000, 10_000, 15_000, 20_000].iter().map(|&b| lte_n_prb(b).unwrap()).collect();
+        let lte: Vec<_> = [1400, 3000, 5000, 10_000, 15_000, 20_000]
+            .iter()
+            .map(|&b| lte_n_prb(b).unwrap())
+            .collect();
         assert_eq!(lte, vec![6, 15, 25, 50, 75, 100]);
         assert_eq!(nr_n_prb(FrequencyRange::Fr1, 30, 100), Some(273));
         assert_eq!(nr_n_prb(FrequencyRange::Fr1, 15, 20), Some(106));
@@ -253,13 +273,21 @@ mod tests {
         assert_eq!(nr_n_prb(FrequencyRange::Fr2, 120, 1000), None);
         let c = Carrier::nr(28e9, 3, 400).unwrap();
         assert_eq!((c.n_prb, c.slot), (264, Duration::from_micros(125)));
-        assert_eq!(Carrier::nr(3.5e9, 1, 100).unwrap().slot, Duration::from_micros(500));
+        assert_eq!(
+            Carrier::nr(3.5e9, 1, 100).unwrap().slot,
+            Duration::from_micros(500)
+        );
         assert_eq!(nr_slot(0), Duration::from_millis(1));
         assert_eq!(nr_slot(2), Duration::from_micros(250));
         let m = Carrier::mmwave_1ghz();
         assert!((m.occupied_bandwidth_hz() - 950.4e6).abs() < 1.0);
         assert!((Carrier::ns3_mmwave_1ghz().occupied_bandwidth_hz() - 1008e6).abs() < 1.0);
-        assert_eq!(Carrier::lte(2e9, 20_000).unwrap().slot_index(Time::from_micros(3500)), 3);
+        assert_eq!(
+            Carrier::lte(2e9, 20_000)
+                .unwrap()
+                .slot_index(Time::from_micros(3500)),
+            3
+        );
     }
 
     #[test]
@@ -267,7 +295,13 @@ mod tests {
         let d = Duplex::tdd("CCDDUUUU").unwrap();
         let types: Vec<_> = (0..10).map(|i| d.slot_type(i)).collect();
         use SlotType::*;
-        assert_eq!(types, vec![Control, Control, Downlink, Downlink, Uplink, Uplink, Uplink, Uplink, Control, Control]);
+        assert_eq!(
+            types,
+            vec![
+                Control, Control, Downlink, Downlink, Uplink, Uplink, Uplink, Uplink, Control,
+                Control
+            ]
+        );
         assert!(d.is_dl(10) && !d.is_ul(10));
         assert!(!d.is_dl(4) && d.is_ul(4));
         assert!(Duplex::Fdd.is_dl(7) && Duplex::Fdd.is_ul(7));

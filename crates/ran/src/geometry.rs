@@ -17,7 +17,11 @@ pub struct Vec3 {
 }
 
 impl Vec3 {
-    pub const ZERO: Vec3 = Vec3 { x: 0.0, y: 0.0, z: 0.0 };
+    pub const ZERO: Vec3 = Vec3 {
+        x: 0.0,
+        y: 0.0,
+        z: 0.0,
+    };
     #[inline]
     pub const fn new(x: f64, y: f64, z: f64) -> Self {
         Vec3 { x, y, z }
@@ -202,7 +206,10 @@ mod tests {
         // Ends exactly on a face.
         assert!(b.intersects_segment(Vec3::new(-1.0, 0.5, 0.5), Vec3::new(0.0, 0.5, 0.5)));
         // A hair outside the edge.
-        assert!(!b.intersects_segment(Vec3::new(-1.0, 1.0 + 1e-9, 1.0), Vec3::new(2.0, 1.0 + 1e-9, 1.0)));
+        assert!(!b.intersects_segment(
+            Vec3::new(-1.0, 1.0 + 1e-9, 1.0),
+            Vec3::new(2.0, 1.0 + 1e-9, 1.0)
+        ));
     }
 
     #[test]
@@ -238,7 +245,10 @@ mod tests {
         // Through the 3-D vertex (1, 1, 1) only.
         assert!(b.intersects_segment(Vec3::new(2.0, 0.0, 1.0), Vec3::new(0.0, 2.0, 1.0)));
         // The same line moved 1e-6 m outward misses.
-        assert!(!b.intersects_segment(Vec3::new(2.0, 0.0 + 1e-6, 1.0), Vec3::new(0.0 + 1e-6, 2.0, 1.0)));
+        assert!(!b.intersects_segment(
+            Vec3::new(2.0, 0.0 + 1e-6, 1.0),
+            Vec3::new(0.0 + 1e-6, 2.0, 1.0)
+        ));
         // 2-D corner graze and 2-D near-miss.
         assert!(b.intersects_segment_2d(Vec3::new(2.0, 0.0, 9.0), Vec3::new(0.0, 2.0, 9.0)));
         assert!(!b.intersects_segment_2d(Vec3::new(2.0, 0.001, 9.0), Vec3::new(0.001, 2.0, 9.0)));

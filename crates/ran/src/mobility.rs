@@ -31,11 +31,20 @@ pub struct Mobility {
 impl Mobility {
     /// A UE that never moves.
     pub fn fixed(p: Vec3) -> Self {
-        Mobility { start: p, legs: Vec::new() }
+        Mobility {
+            start: p,
+            legs: Vec::new(),
+        }
     }
     /// Start building a route at `p` (at t = 0).
     pub fn route(p: Vec3) -> RouteBuilder {
-        RouteBuilder { start: p, pos: p, t: Time::ZERO, s: 0.0, legs: Vec::new() }
+        RouteBuilder {
+            start: p,
+            pos: p,
+            t: Time::ZERO,
+            s: 0.0,
+            legs: Vec::new(),
+        }
     }
     fn leg_at(&self, t: Time) -> Option<&Leg> {
         if self.legs.is_empty() {
@@ -95,17 +104,34 @@ impl RouteBuilder {
     /// Stay put for `d`.
     pub fn pause(mut self, d: Duration) -> Self {
         let t1 = self.t + d;
-        self.legs.push(Leg { t0: self.t, t1, p0: self.pos, v: Vec3::ZERO, speed_mps: 0.0, s0: self.s });
+        self.legs.push(Leg {
+            t0: self.t,
+            t1,
+            p0: self.pos,
+            v: Vec3::ZERO,
+            speed_mps: 0.0,
+            s0: self.s,
+        });
         self.t = t1;
         self
     }
     /// Move along `direction` (normalised here) at `speed_mps` for `d`.
     pub fn walk_for(mut self, direction: Vec3, speed_mps: f64, d: Duration) -> Self {
         let n = direction.norm();
-        assert!(n > 0.0 && speed_mps >= 0.0, "direction must be non-zero, speed non-negative");
+        assert!(
+            n > 0.0 && speed_mps >= 0.0,
+            "direction must be non-zero, speed non-negative"
+        );
         let v = direction * (speed_mps / n);
         let t1 = self.t + d;
-        self.legs.push(Leg { t0: self.t, t1, p0: self.pos, v, speed_mps, s0: self.s });
+        self.legs.push(Leg {
+            t0: self.t,
+            t1,
+            p0: self.pos,
+            v,
+            speed_mps,
+            s0: self.s,
+        });
         let secs = d.as_nanos() as f64 * 1e-9;
         self.pos = self.pos + v * secs;
         self.s += speed_mps * secs;
@@ -123,7 +149,14 @@ impl RouteBuilder {
         }
         let v = (target - self.pos) * (1.0 / (d.as_nanos() as f64 * 1e-9));
         let t1 = self.t + d;
-        self.legs.push(Leg { t0: self.t, t1, p0: self.pos, v, speed_mps: v.norm(), s0: self.s });
+        self.legs.push(Leg {
+            t0: self.t,
+            t1,
+            p0: self.pos,
+            v,
+            speed_mps: v.norm(),
+            s0: self.s,
+        });
         self.pos = target;
         self.s += dist;
         self.t = t1;
@@ -134,7 +167,10 @@ impl RouteBuilder {
         self.t
     }
     pub fn build(self) -> Mobility {
-        Mobility { start: self.start, legs: self.legs }
+        Mobility {
+            start: self.start,
+            legs: self.legs,
+        }
     }
 }
 
@@ -174,7 +210,10 @@ mod tests {
     #[test]
     fn fixed_never_moves() {
         let m = Mobility::fixed(Vec3::new(1.0, 2.0, 3.0));
-        assert!(close(m.position(Time::from_secs(100)), Vec3::new(1.0, 2.0, 3.0)));
+        assert!(close(
+            m.position(Time::from_secs(100)),
+            Vec3::new(1.0, 2.0, 3.0)
+        ));
         assert_eq!(m.speed_mps(Time::from_secs(1)), 0.0);
         assert!(m.is_fixed());
     }
@@ -186,12 +225,24 @@ mod tests {
             .pause(Duration::from_secs(2))
             .move_to(Vec3::new(3.0, 14.0, 0.0), 10.0) // 10 m in 1 s
             .build();
-        assert!(close(m.position(Time::from_millis(2500)), Vec3::new(1.5, 2.0, 0.0)));
-        assert!(close(m.position(Time::from_secs(6)), Vec3::new(3.0, 4.0, 0.0)));
+        assert!(close(
+            m.position(Time::from_millis(2500)),
+            Vec3::new(1.5, 2.0, 0.0)
+        ));
+        assert!(close(
+            m.position(Time::from_secs(6)),
+            Vec3::new(3.0, 4.0, 0.0)
+        ));
         assert_eq!(m.speed_mps(Time::from_secs(6)), 0.0);
         assert!((m.speed_mps(Time::from_millis(7500)) - 10.0).abs() < 1e-9);
-        assert!(close(m.position(Time::from_millis(7500)), Vec3::new(3.0, 9.0, 0.0)));
-        assert!(close(m.position(Time::from_secs(99)), Vec3::new(3.0, 14.0, 0.0)));
+        assert!(close(
+            m.position(Time::from_millis(7500)),
+            Vec3::new(3.0, 9.0, 0.0)
+        ));
+        assert!(close(
+            m.position(Time::from_secs(99)),
+            Vec3::new(3.0, 14.0, 0.0)
+        ));
         assert!((m.path_length_m(Time::from_secs(99)) - 15.0).abs() < 1e-9);
         assert_eq!(m.end_time(), Time::from_secs(8));
     }

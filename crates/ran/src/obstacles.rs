@@ -52,10 +52,18 @@ impl BlockageSchedule {
     /// `intervals`: `(is_los, duration)` pairs. With `repeat`, the list cycles; without, the
     /// last state holds after the list ends.
     pub fn new(intervals: Vec<(bool, Duration)>, offset: Time, repeat: bool) -> Self {
-        assert!(!intervals.is_empty(), "a schedule needs at least one interval");
+        assert!(
+            !intervals.is_empty(),
+            "a schedule needs at least one interval"
+        );
         let period_ns = intervals.iter().map(|i| i.1.as_nanos()).sum();
         assert!(period_ns > 0, "a schedule needs a positive length");
-        BlockageSchedule { intervals, period_ns, offset, repeat }
+        BlockageSchedule {
+            intervals,
+            period_ns,
+            offset,
+            repeat,
+        }
     }
     /// Alternating LOS for `los` then NLOS for `nlos`, repeating from t = 0 (seed 001).
     pub fn alternating(los: Duration, nlos: Duration) -> Self {
@@ -110,21 +118,31 @@ mod tests {
 
     #[test]
     fn alternating_schedule() {
-        let s = BlockageSchedule::alternating(Duration::from_millis(500), Duration::from_millis(1500));
+        let s =
+            BlockageSchedule::alternating(Duration::from_millis(500), Duration::from_millis(1500));
         assert!(s.los_at(Time::ZERO));
         assert!(s.los_at(Time::from_millis(499)));
         assert!(!s.los_at(Time::from_millis(500)));
         assert!(!s.los_at(Time::from_millis(1999)));
         assert!(s.los_at(Time::from_millis(2000)));
         assert!(!s.los_at(Time::from_millis(2000 * 7 + 600)));
-        assert_eq!(s.next_change_after(Time::from_millis(100)), Some(Time::from_millis(500)));
-        assert_eq!(s.next_change_after(Time::from_millis(600)), Some(Time::from_millis(2000)));
+        assert_eq!(
+            s.next_change_after(Time::from_millis(100)),
+            Some(Time::from_millis(500))
+        );
+        assert_eq!(
+            s.next_change_after(Time::from_millis(600)),
+            Some(Time::from_millis(2000))
+        );
     }
 
     #[test]
     fn one_shot_schedule_holds_last_state() {
         let s = BlockageSchedule::new(
-            vec![(true, Duration::from_secs(100)), (false, Duration::from_secs(5))],
+            vec![
+                (true, Duration::from_secs(100)),
+                (false, Duration::from_secs(5)),
+            ],
             Time::from_secs(1),
             false,
         );
@@ -141,7 +159,7 @@ mod tests {
         let route = seed004_urban_route(Duration::from_secs(25));
         let los = |ms: u64| obs.los_2d(gnb, route.position(Time::from_millis(ms)));
         assert!(los(500)); // static start, clear view
-        // The 3.7 s stop at y = 6.25 m is behind the second tree (y 5.6–6.1 at x ≈ 49).
+                           // The 3.7 s stop at y = 6.25 m is behind the second tree (y 5.6–6.1 at x ≈ 49).
         assert!(!los(7000));
         // The stop at x = 41.5, y = 21.25 is behind the building.
         assert!(!los(28_000));

@@ -57,7 +57,13 @@ impl LinkGeometry {
     /// From horizontal distance and heights (d_3D derived).
     pub fn new(d2d_m: f64, h_bs_m: f64, h_ut_m: f64, fc_hz: f64) -> Self {
         let dh = h_bs_m - h_ut_m;
-        LinkGeometry { d2d_m, d3d_m: (d2d_m * d2d_m + dh * dh).sqrt(), h_bs_m, h_ut_m, fc_hz }
+        LinkGeometry {
+            d2d_m,
+            d3d_m: (d2d_m * d2d_m + dh * dh).sqrt(),
+            h_bs_m,
+            h_ut_m,
+            fc_hz,
+        }
     }
 }
 
@@ -68,7 +74,10 @@ fn lg(x: f64) -> f64 {
 
 impl PathlossModel {
     /// TR 38.901 default RMa parameters (h = 5 m, W = 20 m).
-    pub const RMA_DEFAULT: PathlossModel = PathlossModel::Rma { h_m: 5.0, w_m: 20.0 };
+    pub const RMA_DEFAULT: PathlossModel = PathlossModel::Rma {
+        h_m: 5.0,
+        w_m: 20.0,
+    };
 
     /// Path loss (dB) for a LOS or NLOS link. Distances below 1 m are clamped to 1 m.
     pub fn pathloss_db(&self, los: bool, g: &LinkGeometry) -> f64 {
@@ -117,7 +126,11 @@ impl PathlossModel {
                         + 0.002 * lg(h_m) * d
                 };
                 let dbp = 2.0 * PI * g.h_bs_m * g.h_ut_m * g.fc_hz / C;
-                let pl_los = if d2 <= dbp { pl1(d3) } else { pl1(dbp) + 40.0 * lg(d3 / dbp) };
+                let pl_los = if d2 <= dbp {
+                    pl1(d3)
+                } else {
+                    pl1(dbp) + 40.0 * lg(d3 / dbp)
+                };
                 if los {
                     pl_los
                 } else {
@@ -162,19 +175,47 @@ impl PathlossModel {
     /// Log-normal shadowing standard deviation σ_SF (dB), TR 38.901 Table 7.4.1-1.
     pub fn shadowing_sigma_db(&self, los: bool, g: &LinkGeometry) -> f64 {
         match *self {
-            PathlossModel::UmiStreetCanyon => if los { 4.0 } else { 7.82 },
-            PathlossModel::Uma => if los { 4.0 } else { 6.0 },
+            PathlossModel::UmiStreetCanyon => {
+                if los {
+                    4.0
+                } else {
+                    7.82
+                }
+            }
+            PathlossModel::Uma => {
+                if los {
+                    4.0
+                } else {
+                    6.0
+                }
+            }
             PathlossModel::Rma { .. } => {
                 if los {
                     let dbp = 2.0 * PI * g.h_bs_m * g.h_ut_m * g.fc_hz / C;
-                    if g.d2d_m <= dbp { 4.0 } else { 6.0 }
+                    if g.d2d_m <= dbp {
+                        4.0
+                    } else {
+                        6.0
+                    }
                 } else {
                     8.0
                 }
             }
-            PathlossModel::InhOffice { .. } => if los { 3.0 } else { 8.03 },
+            PathlossModel::InhOffice { .. } => {
+                if los {
+                    3.0
+                } else {
+                    8.03
+                }
+            }
             PathlossModel::Cost231Hata { .. } => 8.0,
-            PathlossModel::Seed004Mmwave => if los { 5.8 } else { 8.7 },
+            PathlossModel::Seed004Mmwave => {
+                if los {
+                    5.8
+                } else {
+                    8.7
+                }
+            }
         }
     }
 
@@ -182,10 +223,34 @@ impl PathlossModel {
     /// the COST 231 macro; the UMi values for seed 004's street scenario).
     pub fn shadowing_corr_distance_m(&self, los: bool) -> f64 {
         match *self {
-            PathlossModel::UmiStreetCanyon | PathlossModel::Seed004Mmwave => if los { 10.0 } else { 13.0 },
-            PathlossModel::Uma => if los { 37.0 } else { 50.0 },
-            PathlossModel::Rma { .. } => if los { 37.0 } else { 120.0 },
-            PathlossModel::InhOffice { .. } => if los { 10.0 } else { 6.0 },
+            PathlossModel::UmiStreetCanyon | PathlossModel::Seed004Mmwave => {
+                if los {
+                    10.0
+                } else {
+                    13.0
+                }
+            }
+            PathlossModel::Uma => {
+                if los {
+                    37.0
+                } else {
+                    50.0
+                }
+            }
+            PathlossModel::Rma { .. } => {
+                if los {
+                    37.0
+                } else {
+                    120.0
+                }
+            }
+            PathlossModel::InhOffice { .. } => {
+                if los {
+                    10.0
+                } else {
+                    6.0
+                }
+            }
             PathlossModel::Cost231Hata { .. } => 50.0,
         }
     }
@@ -197,18 +262,32 @@ impl PathlossModel {
         let d = d2d_m;
         match *self {
             PathlossModel::UmiStreetCanyon => {
-                if d <= 18.0 { 1.0 } else { 18.0 / d + (-d / 36.0).exp() * (1.0 - 18.0 / d) }
+                if d <= 18.0 {
+                    1.0
+                } else {
+                    18.0 / d + (-d / 36.0).exp() * (1.0 - 18.0 / d)
+                }
             }
             PathlossModel::Uma => {
                 if d <= 18.0 {
                     1.0
                 } else {
-                    let c = if h_ut_m <= 13.0 { 0.0 } else { ((h_ut_m - 13.0) / 10.0).powf(1.5) };
+                    let c = if h_ut_m <= 13.0 {
+                        0.0
+                    } else {
+                        ((h_ut_m - 13.0) / 10.0).powf(1.5)
+                    };
                     (18.0 / d + (-d / 63.0).exp() * (1.0 - 18.0 / d))
                         * (1.0 + c * 1.25 * (d / 100.0).powi(3) * (-d / 150.0).exp())
                 }
             }
-            PathlossModel::Rma { .. } => if d <= 10.0 { 1.0 } else { (-(d - 10.0) / 1000.0).exp() },
+            PathlossModel::Rma { .. } => {
+                if d <= 10.0 {
+                    1.0
+                } else {
+                    (-(d - 10.0) / 1000.0).exp()
+                }
+            }
             PathlossModel::InhOffice { open_office: false } => {
                 if d <= 1.2 {
                     1.0
@@ -253,7 +332,9 @@ impl PathlossModel {
             "rma" => PathlossModel::RMA_DEFAULT,
             "inh" | "inh-office" | "inh-mixed" => PathlossModel::InhOffice { open_office: false },
             "inh-open" => PathlossModel::InhOffice { open_office: true },
-            "cost231" | "cost231-hata" => PathlossModel::Cost231Hata { metropolitan: false },
+            "cost231" | "cost231-hata" => PathlossModel::Cost231Hata {
+                metropolitan: false,
+            },
             "cost231-metro" => PathlossModel::Cost231Hata { metropolitan: true },
             "seed004" | "mmwave28" => PathlossModel::Seed004Mmwave,
             _ => return None,
@@ -295,8 +376,14 @@ mod tests {
         near(pl(m, true, 500.0, 10.0, 1.5, 3.5), 107.1138);
         // NLOS 100 m, 28 GHz: 35.3·log10(100.3600) + 22.4 + 21.3·log10(28) = 123.8796 (> LOS 103.38)
         near(pl(m, false, 100.0, 10.0, 1.5, 28.0), 123.8796);
-        near(m.shadowing_sigma_db(true, &LinkGeometry::new(50.0, 10.0, 1.5, 28e9)), 4.0);
-        near(m.shadowing_sigma_db(false, &LinkGeometry::new(50.0, 10.0, 1.5, 28e9)), 7.82);
+        near(
+            m.shadowing_sigma_db(true, &LinkGeometry::new(50.0, 10.0, 1.5, 28e9)),
+            4.0,
+        );
+        near(
+            m.shadowing_sigma_db(false, &LinkGeometry::new(50.0, 10.0, 1.5, 28e9)),
+            7.82,
+        );
     }
 
     #[test]
@@ -338,13 +425,25 @@ mod tests {
 
     #[test]
     fn cost231_hata() {
-        let m = PathlossModel::Cost231Hata { metropolitan: false };
+        let m = PathlossModel::Cost231Hata {
+            metropolitan: false,
+        };
         // f = 2000 MHz, h_b = 30, h_m = 1.5: a(h_m) = (1.1·log10 2000 − 0.7)·1.5 − (1.56·log10 2000 − 0.8)
         // L = 46.3 + 33.9·log10 2000 − 13.82·log10 30 − a + (44.9 − 6.55·log10 30)·log10(d_km)
         // d = 1.000392 km → 137.7502 ; d = 3.000134 km → 154.5512 ; metropolitan +3 dB.
         near(pl(m, false, 1000.0, 30.0, 1.5, 2.0), 137.7502);
         near(pl(m, true, 3000.0, 30.0, 1.5, 2.0), 154.5512);
-        near(pl(PathlossModel::Cost231Hata { metropolitan: true }, false, 1000.0, 30.0, 1.5, 2.0), 140.7502);
+        near(
+            pl(
+                PathlossModel::Cost231Hata { metropolitan: true },
+                false,
+                1000.0,
+                30.0,
+                1.5,
+                2.0,
+            ),
+            140.7502,
+        );
     }
 
     #[test]
@@ -359,7 +458,9 @@ mod tests {
     #[test]
     fn los_probabilities_table_7_4_2_1() {
         // UMi 50 m: 18/50 + exp(−50/36)·(1 − 18/50) = 0.519585
-        assert!((PathlossModel::UmiStreetCanyon.los_probability(50.0, 1.5) - 0.519585).abs() < 1e-5);
+        assert!(
+            (PathlossModel::UmiStreetCanyon.los_probability(50.0, 1.5) - 0.519585).abs() < 1e-5
+        );
         // UMa 100 m, h_UT 1.5 (C' = 0): 18/100 + exp(−100/63)·0.82 = 0.347671
         assert!((PathlossModel::Uma.los_probability(100.0, 1.5) - 0.347671).abs() < 1e-5);
         // RMa 510 m: exp(−500/1000) = 0.606531

@@ -136,7 +136,9 @@ impl RadioConfig {
         RadioConfig {
             carrier: Carrier::lte(2.0e9, 10_000).unwrap(),
             duplex: Duplex::Fdd,
-            pathloss: PathlossModel::Cost231Hata { metropolitan: false },
+            pathloss: PathlossModel::Cost231Hata {
+                metropolitan: false,
+            },
             los: LosSource::AlwaysNlos,
             shadowing: true,
             fading: FadingConfig::default(),
@@ -168,7 +170,10 @@ impl RadioConfig {
             pathloss: PathlossModel::Seed004Mmwave,
             los: LosSource::AlwaysLos,
             shadowing: false,
-            fading: FadingConfig { kind: FadingKind::Rician { k_los_db: 9.0 }, ..FadingConfig::default() },
+            fading: FadingConfig {
+                kind: FadingKind::Rician { k_los_db: 9.0 },
+                ..FadingConfig::default()
+            },
             ue_noise_figure_db: 5.0,
             ue_antenna_gain_dbi: 0.0,
             bf_gain_db: beamforming_gain_db(64, 16),
@@ -185,7 +190,11 @@ impl RadioConfig {
         }
     }
     fn bler_model(&self) -> BlerModel {
-        BlerModel { table: self.mcs_table, gap_db: self.gap_db, width_db: self.bler_width_db }
+        BlerModel {
+            table: self.mcs_table,
+            gap_db: self.gap_db,
+            width_db: self.bler_width_db,
+        }
     }
 }
 
@@ -315,12 +324,13 @@ fn los_for(cfg: &RadioConfig, ue: &mut Ue, cell: &CellConfig, pos: Vec3, now: Ti
                     st.u_pos = Some(pos);
                 }
             }
-            let p = cfg.pathloss.los_probability(cell.position.distance_2d(pos), pos.z);
+            let p = cfg
+                .pathloss
+                .los_probability(cell.position.distance_2d(pos), pos.z);
             st.u < p
         }
     }
 }
-
 
 #[inline]
 fn db2lin(x: f64) -> f64 {
@@ -336,7 +346,8 @@ impl RadioEnvironment {
     pub fn new(cfg: RadioConfig, cells: Vec<CellConfig>, seed: u64) -> Self {
         assert!(!cells.is_empty(), "at least one cell");
         let n_sites = cells.iter().map(|c| c.site).max().unwrap() + 1;
-        let noise_dbm = -174.0 + lin2db(cfg.carrier.occupied_bandwidth_hz()) + cfg.ue_noise_figure_db;
+        let noise_dbm =
+            -174.0 + lin2db(cfg.carrier.occupied_bandwidth_hz()) + cfg.ue_noise_figure_db;
         let k_los_lin = match cfg.fading.kind {
             FadingKind::Rician { k_los_db } => db2lin(k_los_db),
             _ => 0.0,
@@ -373,7 +384,12 @@ impl RadioEnvironment {
     pub fn single_cell(cfg: RadioConfig, position: Vec3, tx_power_dbm: f64, seed: u64) -> Self {
         Self::new(
             cfg,
-            vec![CellConfig { position, antenna: AntennaPattern::ISOTROPIC, tx_power_dbm, site: 0 }],
+            vec![CellConfig {
+                position,
+                antenna: AntennaPattern::ISOTROPIC,
+                tx_power_dbm,
+                site: 0,
+            }],
             seed,
         )
     }
@@ -411,7 +427,12 @@ impl RadioEnvironment {
         let decode_rng = Rng::for_entity(self.seed, &format!("ran/ue/{rnti}/decode"));
         let fading = FadingProcess::new(self.cfg.fading.sinusoids, &mut chan_rng);
         let sites = (0..self.n_sites)
-            .map(|_| SiteState { z: chan_rng.normal(), z_pos: None, u: chan_rng.uniform(), u_pos: None })
+            .map(|_| SiteState {
+                z: chan_rng.normal(),
+                z_pos: None,
+                u: chan_rng.uniform(),
+                u_pos: None,
+            })
             .collect();
         let first = mobility.position(Time::ZERO);
         let ue = Ue {
@@ -483,7 +504,8 @@ impl RadioEnvironment {
         }
     }
     fn idx(&self, rnti: u16) -> usize {
-        self.ue_index(rnti).unwrap_or_else(|| panic!("unknown rnti {rnti}"))
+        self.ue_index(rnti)
+            .unwrap_or_else(|| panic!("unknown rnti {rnti}"))
     }
 
     /// Force the serving cell of `rnti`.
@@ -522,7 +544,9 @@ impl RadioEnvironment {
             let mut memo: Option<(usize, Vec3, bool, LinkGeometry, f64, f64)> = None;
             for (c, cell) in self.cells.iter().enumerate() {
                 let (los, g, pl, sf) = match memo {
-                    Some((site, p, los, g, pl, sf)) if site == cell.site && p == cell.position => (los, g, pl, sf),
+                    Some((site, p, los, g, pl, sf)) if site == cell.site && p == cell.position => {
+                        (los, g, pl, sf)
+                    }
                     _ => {
                         let los = los_for(cfg, ue, cell, pos, now);
                         let g = LinkGeometry {
@@ -539,8 +563,11 @@ impl RadioEnvironment {
                             if let Some(p0) = st.z_pos {
                                 let dd = p0.distance(pos);
                                 if dd > 0.0 {
-                                    let rho = (-dd / self.cfg.pathloss.shadowing_corr_distance_m(los)).exp();
-                                    st.z = rho * st.z + (1.0 - rho * rho).sqrt() * ue.chan_rng.normal();
+                                    let rho = (-dd
+                                        / self.cfg.pathloss.shadowing_corr_distance_m(los))
+                                    .exp();
+                                    st.z = rho * st.z
+                                        + (1.0 - rho * rho).sqrt() * ue.chan_rng.normal();
                                 }
                             }
                             st.z_pos = Some(pos);
@@ -553,7 +580,11 @@ impl RadioEnvironment {
                     }
                 };
                 let g_bs = cell.antenna.gain_dbi(cell.position, pos);
-                let bf = if c == ue.serving { self.cfg.bf_gain_db } else { 0.0 };
+                let bf = if c == ue.serving {
+                    self.cfg.bf_gain_db
+                } else {
+                    0.0
+                };
                 let rx_dbm = cell.tx_power_dbm + g_bs + self.cfg.ue_antenna_gain_dbi + bf - pl - sf;
                 ue.rx_mw[c] = db2lin(rx_dbm);
                 if c == ue.serving {
@@ -581,7 +612,8 @@ impl RadioEnvironment {
                 0.0
             };
             ue.large.interference_dbm = lin2db(ue.interference_mw);
-            ue.large.mean_sinr_db = lin2db(ue.rx_mw[ue.serving] / (ue.interference_mw + self.noise_mw));
+            ue.large.mean_sinr_db =
+                lin2db(ue.rx_mw[ue.serving] / (ue.interference_mw + self.noise_mw));
         }
     }
 
@@ -617,7 +649,11 @@ impl RadioEnvironment {
         if now >= ue.cqi.next {
             let per_layer = sinr - lin2db(ue.layers as f64);
             // Same as phy::cqi_from_sinr, with the thresholds precomputed.
-            let cqi = self.cqi_thr_db.iter().take_while(|&&t| per_layer >= t).count() as u8;
+            let cqi = self
+                .cqi_thr_db
+                .iter()
+                .take_while(|&&t| per_layer >= t)
+                .count() as u8;
             let rep = CqiReport {
                 rnti: ue.rnti,
                 measured_at: now,
@@ -655,7 +691,10 @@ impl RadioEnvironment {
     /// carries no data ('C' or 'S') or for a reserved MCS.
     pub fn tb_size_bytes(&self, rnti: u16, slot: u64, n_prb: u32, mcs: u8, layers: u8) -> u32 {
         let _ = rnti; // one MCS table per environment; kept for the 3GPP-shaped signature
-        if matches!(self.cfg.duplex.slot_type(slot), SlotType::Control | SlotType::Special) {
+        if matches!(
+            self.cfg.duplex.slot_type(slot),
+            SlotType::Control | SlotType::Special
+        ) {
             return 0;
         }
         tb_size_bits(self.cfg.mcs_table, mcs, n_prb, layers, &self.cfg.nr_alloc) / 8
@@ -665,11 +704,20 @@ impl RadioEnvironment {
     /// over `layers` layers; `harq_attempt` is 0 for a new transmission, n for the n-th
     /// retransmission (chase-combined with the earlier ones). One draw from the UE's decode
     /// stream.
-    pub fn decode(&mut self, rnti: u16, harq_id: u8, now: Time, mcs: u8, harq_attempt: u32, layers: u8) -> bool {
+    pub fn decode(
+        &mut self,
+        rnti: u16,
+        harq_id: u8,
+        now: Time,
+        mcs: u8,
+        harq_attempt: u32,
+        layers: u8,
+    ) -> bool {
         let sinr = self.sinr_db(rnti, now) - lin2db(layers.clamp(1, 4) as f64);
         let i = self.idx(rnti);
         let ue = &mut self.ues[i];
-        ue.harq.decode(harq_id, sinr, mcs, harq_attempt, &mut ue.decode_rng)
+        ue.harq
+            .decode(harq_id, sinr, mcs, harq_attempt, &mut ue.decode_rng)
     }
 
     /// Block error probability the next decode of a new transmission would face at `now`.
@@ -710,11 +758,21 @@ impl RadioEnvironment {
     /// Decode an uplink transport block (separate HARQ soft buffers from the downlink); see
     /// [`Self::decode`].
     #[allow(clippy::too_many_arguments)]
-    pub fn ul_decode(&mut self, rnti: u16, harq_id: u8, now: Time, mcs: u8, harq_attempt: u32, layers: u8, n_prb: u32) -> bool {
+    pub fn ul_decode(
+        &mut self,
+        rnti: u16,
+        harq_id: u8,
+        now: Time,
+        mcs: u8,
+        harq_attempt: u32,
+        layers: u8,
+        n_prb: u32,
+    ) -> bool {
         let sinr = self.ul_sinr_db(rnti, now, n_prb) - lin2db(layers.clamp(1, 4) as f64);
         let i = self.idx(rnti);
         let ue = &mut self.ues[i];
-        ue.ul_harq.decode(harq_id, sinr, mcs, harq_attempt, &mut ue.decode_rng)
+        ue.ul_harq
+            .decode(harq_id, sinr, mcs, harq_attempt, &mut ue.decode_rng)
     }
 
     /// Large-scale state of `rnti` as of its last evaluation.
@@ -777,10 +835,20 @@ mod tests {
             t += slot;
             seen.insert(env.sinr_db(7, t).to_bits());
         }
-        assert_eq!(env.large_scale_recomputations(7), before, "static UE must hit the cache");
+        assert_eq!(
+            env.large_scale_recomputations(7),
+            before,
+            "static UE must hit the cache"
+        );
         assert!(seen.len() > 900, "fading still varies slot to slot");
         // A moving UE recomputes.
-        env.add_ue(8, Mobility::route(Vec3::new(30.0, 0.0, 1.5)).walk_for(Vec3::new(1.0, 0.0, 0.0), 1.5, Duration::from_secs(1)).build(), 1);
+        env.add_ue(
+            8,
+            Mobility::route(Vec3::new(30.0, 0.0, 1.5))
+                .walk_for(Vec3::new(1.0, 0.0, 0.0), 1.5, Duration::from_secs(1))
+                .build(),
+            1,
+        );
         let b8 = env.large_scale_recomputations(8);
         for k in 1..=10 {
             env.sinr_db(8, Time::from_millis(k));
@@ -806,7 +874,8 @@ mod tests {
 
     #[test]
     fn blockage_schedule_switches_without_moving() {
-        let sched = BlockageSchedule::alternating(Duration::from_millis(500), Duration::from_millis(500));
+        let sched =
+            BlockageSchedule::alternating(Duration::from_millis(500), Duration::from_millis(500));
         let mut env = mmwave_env(LosSource::Schedule(sched), 5);
         env.add_ue(1, Mobility::fixed(Vec3::new(100.0, 0.0, 1.5)), 1);
         env.sinr_db(1, Time::from_millis(100));
@@ -837,7 +906,14 @@ mod tests {
         let r = env.cqi_report(3, ms(9)).unwrap();
         assert_eq!(r.measured_at, ms(5));
         assert_eq!(r.mcs, McsTable::Lte.mcs_from_cqi(r.cqi));
-        assert_eq!(r.cqi, crate::phy::cqi_from_sinr(r.sinr_db, crate::phy::CqiTable::Table1, crate::phy::cqi::DEFAULT_GAP_DB));
+        assert_eq!(
+            r.cqi,
+            crate::phy::cqi_from_sinr(
+                r.sinr_db,
+                crate::phy::CqiTable::Table1,
+                crate::phy::cqi::DEFAULT_GAP_DB
+            )
+        );
     }
 
     #[test]
@@ -849,12 +925,19 @@ mod tests {
         cfg.shadowing = false;
         let mut env = RadioEnvironment::new(cfg, cells, 12);
         // A UE 100 m from the centre site along the 30° boresight is served by cell 0.
-        let p = Vec3::new(100.0 * 30f64.to_radians().cos(), 100.0 * 30f64.to_radians().sin(), 1.5);
+        let p = Vec3::new(
+            100.0 * 30f64.to_radians().cos(),
+            100.0 * 30f64.to_radians().sin(),
+            1.5,
+        );
         env.add_ue(1, Mobility::fixed(p), 1);
         let loaded = env.sinr_db(1, Time::from_millis(1));
         let ls = env.large_scale(1);
         assert_eq!(ls.serving_cell, 0);
-        assert!(ls.interference_dbm > ls.noise_dbm, "fully loaded neighbours dominate noise");
+        assert!(
+            ls.interference_dbm > ls.noise_dbm,
+            "fully loaded neighbours dominate noise"
+        );
         for c in 1..21 {
             env.set_cell_load(c, 0.0);
         }
@@ -889,7 +972,11 @@ mod tests {
         let env = RadioEnvironment::new(cfg, hex_layout(1, 500.0, 25.0, 46.0), 1);
         assert_eq!(env.tb_size_bytes(1, 0, 100, 28, 1), 75376 / 8);
         let mm = mmwave_env(LosSource::AlwaysLos, 1);
-        assert_eq!(mm.tb_size_bytes(1, 0, 660, 28, 1), 0, "'C' slot carries no data");
+        assert_eq!(
+            mm.tb_size_bytes(1, 0, 660, 28, 1),
+            0,
+            "'C' slot carries no data"
+        );
         // N_RE = 132·660 = 87120, N_info = 87120·(948/1024)·6 ≈ 483921 bits ≈ 60.5 kB per 125 µs.
         let b = mm.tb_size_bytes(1, 2, 660, 28, 1);
         assert!((60_000..61_000).contains(&b), "{b}");
@@ -903,7 +990,10 @@ mod tests {
             (0..200)
                 .map(|k| {
                     let t = Time::from_micros(125 * k);
-                    (e.sinr_db(1, t).to_bits(), e.decode(1, (k % 20) as u8, t, 27, 0, 1))
+                    (
+                        e.sinr_db(1, t).to_bits(),
+                        e.decode(1, (k % 20) as u8, t, 27, 0, 1),
+                    )
                 })
                 .collect::<Vec<_>>()
         };

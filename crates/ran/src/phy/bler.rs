@@ -31,16 +31,25 @@ pub struct BlerModel {
 
 impl BlerModel {
     pub fn new(table: McsTable) -> Self {
-        BlerModel { table, gap_db: DEFAULT_GAP_DB, width_db: DEFAULT_WIDTH_DB }
+        BlerModel {
+            table,
+            gap_db: DEFAULT_GAP_DB,
+            width_db: DEFAULT_WIDTH_DB,
+        }
     }
     /// The 10 %-BLER SINR of `mcs` (dB); `None` for a reserved MCS.
     pub fn threshold_db(&self, mcs: u8) -> Option<f64> {
-        Some(threshold_sinr_db(self.table.spectral_efficiency(mcs)?, self.gap_db))
+        Some(threshold_sinr_db(
+            self.table.spectral_efficiency(mcs)?,
+            self.gap_db,
+        ))
     }
     /// Block error probability of one transport block at per-layer SINR `sinr_db` (dB).
     /// A reserved MCS always fails.
     pub fn bler(&self, sinr_db: f64, mcs: u8) -> f64 {
-        let Some(thr) = self.threshold_db(mcs) else { return 1.0 };
+        let Some(thr) = self.threshold_db(mcs) else {
+            return 1.0;
+        };
         let k = 2.0 * 9f64.ln() / self.width_db;
         1.0 / (1.0 + (k * (sinr_db - thr) + 9f64.ln()).exp())
     }
@@ -56,7 +65,11 @@ pub struct ChaseCombiner {
 
 impl ChaseCombiner {
     pub fn new(model: BlerModel) -> Self {
-        ChaseCombiner { model, acc_lin: 0.0, attempts: 0 }
+        ChaseCombiner {
+            model,
+            acc_lin: 0.0,
+            attempts: 0,
+        }
     }
     /// Decode a transmission of a transport block at `sinr_db` with `mcs`. `harq_attempt` is
     /// 0 for a new transmission (which clears the buffer) and n for the n-th retransmission.
@@ -95,10 +108,19 @@ pub struct HarqSoftBuffers {
 impl HarqSoftBuffers {
     /// `n_processes` buffers (8 in LTE FDD, up to 16 in NR; 20 in ns-3 mmWave / seed 004).
     pub fn new(n_processes: usize, model: BlerModel) -> Self {
-        HarqSoftBuffers { procs: vec![ChaseCombiner::new(model); n_processes.max(1)] }
+        HarqSoftBuffers {
+            procs: vec![ChaseCombiner::new(model); n_processes.max(1)],
+        }
     }
     /// Decode on process `harq_id` (see [`ChaseCombiner::decode`]).
-    pub fn decode(&mut self, harq_id: u8, sinr_db: f64, mcs: u8, harq_attempt: u32, rng: &mut Rng) -> bool {
+    pub fn decode(
+        &mut self,
+        harq_id: u8,
+        sinr_db: f64,
+        mcs: u8,
+        harq_attempt: u32,
+        rng: &mut Rng,
+    ) -> bool {
         let n = self.procs.len();
         self.procs[harq_id as usize % n].decode(sinr_db, mcs, harq_attempt, rng)
     }
@@ -163,7 +185,10 @@ mod tests {
                 }
                 let bler = first_fail as f64 / draws as f64;
                 let res = residual as f64 / draws as f64;
-                assert!((bler - 0.1).abs() <= 0.02, "{table:?} MCS {mcs}: BLER {bler}");
+                assert!(
+                    (bler - 0.1).abs() <= 0.02,
+                    "{table:?} MCS {mcs}: BLER {bler}"
+                );
                 assert!(res < 0.01, "{table:?} MCS {mcs}: residual {res}");
             }
         }

@@ -45,12 +45,14 @@ pub enum McsTable {
 }
 
 /// (Q_m, R × 1024) of CQI 1..=15 of TS 36.213 Table 7.2.3-1 / TS 38.214 Table 5.2.2.1-2.
+#[rustfmt::skip]
 pub const CQI_TABLE_1: [(u8, f64); 15] = [
     (2, 78.0), (2, 120.0), (2, 193.0), (2, 308.0), (2, 449.0), (2, 602.0), (4, 378.0), (4, 490.0),
     (4, 616.0), (6, 466.0), (6, 567.0), (6, 666.0), (6, 772.0), (6, 873.0), (6, 948.0),
 ];
 
 /// (Q_m, R × 1024) of CQI 1..=15 of TS 38.214 Table 5.2.2.1-3.
+#[rustfmt::skip]
 pub const CQI_TABLE_2: [(u8, f64); 15] = [
     (2, 78.0), (2, 193.0), (2, 449.0), (4, 378.0), (4, 490.0), (4, 616.0), (6, 466.0), (6, 567.0),
     (6, 666.0), (6, 772.0), (6, 873.0), (8, 711.0), (8, 797.0), (8, 885.0), (8, 948.0),
@@ -58,6 +60,7 @@ pub const CQI_TABLE_2: [(u8, f64); 15] = [
 
 /// LTE PDSCH spectral efficiency per I_MCS 0..=28 (bit/s/Hz), from 3GPP R1-081483 "TBS_support"
 /// (the values ns-3 LENA's `SpectralEfficiencyForMcs` carries).
+#[rustfmt::skip]
 pub const LTE_MCS_SE: [f64; 29] = [
     0.15, 0.19, 0.23, 0.31, 0.38, 0.49, 0.6, 0.74, 0.88, 1.03, 1.18, 1.33, 1.48, 1.7, 1.91, 2.16,
     2.41, 2.57, 2.73, 3.03, 3.32, 3.61, 3.9, 4.21, 4.52, 4.82, 5.12, 5.33, 5.55,
@@ -96,8 +99,12 @@ impl McsTable {
     pub fn spectral_efficiency(self, mcs: u8) -> Option<f64> {
         match self {
             McsTable::Lte => LTE_MCS_SE.get(mcs as usize).copied(),
-            McsTable::Nr1 => MCS_TABLE_1.get(mcs as usize).map(McsEntry::spectral_efficiency),
-            McsTable::Nr2 => MCS_TABLE_2.get(mcs as usize).map(McsEntry::spectral_efficiency),
+            McsTable::Nr1 => MCS_TABLE_1
+                .get(mcs as usize)
+                .map(McsEntry::spectral_efficiency),
+            McsTable::Nr2 => MCS_TABLE_2
+                .get(mcs as usize)
+                .map(McsEntry::spectral_efficiency),
         }
     }
     /// Modulation order Q_m of `mcs`.
@@ -168,9 +175,15 @@ mod tests {
     #[test]
     fn threshold_fit_to_published_cqi_points() {
         // The 10 % BLER AWGN switching points quoted in the module docs.
-        let pts = [-6.934, -5.147, -3.18, -1.254, 0.761, 2.70, 4.697, 6.528, 8.576, 10.37, 12.3, 14.18, 15.89, 17.82, 19.83];
+        let pts = [
+            -6.934, -5.147, -3.18, -1.254, 0.761, 2.70, 4.697, 6.528, 8.576, 10.37, 12.3, 14.18,
+            15.89, 17.82, 19.83,
+        ];
         for (i, &p) in pts.iter().enumerate() {
-            let thr = threshold_sinr_db(CqiTable::Table1.spectral_efficiency(i as u8 + 1), DEFAULT_GAP_DB);
+            let thr = threshold_sinr_db(
+                CqiTable::Table1.spectral_efficiency(i as u8 + 1),
+                DEFAULT_GAP_DB,
+            );
             assert!((thr - p).abs() < 0.95, "CQI {}: {thr} vs {p}", i + 1);
         }
     }
@@ -200,7 +213,11 @@ mod tests {
             for c in 1..=15 {
                 let m = t.mcs_from_cqi(c);
                 // NR CQI 1 (0.15 bit/s/Hz) is below every NR MCS: MCS 0 is the fallback.
-                assert!(m == 0 || t.spectral_efficiency(m).unwrap() <= t.cqi_table().spectral_efficiency(c) + 0.005);
+                assert!(
+                    m == 0
+                        || t.spectral_efficiency(m).unwrap()
+                            <= t.cqi_table().spectral_efficiency(c) + 0.005
+                );
             }
         }
     }

@@ -12,17 +12,20 @@
 
 /// TS 36.213 Table 7.1.7.1-1: I_MCS (0..=28) → I_TBS for PDSCH. I_MCS 29..31 are reserved
 /// for retransmissions and have no TBS index.
+#[rustfmt::skip]
 pub const MCS_TO_ITBS_DL: [u8; 29] = [
     0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 9, 10, 11, 12, 13, 14, 15, 15, 16, 17, 18, 19, 20, 21, 22, 23,
     24, 25, 26,
 ];
 
 /// TS 36.213 Table 7.1.7.1-1: I_MCS (0..=28) → modulation order Q_m for PDSCH.
+#[rustfmt::skip]
 pub const MCS_QM_DL: [u8; 29] = [
     2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 4, 4, 4, 4, 4, 4, 4, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6,
 ];
 
 /// TS 36.213 Table 8.6.1-1: I_MCS (0..=28) → I_TBS for PUSCH.
+#[rustfmt::skip]
 pub const MCS_TO_ITBS_UL: [u8; 29] = [
     0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 19, 20, 21, 22, 23,
     24, 25, 26,
@@ -231,10 +234,20 @@ mod tests {
             for i in 0..N_ITBS {
                 assert_eq!(TBS_TABLE[n][i] % 8, 0);
                 if i > 0 && !(n == 0 && (i == 6 || i == 7)) {
-                    assert!(TBS_TABLE[n][i] >= TBS_TABLE[n][i - 1], "n={} i={}", n + 1, i);
+                    assert!(
+                        TBS_TABLE[n][i] >= TBS_TABLE[n][i - 1],
+                        "n={} i={}",
+                        n + 1,
+                        i
+                    );
                 }
                 if n > 0 && !(n == 1 && i == 6) {
-                    assert!(TBS_TABLE[n][i] >= TBS_TABLE[n - 1][i], "n={} i={}", n + 1, i);
+                    assert!(
+                        TBS_TABLE[n][i] >= TBS_TABLE[n - 1][i],
+                        "n={} i={}",
+                        n + 1,
+                        i
+                    );
                 }
             }
         }

@@ -33,7 +33,11 @@ pub struct NrAllocation {
 
 impl Default for NrAllocation {
     fn default() -> Self {
-        NrAllocation { n_symb: 12, n_dmrs_prb: 12, n_oh_prb: 0 }
+        NrAllocation {
+            n_symb: 12,
+            n_dmrs_prb: 12,
+            n_oh_prb: 0,
+        }
     }
 }
 

@@ -24,6 +24,7 @@ const fn e(qm: u8, r_x1024: f64) -> McsEntry {
 }
 
 /// TS 38.214 Table 5.1.3.1-1, I_MCS 0..=28 (29..31 reserved).
+#[rustfmt::skip]
 pub const MCS_TABLE_1: [McsEntry; 29] = [
     e(2, 120.0), e(2, 157.0), e(2, 193.0), e(2, 251.0), e(2, 308.0), e(2, 379.0), e(2, 449.0),
     e(2, 526.0), e(2, 602.0), e(2, 679.0), e(4, 340.0), e(4, 378.0), e(4, 434.0), e(4, 490.0),
@@ -33,6 +34,7 @@ pub const MCS_TABLE_1: [McsEntry; 29] = [
 ];
 
 /// TS 38.214 Table 5.1.3.1-2, I_MCS 0..=27 (28..31 reserved).
+#[rustfmt::skip]
 pub const MCS_TABLE_2: [McsEntry; 28] = [
     e(2, 120.0), e(2, 193.0), e(2, 308.0), e(2, 449.0), e(2, 602.0), e(4, 378.0), e(4, 434.0),
     e(4, 490.0), e(4, 553.0), e(4, 616.0), e(4, 658.0), e(6, 466.0), e(6, 517.0), e(6, 567.0),
@@ -41,6 +43,7 @@ pub const MCS_TABLE_2: [McsEntry; 28] = [
 ];
 
 /// TS 38.214 Table 5.1.3.2-1: TBS for N_info ≤ 3824 (bits).
+#[rustfmt::skip]
 pub const TBS_SMALL: [u32; 93] = [
     24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168, 176, 184,
     192, 208, 224, 240, 256, 272, 288, 304, 320, 336, 352, 368, 384, 408, 432, 456, 480, 504, 528,
@@ -81,11 +84,19 @@ pub fn nr_tbs_bits(i: &NrTbsInput) -> u32 {
     if n_info <= 3824.0 {
         // Step 3: n = max(3, ⌊log2 N_info⌋ − 6), N'_info = max(24, 2^n·⌊N_info/2^n⌋),
         // TBS = the smallest Table 5.1.3.2-1 entry not less than N'_info.
-        let lg = if n_info >= 1.0 { (n_info.floor() as u64).ilog2() as i32 } else { 0 };
+        let lg = if n_info >= 1.0 {
+            (n_info.floor() as u64).ilog2() as i32
+        } else {
+            0
+        };
         let n = (lg - 6).max(3);
         let step = (1u64 << n) as f64;
         let n_info_q = (step * (n_info / step).floor()).max(24.0);
-        TBS_SMALL.iter().copied().find(|&t| t as f64 >= n_info_q).unwrap_or(3824)
+        TBS_SMALL
+            .iter()
+            .copied()
+            .find(|&t| t as f64 >= n_info_q)
+            .unwrap_or(3824)
     } else {
         // Step 4: n = ⌊log2(N_info − 24)⌋ − 5, N'_info = max(3840, 2^n·round((N_info − 24)/2^n)).
         let n = ((n_info - 24.0).floor() as u64).ilog2() as i32 - 5;
@@ -111,7 +122,14 @@ mod tests {
     use super::*;
 
     fn tbs(n_symb: u32, n_dmrs: u32, n_oh: u32, qm: u8, r: f64, layers: u32, n_prb: u32) -> u32 {
-        nr_tbs_bits(&NrTbsInput { n_prb, n_symb, n_dmrs_prb: n_dmrs, n_oh_prb: n_oh, mcs: e(qm, r), layers })
+        nr_tbs_bits(&NrTbsInput {
+            n_prb,
+            n_symb,
+            n_dmrs_prb: n_dmrs,
+            n_oh_prb: n_oh,
+            mcs: e(qm, r),
+            layers,
+        })
     }
 
     /// Small sizes (N_info ≤ 3824, Table 5.1.3.2-1 branch). Expected TBS from srsRAN_Project's
@@ -160,7 +178,17 @@ mod tests {
         // N'_RE = 144, N_RE = 38016, N_info = 38016·(948/1024)·8·2 = 563112.0,
         // n = ⌊log2 563088⌋ − 5 = 14, N'_info = 16384·round(34.368) = 557056,
         // C = ⌈557080/8424⌉ = 67, TBS = 536·⌈557080/536⌉ − 24 = 536·1040 − 24 = 557416.
-        assert_eq!(nr_tbs_bits(&NrTbsInput { n_prb: 264, n_symb: 13, n_dmrs_prb: 12, n_oh_prb: 0, mcs: MCS_TABLE_2[27], layers: 2 }), 557416);
+        assert_eq!(
+            nr_tbs_bits(&NrTbsInput {
+                n_prb: 264,
+                n_symb: 13,
+                n_dmrs_prb: 12,
+                n_oh_prb: 0,
+                mcs: MCS_TABLE_2[27],
+                layers: 2
+            }),
+            557416
+        );
     }
 
     #[test]
