@@ -478,7 +478,10 @@ impl Bbr {
         // never-retransmitted segments): a retransmission acknowledged by the ACK for its
         // original would otherwise give a tiny RTT and shrink the BDP.
         if let Some(rtt) = ack.rtt.filter(|r| *r > Duration::ZERO) {
-            if rtt <= self.min_rtt || expired {
+            // Linux takes only strictly smaller samples (`rs->rtt_us < bbr->min_rtt_us`); the
+            // draft's `<=` would let a queue-free path refresh the filter forever and never
+            // enter PROBE_RTT, which Linux does every 10 s.
+            if rtt < self.min_rtt || expired {
                 self.min_rtt = rtt;
                 self.min_rtt_stamp = now;
             }
