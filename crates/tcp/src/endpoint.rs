@@ -1520,7 +1520,8 @@ impl Endpoint {
             delivered: 0,
         });
         let idx = self.segs.len() - 1;
-        self.stamp_sent(now, idx);
+        let nothing_outstanding = self.snd_una >= start;
+        self.stamp_sent(now, idx, nothing_outstanding);
         self.pipe += len as u64;
         self.snd_max = start + len as u64;
         Some(self.finish_data(now, start, len))
@@ -1529,7 +1530,7 @@ impl Endpoint {
     /// Retransmit the segment at `idx` (rules 1 and 3 of RFC 6675 NextSeg, RTO go-back-N).
     fn retransmit(&mut self, now: Time, idx: usize) -> Packet {
         let len = self.segs[idx].len;
-        self.stamp_sent(now, idx);
+        self.stamp_sent(now, idx, false);
         self.set_flags(idx, F_RETRANS | F_EVER_RETRANS, 0);
         self.stats.retrans_segments += 1;
         self.stats.retrans_bytes += len as u64;
@@ -1569,8 +1570,10 @@ impl Endpoint {
     }
 
     /// Delivery-rate state at transmission (draft §3.2 OnPacketSent).
-    fn stamp_sent(&mut self, now: Time, idx: usize) {
-        if self.pipe == 0 {
+    fn stamp_sent(&mut self, now: Time, idx: usize, nothing_outstanding: bool) {
+        // "No packets in flight" as Linux's packets_out == 0: nothing outstanding at all (a
+        // retransmission always has something outstanding).
+        if nothing_outstanding {
             self.first_sent_time = now;
             self.delivered_time = now;
         }
