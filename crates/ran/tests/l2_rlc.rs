@@ -642,3 +642,34 @@ fn test_lte_retx_segment_for_nacked_so_range() {
     assert_eq!((p[0].bytes, p[0].header_bytes, d.so, d.len, d.last, d.has_so), (1206, 6, 500, 1200, false, true));
     assert_eq!(d.fields, vec![f(0, 1000, 500, 500, 500), f(1, 1000, 0, 700, 1000)]);
 }
+
+#[test]
+fn test_buffer_status_is_enough_to_drain() {
+    // Whatever state segmentation left the entity in, an opportunity of
+    // `buffer_status().total_bytes()` bytes sends everything (the MAC sizes grants from it).
+    let cfgs = [RlcConfig::am_lte(1, 3), RlcConfig::um_lte(1, 3), RlcConfig::am_nr(1, 3), RlcConfig::um_nr(1, 3), nr_rlc_only(RlcConfig::am_nr(1, 3))];
+    let mut rng = Rng::new(77, 1);
+    for cfg in cfgs {
+        for round in 0..300 {
+            let mut e = RlcEntity::new(cfg.clone());
+            for i in 0..1 + rng.below(6) {
+                e.handle_sdu(ms(0), sdu(i, 1 + rng.below(3000) as u32));
+            }
+            for k in 0..rng.below(4) {
+                e.tx_opportunity(ms(1 + k), 1 + rng.below(1500) as u32);
+            }
+            if cfg.mode == rantcp_ran::rlc::RlcMode::Am && round % 2 == 0 {
+                // NACK everything sent so far, partly with SO ranges.
+                let n = e.unacked_sns();
+                let nacks = (0..n).map(|sn| Nack { sn, so: if sn % 2 == 0 { None } else { Some((1, u32::MAX)) } }).collect();
+                let st = RlcPdu { bytes: 0, header_bytes: 0, body: RlcPduBody::Status(StatusPdu { ack_sn: n, nacks }) };
+                e.handle_pdu(ms(10), &st);
+            }
+            let total = e.buffer_status(ms(20)).total_bytes() as u32;
+            let p = e.tx_opportunity(ms(20), total);
+            assert!(p.iter().map(|p| p.bytes).sum::<u32>() <= total);
+            let bs = e.buffer_status(ms(20));
+            assert_eq!((bs.tx_queue_bytes, bs.retx_queue_bytes), (0, 0), "{:?} {:?} round {round}: {total} bytes left {bs:?}", cfg.mode, cfg.layout);
+        }
+    }
+}

@@ -103,9 +103,36 @@ impl RlcTx {
     pub(super) fn buffer_status(&self, now: Time, cfg: &RlcConfig) -> BufferStatus {
         let mac = if cfg.mac_subheader_per_pdu { 3 } else { 0 };
         let base = cfg.layout.data_header_bytes(cfg.mode, 1, 0, true) as u64 + mac;
-        let tx = self.queue_bytes + base * self.queue.len() as u64;
+        let mut tx = self.queue_bytes + base * self.queue.len() as u64;
+        if self.head_offset > 0 {
+            // The head SDU continues as a segment (NR: SO field present).
+            let seg = cfg.layout.data_header_bytes(cfg.mode, 1, self.head_offset, false) as u64 + mac;
+            tx = tx + seg - base.min(seg);
+        }
         let seg_hdr = cfg.layout.data_header_bytes(cfg.mode, 1, 1, false) as u64 + mac;
-        let retx: u64 = self.retx.iter().map(|&(_, a, b)| (b - a) as u64 + seg_hdr).sum();
+        let retx: u64 = if cfg.layout.is_nr() {
+            self.retx.iter().map(|&(_, a, b)| (b - a) as u64 + seg_hdr).sum()
+        } else {
+            // LTE: exact cost of the pieces (LIs, LI length limit) plus the MAC allowance.
+            self.retx
+                .iter()
+                .filter(|&&(sn, _, _)| sn >= self.vt_a && !self.units[(sn - self.vt_a) as usize].acked)
+                .map(|&(sn, a, b)| {
+                    let unit = &self.units[(sn - self.vt_a) as usize];
+                    let mut cost = 0u64;
+                    let mut start = a;
+                    while start < b {
+                        let (x, hdr) = Self::fit_piece(unit, start, b, u32::MAX / 2, cfg);
+                        if x == 0 {
+                            break;
+                        }
+                        cost += (x + hdr) as u64 + mac;
+                        start += x;
+                    }
+                    cost
+                })
+                .sum()
+        };
         BufferStatus {
             rnti: cfg.rnti,
             lcid: cfg.lcid,
@@ -193,9 +220,18 @@ impl RlcTx {
         if !cfg.layout.is_nr() {
             // LTE: header depends on how many fields the piece spans (§6.2.1.5).
             let whole = a == 0 && b == unit.len;
-            let full_k = unit.fields.iter().filter(|f| f.unit_offset + f.len > a && f.unit_offset < b).count();
+            let mut full_k = 0;
+            let mut li_ok = true;
+            let mut prev_len = 0;
+            for f in unit.fields.iter().filter(|f| f.unit_offset + f.len > a && f.unit_offset < b) {
+                if full_k > 0 && prev_len > LTE_MAX_LI {
+                    li_ok = false;
+                }
+                full_k += 1;
+                prev_len = (f.unit_offset + f.len).min(b) - f.unit_offset.max(a);
+            }
             let full_hdr = cfg.layout.data_header_bytes(cfg.mode, full_k, a, whole);
-            if full_hdr + (b - a) <= room {
+            if li_ok && full_hdr + (b - a) <= room {
                 return (b - a, full_hdr);
             }
             let mut best = (0, 0);
