@@ -483,14 +483,21 @@ impl RadioEnvironment {
             self.rnti_index.resize(rnti as usize + 1, NO_UE);
         }
         self.rnti_index[rnti as usize] = idx as u32;
-        // Attach to the strongest cell (mean received power, serving BF gain on every
-        // candidate alike).
-        self.update_large_scale(idx, Time::ZERO);
+        // Attach to the strongest cell by mean received power without the serving-link
+        // beamforming gain (which only cell 0 carries at this point).
+        let bf = db2lin(self.cfg.bf_gain_db);
         let ue = &mut self.ues[idx];
+        let rx = |c: usize| {
+            if c == ue.serving {
+                ue.rx_mw[c] / bf
+            } else {
+                ue.rx_mw[c]
+            }
+        };
         let best = (0..ue.rx_mw.len())
-            .max_by(|&a, &b| ue.rx_mw[a].partial_cmp(&ue.rx_mw[b]).unwrap())
+            .max_by(|&a, &b| rx(a).total_cmp(&rx(b)))
             .unwrap_or(0);
-        if best != 0 {
+        if best != ue.serving {
             ue.serving = best;
             ue.cache_key = None;
             self.update_large_scale(idx, Time::ZERO);
