@@ -485,6 +485,7 @@ impl RadioEnvironment {
         self.rnti_index[rnti as usize] = idx as u32;
         // Attach to the strongest cell by mean received power without the serving-link
         // beamforming gain (which only cell 0 carries at this point).
+        self.update_large_scale(idx, Time::ZERO);
         let bf = db2lin(self.cfg.bf_gain_db);
         let ue = &mut self.ues[idx];
         let rx = |c: usize| {
