@@ -28,6 +28,7 @@ struct Fig6 {
 /// `t` (processing delays are the node's business), the eNB schedules in the same TTI, and the
 /// grant is used 4 TTIs later (LTE FDD k = 4).
 fn run_fig6(enhanced: bool, restart_on_grant: bool) -> Fig6 {
+    assert!(UeMacConfig::lte_default(1).retx_bsr_restart_on_grant, "spec rule is the default");
     let mut cfg = UeMacConfig::lte_default(1);
     cfg.bsr_enhancement = enhanced;
     cfg.retx_bsr_restart_on_grant = restart_on_grant;
@@ -92,14 +93,15 @@ fn run_fig6(enhanced: bool, restart_on_grant: bool) -> Fig6 {
 
 #[test]
 fn test_default_bsr_reproduces_figure6_stall() {
-    let r = run_fig6(false, false);
+    let r = run_fig6(false, true);
     let wait = r.empty_at - r.arrival;
     eprintln!("default: {r:?}\nwait {wait}");
     // T99 data, T100 SR, the grant for the SR used at T104 (regular BSR: 1404 bytes → level
     // 33, read as 1552), 300 bytes at T105, the 1552-byte grant used at T108 leaves 155 bytes,
     // periodicBSR-Timer expires at T114 (periodic BSR triggered, but no grant comes and a
-    // periodic BSR may not ask for one), retxBSR-Timer expires at T2664 → regular BSR → SR at
-    // the T2670 occasion → grant → BSR + data at T2674 → the rest at T2678.
+    // periodic BSR may not ask for one), retxBSR-Timer (restarted by that grant) expires at
+    // T2668 → regular BSR → SR at the T2670 occasion → grant → BSR + data at T2674 → the rest
+    // at T2678.
     assert_eq!(r.arrival, ms(105));
     assert_eq!(r.empty_at, ms(2678));
     assert!(wait >= Duration::from_millis(2560) && wait <= Duration::from_millis(2600), "{wait}");
@@ -114,16 +116,17 @@ fn test_default_bsr_reproduces_figure6_stall() {
 }
 
 #[test]
-fn test_figure6_stall_with_retx_timer_restarted_on_grants() {
-    // The later-release rule restarts retxBSR-Timer at the T110 grant: expiry at T2670.
-    let r = run_fig6(false, true);
-    let wait = r.empty_at - r.arrival;
-    assert!(wait >= Duration::from_millis(2560) && wait <= Duration::from_millis(2600), "{wait}");
+fn test_figure6_stall_with_dissertation_flowchart_timer() {
+    // Figure 5's flowchart (re)starts retxBSR-Timer only when a BSR is sent (T104): expiry at
+    // T2664 instead of T2668, the SR occasion at T2670 is the same, so is the outcome.
+    let r = run_fig6(false, false);
+    assert_eq!(r.empty_at, ms(2678));
+    assert_eq!(r.counters.retx_bsr_expiries, 1);
 }
 
 #[test]
 fn test_bsr_enhancement_removes_stall() {
-    let r = run_fig6(true, false);
+    let r = run_fig6(true, true);
     let wait = r.empty_at - r.arrival;
     eprintln!("enhanced: {r:?}\nwait {wait}");
     // At T108 the grants since the last BSR (1552) reach what it reported (1404) while data
@@ -356,4 +359,23 @@ fn test_ul_queue_hook_edits_fifo_at_grant() {
     assert!(q.push(UlPacket { id: 1, bytes: 60, meta: 0, info: Default::default(), arrival: ms(0) }));
     assert!(!q.push(UlPacket { id: 2, bytes: 60, meta: 0, info: Default::default(), arrival: ms(0) }));
     assert_eq!(q.counters.dropped_full, 1);
+}
+
+#[test]
+fn test_grant_fitting_all_data_but_not_bsr_cancels_it() {
+    let mut ue = UeUlMac::new(UeMacConfig::lte_default(1));
+    ue.handle_buffer_status(ms(0), 3, 100);
+    assert!(ue.sr_pending());
+    // 100 bytes + 2-byte subheader fill the 102-byte grant exactly: the regular BSR is
+    // cancelled rather than displacing data (§5.4.5), and the SR with it.
+    let tx = ue.handle_ul_grant(ms(4), grant(102));
+    assert_eq!(tx.bsr, None);
+    assert_eq!((tx.opportunities[0].bytes, tx.padding_bytes), (100, 0));
+    assert!(!ue.sr_pending());
+    // With two more bytes the BSR rides along (reporting an empty buffer).
+    let mut ue = UeUlMac::new(UeMacConfig::lte_default(1));
+    ue.handle_buffer_status(ms(0), 3, 100);
+    let tx = ue.handle_ul_grant(ms(4), grant(104));
+    assert_eq!(tx.bsr.map(|b| (b.kind, b.index[1])), Some((BsrKind::Regular, 0)));
+    assert_eq!(tx.opportunities[0].bytes, 100);
 }

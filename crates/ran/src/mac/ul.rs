@@ -15,12 +15,14 @@
 //!   bytes or only one LCG has data, truncated if more LCGs have data but only 2–3 bytes are
 //!   free, long otherwise).
 //! * When a MAC PDU carries a BSR: every triggered BSR is cancelled, periodicBSR-Timer is
-//!   (re)started unless the BSR is truncated, and retxBSR-Timer is (re)started. By default
-//!   retxBSR-Timer is started *only* on BSR transmission, as in the dissertation's Figure 5
-//!   procedure that produces the Figure 6 stall; [`UeMacConfig::retx_bsr_restart_on_grant`]
-//!   adds the rule found in (later versions of) §5.4.5, "restart retxBSR-Timer upon indication
-//!   of a grant for transmission of new data on any UL-SCH"; either way the stall lasts about
-//!   retxBSR-Timer, since no grant comes while it runs.
+//!   (re)started unless the BSR is truncated, and retxBSR-Timer is (re)started. A grant that
+//!   can carry all pending data but not the BSR as well cancels the triggered BSRs.
+//! * retxBSR-Timer is also restarted (if running) upon every grant for new data, the §5.4.5
+//!   rule "restart retxBSR-Timer upon indication of a grant for transmission of new data on
+//!   any UL-SCH" (as srsRAN's UE does). The dissertation's Figure 5 flowchart (re)starts it only
+//!   when a BSR is sent; [`UeMacConfig::retx_bsr_restart_on_grant`] = `false` gives that
+//!   variant. Either way the Figure 6 stall lasts about retxBSR-Timer: no grant comes while it
+//!   runs, because the eNB has granted everything it was told about.
 //! * The reported size is the buffer after the MAC PDU is built (§5.4.5 "after all MAC PDUs for
 //!   this TTI have been built"), quantised with Table 6.1.3.1-1.
 //! * BSR sizes including the MAC subheader (§6.1.2, §6.1.3.1): short/truncated BSR = 1-byte
@@ -237,7 +239,8 @@ pub struct UeMacConfig {
     pub periodic_bsr_timer: Option<Duration>,
     /// retxBSR-Timer (default sf2560).
     pub retx_bsr_timer: Duration,
-    /// Restart retxBSR-Timer on every grant for new data (see module docs). Default `false`.
+    /// Restart retxBSR-Timer on every grant for new data (§5.4.5; see module docs). Default
+    /// `true`; `false` = the dissertation's Figure 5 flowchart (BSR transmission only).
     pub retx_bsr_restart_on_grant: bool,
     /// SR periodicity and offset (sr-ConfigIndex).
     pub sr_period: Duration,
@@ -255,7 +258,7 @@ impl UeMacConfig {
             rnti,
             periodic_bsr_timer: Some(Duration::from_millis(10)),
             retx_bsr_timer: Duration::from_millis(2560),
-            retx_bsr_restart_on_grant: false,
+            retx_bsr_restart_on_grant: true,
             sr_period: Duration::from_millis(10),
             sr_offset: Duration::ZERO,
             bsr_enhancement: false,
@@ -544,6 +547,16 @@ impl UeUlMac {
         };
         if bsr_kind.is_some() && tb < bsr_size {
             bsr_kind = None;
+        }
+        if bsr_kind.is_some() {
+            // §5.4.5: a grant that accommodates all pending data but not the BSR in addition
+            // cancels the triggered BSRs.
+            let need: u64 = self.avail.iter().filter(|&&a| a > 0).map(|&a| a + mac_subheader_bytes(a.min(u32::MAX as u64) as u32) as u64).sum();
+            if need <= tb as u64 && need + bsr_size as u64 > tb as u64 {
+                bsr_kind = None;
+                self.regular_triggered = false;
+                self.periodic_triggered = false;
+            }
         }
         let mut cap = tb - if bsr_kind.is_some() { bsr_size } else { 0 };
 
