@@ -957,6 +957,39 @@ mod tests {
     }
 
     #[test]
+    fn cell_selection_and_probabilistic_los() {
+        // A UE next to site 1 attaches to one of its sectors.
+        let cells = hex_layout(1, 500.0, 25.0, 46.0);
+        let site1 = cells[3].position;
+        let mut cfg = RadioConfig::lte_macro();
+        cfg.shadowing = false;
+        let mut env = RadioEnvironment::new(cfg, cells, 2);
+        env.add_ue(
+            1,
+            Mobility::fixed(Vec3::new(site1.x + 60.0, site1.y + 5.0, 1.5)),
+            1,
+        );
+        let serving = env.large_scale(1).serving_cell;
+        assert_eq!(env.cells()[serving].site, 1);
+        // TR 38.901 LOS probability: 2000 UEs at 50 m in UMi → LOS fraction ≈ 0.5196.
+        let mut cfg = RadioConfig::mmwave_28ghz();
+        cfg.pathloss = PathlossModel::UmiStreetCanyon;
+        cfg.los = LosSource::Probabilistic;
+        let mut env = RadioEnvironment::single_cell(cfg, Vec3::new(0.0, 0.0, 10.0), 30.0, 9);
+        let n = 2000u16;
+        for r in 1..=n {
+            let a = r as f64 * 0.01;
+            env.add_ue(
+                r,
+                Mobility::fixed(Vec3::new(50.0 * a.cos(), 50.0 * a.sin(), 1.5)),
+                1,
+            );
+        }
+        let los = (1..=n).filter(|&r| env.large_scale(r).los).count() as f64 / n as f64;
+        assert!((los - 0.5196).abs() < 0.035, "{los}");
+    }
+
+    #[test]
     fn uplink_budget_by_hand() {
         let mut cfg = RadioConfig::mmwave_28ghz();
         cfg.fading = FadingConfig::NONE;
