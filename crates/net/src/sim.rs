@@ -62,7 +62,7 @@ struct Iface {
 /// A layer-2 device joining several nodes over a shared medium (e.g. a radio cell joining an
 /// eNB/gNB and its UEs). Sans-IO (design.md §3): the simulator hands it packets and wakes it at
 /// [`Device::poll_timeout`]; after every input it drains [`Device::poll_deliver`].
-pub trait Device: std::any::Any {
+pub trait Device: std::any::Any + Send {
     /// `p` leaves node `from` (attached to this device) through it.
     fn handle_packet(&mut self, now: Time, from: NodeId, p: Packet);
     /// The device's timer fired. Early or stale calls are harmless.
