@@ -322,9 +322,10 @@ pub struct UeMacCounters {
 /// The UE side of the uplink request/grant procedure (sans-IO).
 ///
 /// Calling order per slot: [`Self::handle_buffer_status`] when a channel's backlog changes;
-/// [`Self::handle_timeout`] when [`Self::poll_timeout`] is due, then [`Self::poll_sr`];
-/// [`Self::handle_ul_grant`] in the slot a grant is used, then fill the returned
-/// opportunities from RLC and report the new backlog.
+/// [`Self::handle_ul_grant`] in the slot a grant is used (then fill the returned opportunities
+/// from RLC and report the new backlog); [`Self::handle_timeout`] when [`Self::poll_timeout`]
+/// is due, then [`Self::poll_sr`]. Handling the grant first means no SR goes out in a slot that
+/// has UL-SCH resources whose PDU carries the BSR (§5.4.4: the PDU cancels the pending SR).
 #[derive(Debug)]
 pub struct UeUlMac {
     pub cfg: UeMacConfig,
