@@ -168,3 +168,14 @@ fn test_dl_chain_harq_failures_every_sdu_once_in_order() {
         }
     }
 }
+
+#[test]
+fn test_dl_chain_is_deterministic() {
+    let digest = |nr| {
+        let (ues, residual) = run(nr, 0.2, 9);
+        let c: Vec<String> = ues.iter().map(|u| format!("{:?}{:?}{:?}", u.enb_rlc.counters(), u.ue_rlc.counters(), u.harq.counters())).collect();
+        (residual, c)
+    };
+    assert_eq!(digest(false), digest(false));
+    assert_eq!(digest(true), digest(true));
+}
