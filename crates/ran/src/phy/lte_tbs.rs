@@ -163,17 +163,19 @@ pub fn lte_tbs_bits(i_tbs: u8, n_prb: u16) -> Option<u32> {
 }
 
 /// Downlink TBS in bits for `mcs` (Table 7.1.7.1-1) over `n_prb` PRBs and `layers` spatial
-/// layers. Two-layer sizes follow TS 36.213 §7.1.7.2.2: N_PRB ≤ 55 reads the one-layer table at
-/// 2·N_PRB; above that Table 7.1.7.2.5-1's translation is approximated by doubling the
-/// one-layer size (the same approximation ns-3 LENA makes for MIMO). Three and four layers
-/// (§7.1.7.2.4/.5) are approximated as `layers ×` the one-layer size.
+/// layers (1–4) of one transport block. For v layers with v·N_PRB ≤ 110 the standard reads the
+/// one-layer table at v·N_PRB (TS 36.213 §7.1.7.2.2 for two layers with N_PRB ≤ 55, §7.1.7.2.4
+/// three layers ≤ 36, §7.1.7.2.5 four layers ≤ 27): done exactly here. Above that the standard
+/// translates the one-layer size through Tables 7.1.7.2.2-1/-4-1/-5-1; those tables are not
+/// embedded and the size is approximated as v × the one-layer size (within a few per cent of
+/// the translation, the approximation ns-3 LENA makes for MIMO).
 pub fn lte_tbs_bits_for_mcs(mcs: u8, n_prb: u16, layers: u8) -> Option<u32> {
     let i_tbs = *MCS_TO_ITBS_DL.get(mcs as usize)?;
-    let layers = layers.clamp(1, 4);
-    if layers == 2 && n_prb <= 55 {
-        return lte_tbs_bits(i_tbs, 2 * n_prb);
+    let v = layers.clamp(1, 4) as u16;
+    if v * n_prb <= MAX_PRB as u16 {
+        return lte_tbs_bits(i_tbs, v * n_prb);
     }
-    Some(lte_tbs_bits(i_tbs, n_prb)? * layers as u32)
+    Some(lte_tbs_bits(i_tbs, n_prb)? * v as u32)
 }
 
 #[cfg(test)]
