@@ -467,6 +467,13 @@ impl Endpoint {
     // ------------------------------------------------------------------ inputs
 
     pub fn handle_segment(&mut self, now: Time, ip: &Ipv4Header, tcp: &TcpHeader, payload_len: u32) {
+        self.segment_arrives(now, ip, tcp, payload_len);
+        #[cfg(debug_assertions)]
+        self.check_invariants();
+    }
+
+    /// RFC 9293 §3.10.7 SEGMENT ARRIVES.
+    fn segment_arrives(&mut self, now: Time, ip: &Ipv4Header, tcp: &TcpHeader, payload_len: u32) {
         self.stats.segments_received += 1;
         let f = tcp.flags;
         match self.state {
@@ -597,8 +604,6 @@ impl Endpoint {
         }
         if ack_pos >= self.snd_una as i64 {
             self.process_ack(now, tcp, payload_len, seq_pos, ack_pos as u64);
-            #[cfg(debug_assertions)]
-            self.check_invariants();
         }
         if self.state == State::Closed {
             return;
@@ -791,6 +796,15 @@ impl Endpoint {
             if let Some(first) = self.sacked.first_mut() {
                 first.0 = first.0.max(ack);
             }
+            // A front segment trimmed by an ACK inside it may now lie wholly in a SACKed range
+            // (SACK blocks not on segment boundaries, e.g. from a split host).
+            if let (Some(&(l, r)), Some(front)) = (self.sacked.first(), self.segs.front().copied()) {
+                if front.flags & F_SACKED == 0 && front.start >= l && front.end() <= r {
+                    self.set_flags(0, F_SACKED, F_LOST | F_RETRANS);
+                    newly_sacked += front.len as u64;
+                    self.rate_delivered(now, &front, front.len as u64, &mut rs);
+                }
+            }
             self.lost_mark = self.lost_mark.max(ack);
             self.rxt_hint = self.rxt_hint.max(ack);
             // Data bytes acked (SYN/FIN positions excluded).
@@ -957,6 +971,20 @@ impl Endpoint {
         for w in self.sacked.windows(2) {
             assert!(w[0].1 < w[1].0, "SACK ranges not merged");
         }
+        // Receiver: out-of-order ranges sorted, disjoint, above RCV.NXT, inside the buffer.
+        let mut ooo = 0;
+        for (i, &(l, r)) in self.ooo.iter().enumerate() {
+            assert!(l < r && l > self.rcv_nxt, "ooo range {l}..{r} vs RCV.NXT {}", self.rcv_nxt);
+            if i > 0 {
+                assert!(self.ooo[i - 1].1 < l, "ooo ranges not merged");
+            }
+            ooo += r - l;
+        }
+        assert_eq!(ooo, self.ooo_bytes);
+        if self.rcv_nxt > 0 {
+            assert!(self.readable() + self.ooo_bytes <= self.cfg.rcv_buf_bytes, "receive buffer overrun");
+        }
+        assert!(self.snd_una <= self.snd_max && self.snd_una <= self.app_end + 1);
     }
 
     fn enter_recovery(&mut self, now: Time, _prior_in_flight: u64) {

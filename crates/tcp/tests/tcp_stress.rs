@@ -87,3 +87,124 @@ fn stress_random_runs_complete() {
         assert!(!p.c.was_reset() && !p.s.was_reset(), "{ctx}");
     }
 }
+
+/// Arbitrary segments (random flags, sequence/ACK numbers near and far from the expected
+/// ones, windows, SACK blocks, timestamps) and arbitrary application calls and timer firings
+/// must never panic (debug build: overflow checks and scoreboard invariants on).
+#[test]
+fn fuzz_random_inputs_never_panic() {
+    use rantcp_wire::{SackBlock, TcpFlags, TcpHeader, TcpOptions};
+    let n: u64 = std::env::var("FUZZ_SEEDS").ok().and_then(|v| v.parse().ok()).unwrap_or(300);
+    for seed in 0..n {
+        let mut r = Rng::new(seed, 1234);
+        let mut rc = random_cfg(&mut r);
+        rc.initial_cwnd_segments = 10;
+        let (mut c, mut s) = established(rc.clone(), rc.clone());
+        let mut now = ms(40);
+        let mut sent_by_c: Vec<u32> = Vec::new();
+        for _ in 0..400 {
+            now += Duration::from_micros(r.below(20_000));
+            match r.below(10) {
+                0 => {
+                    c.send(r.below(20_000));
+                }
+                1 => {
+                    s.recv(r.below(20_000));
+                }
+                2 => c.handle_timeout(now),
+                3 => {
+                    if r.bernoulli(0.05) {
+                        c.close();
+                    } else if r.bernoulli(0.02) {
+                        s.close();
+                    } else if r.bernoulli(0.005) {
+                        c.abort();
+                    }
+                }
+                4 => {
+                    // Arbitrary data/FIN/RST segment to the server (receiver paths).
+                    let mut o = TcpOptions::default();
+                    if r.bernoulli(0.5) {
+                        o.timestamps = Some((r.next_u64() as u32, r.next_u64() as u32));
+                    }
+                    let mut flags = TcpFlags::ACK;
+                    if r.bernoulli(0.1) {
+                        flags = flags | TcpFlags::FIN;
+                    }
+                    if r.bernoulli(0.03) {
+                        flags = TcpFlags(r.below(256) as u8);
+                    }
+                    let off = r.below(300_000) as u32;
+                    let h = TcpHeader {
+                        src_port: CLIENT.1,
+                        dst_port: SERVER.1,
+                        seq: CISS.wrapping_add(1).wrapping_add(off).wrapping_sub(2000),
+                        ack: SISS.wrapping_add(1).wrapping_add(r.below(3) as u32),
+                        flags,
+                        window: r.below(65536) as u16,
+                        urgent: 0,
+                        options: o,
+                    };
+                    let len = r.below(3000) as u32;
+                    s.handle_segment(now, &rantcp_wire::Ipv4Header::new(CLIENT.0, SERVER.0), &h, len);
+                    s.handle_timeout(now);
+                }
+                _ => {
+                    // A segment to the client, near its send sequence space.
+                    let base = CISS.wrapping_add(1);
+                    let near = |r: &mut Rng| -> u32 {
+                        match r.below(4) {
+                            0 => r.next_u64() as u32,
+                            _ => base.wrapping_add(r.below(200_000) as u32).wrapping_sub(1000),
+                        }
+                    };
+                    let mut o = TcpOptions::default();
+                    for _ in 0..r.below(5) {
+                        let a = near(&mut r);
+                        let b = if r.bernoulli(0.8) { a.wrapping_add(r.below(10_000) as u32) } else { near(&mut r) };
+                        o.push_sack(SackBlock { left: a, right: b });
+                    }
+                    if r.bernoulli(0.5) {
+                        o.timestamps = Some((r.next_u64() as u32, r.next_u64() as u32));
+                    }
+                    let mut flags = TcpFlags::ACK;
+                    if r.bernoulli(0.03) {
+                        flags = TcpFlags(r.below(256) as u8);
+                    }
+                    let ack = if let (true, Some(&x)) = (r.bernoulli(0.5), sent_by_c.last()) { x } else { near(&mut r) };
+                    let h = TcpHeader {
+                        src_port: SERVER.1,
+                        dst_port: CLIENT.1,
+                        seq: SISS.wrapping_add(1).wrapping_add(r.below(3000) as u32).wrapping_sub(1500),
+                        ack,
+                        flags,
+                        window: r.below(65536) as u16,
+                        urgent: 0,
+                        options: o,
+                    };
+                    let len = if r.bernoulli(0.2) { r.below(3000) as u32 } else { 0 };
+                    c.handle_segment(now, &rantcp_wire::Ipv4Header::new(SERVER.0, CLIENT.0), &h, len);
+                }
+            }
+            while let Some(p) = c.poll_transmit(now) {
+                let t = tcp(&p);
+                sent_by_c.push(t.seq.wrapping_add(p.payload_len));
+                if r.bernoulli(0.5) {
+                    s.handle_segment(now, &p.ip, t, p.payload_len);
+                }
+            }
+            while let Some(p) = s.poll_transmit(now) {
+                if r.bernoulli(0.5) {
+                    deliver(&mut c, now, &p);
+                }
+            }
+            let _ = c.poll_timeout();
+            let _ = c.info();
+            if let Some(t) = s.poll_timeout() {
+                if t <= now {
+                    s.handle_timeout(now);
+                }
+            }
+        }
+    }
+}
