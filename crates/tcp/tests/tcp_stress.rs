@@ -61,7 +61,7 @@ fn stress_random_runs_complete() {
             }
             got_up += p.s.recv(read_chunk);
             got_down += p.c.recv(read_chunk);
-            if sent_up == up && !closed_c && p.c.state() == State::Established || (sent_up == up && !closed_c && p.c.state() == State::CloseWait) {
+            if sent_up == up && !closed_c && matches!(p.c.state(), State::Established | State::CloseWait) {
                 p.c.close();
                 closed_c = true;
             }
@@ -129,7 +129,7 @@ fn fuzz_random_inputs_never_panic() {
                     }
                     let mut flags = TcpFlags::ACK;
                     if r.bernoulli(0.1) {
-                        flags = flags | TcpFlags::FIN;
+                        flags |= TcpFlags::FIN;
                     }
                     if r.bernoulli(0.03) {
                         flags = TcpFlags(r.below(256) as u8);
