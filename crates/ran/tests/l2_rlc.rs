@@ -139,7 +139,8 @@ fn test_lte_am_resegmentation_byte_exact() {
         body: RlcPduBody::Status(StatusPdu { ack_sn: 3, nacks: vec![Nack { sn: 2, so: None }] }),
     };
     tx.handle_pdu(ms(20), &st);
-    assert_eq!(tx.buffer_status(ms(20)).retx_queue_bytes, 44 + 4);
+    // 44 bytes + 4-byte segment header + 3 bytes allowance for a MAC subheader.
+    assert_eq!(tx.buffer_status(ms(20)).retx_queue_bytes, 44 + 4 + 3);
     // 20 bytes: AMD PDU segment header 4 + one LI (2) → 14 data bytes spanning both SDUs.
     let p = tx.tx_opportunity(ms(21), 20);
     let d = p[0].as_data().unwrap();
@@ -665,11 +666,30 @@ fn test_buffer_status_is_enough_to_drain() {
                 let st = RlcPdu { bytes: 0, header_bytes: 0, body: RlcPduBody::Status(StatusPdu { ack_sn: n, nacks }) };
                 e.handle_pdu(ms(10), &st);
             }
-            let total = e.buffer_status(ms(20)).total_bytes() as u32;
+            let before = e.buffer_status(ms(20));
+            let total = before.total_bytes() as u32;
             let p = e.tx_opportunity(ms(20), total);
             assert!(p.iter().map(|p| p.bytes).sum::<u32>() <= total);
             let bs = e.buffer_status(ms(20));
             assert_eq!((bs.tx_queue_bytes, bs.retx_queue_bytes), (0, 0), "{:?} {:?} round {round}: {total} bytes left {bs:?}", cfg.mode, cfg.layout);
         }
     }
+}
+
+#[test]
+fn test_lte_second_pdu_in_opportunity_pays_mac_subheader() {
+    // STATUS and data of one LTE channel in one TB are two MAC SDUs: the MAC's mux counts the
+    // channel's first subheader, the RLC counts the second one (TS 36.321 §6.1.2).
+    let cfg = RlcConfig::am_lte(1, 3);
+    let mut a = RlcEntity::new(cfg.clone());
+    let mut b = RlcEntity::new(cfg);
+    a.handle_sdu(ms(0), sdu(0, 100));
+    let p = a.tx_opportunity(ms(1), 102); // polls
+    b.handle_pdu(ms(2), &p[0]);
+    b.handle_sdu(ms(2), sdu(7, 50));
+    let bs = b.buffer_status(ms(2));
+    assert_eq!((bs.status_pdu_bytes, bs.tx_queue_bytes), (2, 52 + 3));
+    let p = b.tx_opportunity(ms(3), 2 + 52 + 2);
+    assert_eq!(p.iter().map(|p| p.bytes).collect::<Vec<_>>(), vec![2, 52]);
+    assert!(p[0].as_status().is_some());
 }

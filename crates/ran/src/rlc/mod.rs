@@ -25,7 +25,11 @@
 //!   octet-aligned, so K data fields cost `ceil(12·(K−1)/8)` bytes (0, 2, 3, 5, 6, …). LI is
 //!   11 bits, so a data field that is not the last one is at most 2047 bytes. An AMD PDU
 //!   *segment* (re-segmentation of a retransmitted PDU, §5.2.1) adds LSF+SO (2 bytes): 4 + LIs.
-//!   New data is always sent as one PDU per opportunity, concatenating as many SDUs as fit.
+//!   New data goes as one PDU concatenating as many SDUs as fit (a new PDU starts only after
+//!   an SDU piece too long for an LI). Every RLC PDU after the first in one opportunity (STATUS,
+//!   retransmissions, new data) is a further MAC SDU of the channel and pays its MAC subheader
+//!   (2 bytes below 128 bytes, else 3; TS 36.321 §6.1.2) inside the opportunity; the first
+//!   one's subheader is the MAC's (see `mac::mux`).
 //! * `Nr12` / `Nr18` (TS 38.322 §6.2.2.3 / §6.2.2.4): no concatenation; the SN is per SDU.
 //!   AMD header 2 bytes (12-bit SN) or 3 bytes (18-bit SN), plus a 2-byte SO in every segment
 //!   but the first (SI = 10 or 11). UMD: a complete SDU has a 1-byte header (SI = 00, no SN);
@@ -310,20 +314,34 @@ pub fn nr_mac_subheader_bytes(len: u32) -> u32 {
     }
 }
 
-/// Largest RLC PDU that fits `room` together with its own MAC subheader (if counted).
-pub(crate) fn pdu_budget(room: u32, cfg: &RlcConfig) -> u32 {
-    if !cfg.mac_subheader_per_pdu {
+/// Largest RLC PDU that fits `room` together with its own MAC subheader, if counted: always
+/// in NR (`mac_subheader_per_pdu`); in LTE for every PDU after the first of an opportunity
+/// (the MAC accounts one subheader per logical channel; further RLC PDUs of the channel in the
+/// same TB are further MAC SDUs, TS 36.321 §6.1.2).
+pub(crate) fn pdu_budget(room: u32, cfg: &RlcConfig, first: bool) -> u32 {
+    if cfg.mac_subheader_per_pdu {
+        if room >= 259 {
+            room - 3
+        } else {
+            room.saturating_sub(2).min(255)
+        }
+    } else if first || cfg.layout.is_nr() {
         room
-    } else if room >= 259 {
-        room - 3
     } else {
-        room.saturating_sub(2).min(255)
+        crate::mac::mux::max_sdu(room)
     }
 }
 
-/// Bytes an RLC PDU of `bytes` takes from the opportunity.
-pub(crate) fn pdu_cost(bytes: u32, cfg: &RlcConfig) -> u32 {
-    bytes + if cfg.mac_subheader_per_pdu { nr_mac_subheader_bytes(bytes) } else { 0 }
+/// Bytes an RLC PDU of `bytes` takes from the opportunity (see [`pdu_budget`]).
+pub(crate) fn pdu_cost(bytes: u32, cfg: &RlcConfig, first: bool) -> u32 {
+    bytes
+        + if cfg.mac_subheader_per_pdu {
+            nr_mac_subheader_bytes(bytes)
+        } else if first || cfg.layout.is_nr() {
+            0
+        } else {
+            crate::mac::mux::mac_subheader_bytes(bytes)
+        }
 }
 
 /// Bytes taken by the E/LI pairs for `k` data fields in one LTE PDU (TS 36.322 §6.2.1.4).
@@ -406,18 +424,21 @@ impl RlcEntity {
     }
 
     /// A transmit opportunity from the MAC: appends the PDUs to send (at most `op.bytes` in
-    /// total, including one MAC subheader per PDU if `mac_subheader_per_pdu`) to `out`. Order: STATUS PDU (AM, if triggered and t-StatusProhibit not running),
+    /// total, including one MAC subheader per PDU if `mac_subheader_per_pdu`, or per PDU after
+    /// the first in LTE) to `out`. Order: STATUS PDU (AM, if triggered and t-StatusProhibit not running),
     /// retransmissions, new data.
     pub fn handle_tx_opportunity(&mut self, now: Time, op: TxOpportunity, out: &mut Vec<RlcPdu>) {
         let mut room = op.bytes;
+        let start = out.len();
         if self.cfg.mode == RlcMode::Am {
-            if let Some(st) = self.rx.build_status(now, pdu_budget(room, &self.cfg), &self.cfg) {
-                room -= pdu_cost(st.bytes, &self.cfg);
+            if let Some(st) = self.rx.build_status(now, pdu_budget(room, &self.cfg, true), &self.cfg) {
+                room -= pdu_cost(st.bytes, &self.cfg, true);
                 self.counters.status_pdus_tx += 1;
                 out.push(st);
             }
         }
-        self.tx.fill(now, room, &self.cfg, &mut self.counters, out);
+        let first = out.len() == start;
+        self.tx.fill(now, room, first, &self.cfg, &mut self.counters, out);
     }
 
     /// Convenience form of [`Self::handle_tx_opportunity`] returning a fresh vector.
@@ -449,7 +470,11 @@ impl RlcEntity {
         let mut bs = self.tx.buffer_status(now, &self.cfg);
         if self.cfg.mode == RlcMode::Am {
             let st = self.rx.pending_status_bytes(now, &self.cfg);
-            bs.status_pdu_bytes = if st > 0 { pdu_cost(st, &self.cfg) } else { 0 };
+            bs.status_pdu_bytes = if st > 0 { pdu_cost(st, &self.cfg, true) } else { 0 };
+            if st > 0 && !self.cfg.mac_subheader_per_pdu && bs.retx_queue_bytes == 0 && bs.tx_queue_bytes > 0 {
+                // New data after the STATUS PDU: a second MAC SDU of the channel.
+                bs.tx_queue_bytes += 3;
+            }
         }
         bs
     }

@@ -104,6 +104,14 @@ impl RlcTx {
         let mac = if cfg.mac_subheader_per_pdu { 3 } else { 0 };
         let base = cfg.layout.data_header_bytes(cfg.mode, 1, 0, true) as u64 + mac;
         let mut tx = self.queue_bytes + base * self.queue.len() as u64;
+        if !cfg.mac_subheader_per_pdu && !cfg.layout.is_nr() {
+            // LTE: an SDU longer than an LI can express ends its PDU; the next PDU of the same
+            // opportunity needs its own MAC subheader; so does new data after retransmissions.
+            tx += 3 * self.queue.iter().filter(|q| q.sdu.bytes > LTE_MAX_LI).count() as u64;
+            if !self.retx.is_empty() && !self.queue.is_empty() {
+                tx += 3;
+            }
+        }
         if self.head_offset > 0 {
             // The head SDU continues as a segment (NR: SO field present).
             let seg = cfg.layout.data_header_bytes(cfg.mode, 1, self.head_offset, false) as u64 + mac;
@@ -126,7 +134,8 @@ impl RlcTx {
                         if x == 0 {
                             break;
                         }
-                        cost += (x + hdr) as u64 + mac;
+                        // + a MAC subheader: the piece may not be the opportunity's first PDU.
+                        cost += (x + hdr) as u64 + mac + if cfg.mac_subheader_per_pdu { 0 } else { 3 };
                         start += x;
                     }
                     cost
@@ -148,19 +157,21 @@ impl RlcTx {
     }
 
     /// Fills `room` bytes with retransmissions then new data.
-    pub(super) fn fill(&mut self, now: Time, mut room: u32, cfg: &RlcConfig, c: &mut RlcCounters, out: &mut Vec<RlcPdu>) {
+    pub(super) fn fill(&mut self, now: Time, mut room: u32, mut first: bool, cfg: &RlcConfig, c: &mut RlcCounters, out: &mut Vec<RlcPdu>) {
         if cfg.mode == RlcMode::Am {
             while room > 0 {
-                let Some(pdu) = self.next_retx(pdu_budget(room, cfg), cfg) else { break };
-                room -= pdu_cost(pdu.bytes, cfg);
+                let Some(pdu) = self.next_retx(pdu_budget(room, cfg, first), cfg) else { break };
+                room -= pdu_cost(pdu.bytes, cfg, first);
+                first = false;
                 self.emit(now, pdu, cfg, c, out);
             }
         }
         while room > 0 && !self.queue.is_empty() && (self.head_sn.is_some() || self.window_open(cfg)) {
-            let budget = pdu_budget(room, cfg);
+            let budget = pdu_budget(room, cfg, first);
             let pdu = if cfg.layout.is_nr() { self.new_nr_pdu(budget, cfg) } else { self.new_lte_pdu(budget, cfg) };
             let Some(pdu) = pdu else { break };
-            room -= pdu_cost(pdu.bytes, cfg);
+            room -= pdu_cost(pdu.bytes, cfg, first);
+            first = false;
             self.emit(now, pdu, cfg, c, out);
         }
     }
