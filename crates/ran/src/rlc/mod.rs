@@ -113,9 +113,9 @@ pub struct RlcConfig {
 }
 
 impl RlcConfig {
-    /// LTE AM with common values (pollPDU 4, pollByte 25 kB... here ns-3-like defaults:
+    /// LTE AM, 10-bit SN (AM_Window_Size 512), with values from the TS 36.331 ranges:
     /// pollPDU 32, pollByte 25000, t-PollRetransmit 45 ms, t-StatusProhibit 10 ms,
-    /// t-Reordering 35 ms, maxRetxThreshold 32, 10 MB buffer).
+    /// t-Reordering 35 ms, maxRetxThreshold 32; SDU queue limit 10 MiB.
     pub fn am_lte(rnti: Rnti, lcid: Lcid) -> Self {
         RlcConfig {
             mode: RlcMode::Am,
