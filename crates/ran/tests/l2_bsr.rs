@@ -379,3 +379,24 @@ fn test_grant_fitting_all_data_but_not_bsr_cancels_it() {
     assert_eq!(tx.bsr.map(|b| (b.kind, b.index[1])), Some((BsrKind::Regular, 0)));
     assert_eq!(tx.opportunities[0].bytes, 100);
 }
+
+#[test]
+fn test_ul_scheduler_sizes_grants_from_reports_within_pdcch_budget() {
+    let mut s = UlScheduler::new(SchedConfig { kind: SchedulerKind::RoundRobin, n_prb: 50, slot: Duration::from_millis(1), min_prb: 1 }, 60);
+    let bsr = |idx: u8| BsrReport { kind: BsrKind::Regular, is_long: false, is_truncated: false, index: [0, idx, 0, 0], lcg: 1, exact_bytes: [0; 4], bytes: 2 };
+    s.handle_bsr(1, &bsr(bsr_index(1500))); // read as 1552
+    s.handle_bsr(2, &bsr(bsr_index(190))); // read as 200
+    s.handle_sr(3);
+    let ues: Vec<SchedUe> = (1..=4).map(|r| SchedUe { rnti: r, bytes_per_prb: 100.0, backlog_bytes: 0, harq_retx: None, free_harq: Some(0) }).collect();
+    let mut g = Vec::new();
+    // PDCCH budget of 2 grants: RR serves two of the three UEs with a backlog, sized from the
+    // reports (ceil to whole PRBs), and nothing for UE 4 (no report).
+    let used = s.schedule_with(Time::ZERO, &ues, 2, Scheduler::linear_tbs, &mut g);
+    assert_eq!(used, 2);
+    assert_eq!(g.iter().map(|g| (g.rnti, g.n_prb, g.tb_bytes)).collect::<Vec<_>>(), vec![(1, 16, 1600), (2, 2, 200)]);
+    assert_eq!((s.tracker.backlog(1), s.tracker.backlog(2), s.tracker.backlog(3)), (0, 0, 60));
+    g.clear();
+    s.schedule_with(Time::from_millis(1), &ues, 2, Scheduler::linear_tbs, &mut g);
+    assert_eq!(g.iter().map(|g| (g.rnti, g.tb_bytes)).collect::<Vec<_>>(), vec![(3, 100)]);
+    assert_eq!(s.tracker.backlog(3), 0);
+}
