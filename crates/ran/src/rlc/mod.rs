@@ -43,10 +43,11 @@
 //! Sequence numbers are kept as unbounded `u64` counters; the wrap-around of the on-air SN is
 //! not modelled, the window (`window_size`, AM_Window_Size = 512 in LTE, 2048 / 131072 in NR)
 //! is enforced instead. In-order delivery is used in both LTE and NR (NR RLC may deliver out of
-//! order and let PDCP reorder; for AM the end result at the PDCP SAP is the same order). UM
-//! also delivers in SN order in both layouts, as LTE UM does: a PDU that arrives after
-//! t-Reordering / t-Reassembly moved past its SN is discarded (a TS 38.322 UM receiver would
-//! deliver complete SDUs at once and leave reordering to PDCP).
+//! order and let PDCP reorder; for AM the end result at the PDCP SAP is the same order). LTE UM
+//! delivers in SN order (36.322 §5.1.2.2); NR UM delivers each SDU as soon as it is complete,
+//! possibly out of order, and discards incomplete ones when t-Reassembly or the window moves
+//! past them (38.322 §5.2.2.2); use PDCP `in_order` for ordered delivery. In both, a PDU that
+//! arrives after the receiving window moved past its SN is discarded.
 //!
 //! t-Reordering / t-Reassembly start condition: LTE starts it when any SN above VR(R) has been
 //! received (36.322 §5.1.3.2.3); NR when RX_Next_Highest > RX_Next + 1, or = RX_Next + 1 with
@@ -190,7 +191,8 @@ impl Field {
 /// An AMD / UMD PDU or PDU segment (descriptor; payload bytes are not stored).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DataPdu {
-    /// Sequence number (unbounded counter, see module docs).
+    /// Sequence number (unbounded counter, see module docs). Meaningless for an NR UMD PDU
+    /// carrying a complete SDU, which has no SN.
     pub sn: u64,
     /// Segment offset inside the SN's data field (bytes).
     pub so: u32,

@@ -16,6 +16,8 @@ struct RxUnit {
     total: Option<u32>,
     /// SDU pieces carried by the received PDUs.
     frags: Vec<Field>,
+    /// NR UM: the SDU was delivered as soon as it was complete.
+    delivered: bool,
 }
 
 impl RxUnit {
@@ -133,6 +135,16 @@ impl RlcRx {
         c.data_pdus_rx += 1;
         let x = d.sn;
         let am = cfg.mode == RlcMode::Am;
+        if !am && cfg.layout.is_nr() && d.so == 0 && d.last {
+            // NR UMD PDU with a complete SDU and no SN: straight to the upper layer
+            // (38.322 §5.2.2.2.1).
+            for f in &d.fields {
+                self.delivered.push_back(f.sdu_id);
+                c.sdus_delivered += 1;
+                c.sdu_bytes_delivered += f.sdu_bytes as u64;
+            }
+            return;
+        }
         let in_window = x >= self.vr_r && (!am || x < self.vr_r + cfg.window_size);
         let mut new = false;
         if in_window && !self.is_complete(x) {
@@ -147,6 +159,16 @@ impl RlcRx {
             }
             if d.last {
                 u.total = Some(d.so + d.len);
+            }
+            if !am && cfg.layout.is_nr() && !u.delivered && u.complete() {
+                // 38.322 §5.2.2.2.2: a complete SDU is delivered at once (out of order);
+                // reordering, if wanted, is PDCP's.
+                u.delivered = true;
+                if let Some(f) = u.frags.first() {
+                    self.delivered.push_back(f.sdu_id);
+                    c.sdus_delivered += 1;
+                    c.sdu_bytes_delivered += f.sdu_bytes as u64;
+                }
             }
         }
         if !new {
@@ -233,6 +255,7 @@ impl RlcRx {
             let u = self.units.pop_front().flatten();
             self.vr_r += 1;
             match u {
+                Some(u) if u.delivered => {}
                 Some(mut u) if u.complete() => {
                     u.frags.sort_by_key(|f| f.unit_offset);
                     for f in &u.frags {

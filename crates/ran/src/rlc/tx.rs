@@ -375,6 +375,9 @@ impl RlcTx {
         let take = left.min(room - hdr);
         let sn = match self.head_sn {
             Some(sn) => sn,
+            // NR UM: a complete SDU carries no SN (SI = 00, 38.322 §6.2.2.3); `sn` is then
+            // just the next SN, not consumed.
+            None if cfg.mode == RlcMode::Um && take == q.sdu.bytes => self.vt_s,
             None => {
                 let sn = self.vt_s;
                 self.vt_s += 1;
