@@ -49,4 +49,32 @@ def test_lossy_run_pcap_is_clean_and_retransmissions_match(tmp_path: Path, sack:
         assert _tshark_count(p, "_ws.malformed || _ws.expert.severity == error") == 0, p
         assert _tshark_count(p, "tcp") > 1000
     retx = _tshark_count(sender, "tcp.analysis.retransmission || tcp.analysis.fast_retransmission")
-    assert retx == flow["retransmitted_segments"]
+    # tshark labels a segment below the highest sequence number "out_of_order" instead of
+    # "retransmission" when it follows the highest segment within its 3 ms heuristic threshold;
+    # on the sender's own interface nothing is ever reordered, so each such frame must be a
+    # retransmission: check that independently from the sequence numbers, then count it.
+    ooo = _out_of_order_frames_are_resends(sender)
+    assert retx + ooo == flow["retransmitted_segments"]
+    assert retx >= 0.5 * flow["retransmitted_segments"]
+
+
+def _out_of_order_frames_are_resends(pcap: Path) -> int:
+    r = subprocess.run(
+        [TSHARK, "-n", "-r", str(pcap), "-o", "tcp.relative_sequence_numbers:FALSE", "-Y", "tcp.len > 0 && ip.src == 10.0.0.1",
+         "-T", "fields", "-e", "tcp.seq", "-e", "tcp.len", "-e", "tcp.analysis.out_of_order"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert r.returncode == 0, r.stderr
+    highest = None
+    ooo = 0
+    for line in r.stdout.splitlines():
+        seq_s, len_s, flag = (line.split("\t") + ["", "", ""])[:3]
+        seq, length = int(seq_s), int(len_s)
+        end = (seq + length) % 2**32
+        if flag:
+            ooo += 1
+            # Entirely at or below data already sent (mod 2^32, RFC 9293 §3.4 comparison).
+            assert highest is not None and (highest - end) % 2**32 < 2**31, line
+        if highest is None or (end - highest) % 2**32 < 2**31:
+            highest = end
+    return ooo

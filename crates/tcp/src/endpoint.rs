@@ -1338,7 +1338,12 @@ impl Endpoint {
                 self.syn_sent_at = None; // Karn
             }
             _ if self.snd_max > self.snd_una => {
-                let flight = self.snd_max - self.snd_una;
+                // RFC 5681 §3.1 eq. 4 FlightSize: the data the sender believes is in the network.
+                // After an earlier timeout snd_max − snd_una still spans everything ever sent
+                // (most of it marked lost), which would put ssthresh far above the path and
+                // overshoot again; pipe (RFC 6675 §2) is what is really outstanding, the same
+                // quantity BSD's go-back-N (snd_nxt − snd_una) and Linux's cwnd-based rule track.
+                let flight = self.pipe.min(self.snd_max - self.snd_una).max(self.smss as u64);
                 self.cc.on_rto(now, flight, self.smss);
                 // RFC 6675 §5.1: keep SACKed marks, everything else is lost.
                 for s in self.segs.iter_mut() {
