@@ -13,7 +13,11 @@ fn bench_bulk_transfer_events_per_second() {
         c.mss = 1448;
         c.rcv_buf_bytes = 8 << 20;
         c.snd_buf_bytes = 8 << 20;
-        let l = if loss > 0.0 { Loss::Random(Rng::new(5, 1), loss) } else { Loss::None };
+        let l = if loss > 0.0 {
+            Loss::Random(Rng::new(5, 1), loss)
+        } else {
+            Loss::None
+        };
         let mut p = Pair::new(c.clone(), c, dms(10), 1_000_000_000, l);
         p.keep_log = false;
         p.run_until(ms(50));

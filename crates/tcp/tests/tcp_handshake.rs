@@ -16,18 +16,42 @@ fn test_handshake_exact_segments_with_options() {
     let syn = one(&mut c, ms(0));
     assert_eq!((syn.ip.src, syn.ip.dst), (CLIENT.0, SERVER.0));
     let h = tcp(&syn);
-    assert_eq!((h.src_port, h.dst_port, h.seq, h.ack, h.flags), (CLIENT.1, SERVER.1, CISS, 0, TcpFlags::SYN));
-    assert_eq!(h.window, 65535, "SYN window is unscaled and capped (RFC 7323 §2.2)");
-    let want = TcpOptions { mss: Some(1000), window_scale: Some(4), sack_permitted: true, ..Default::default() };
+    assert_eq!(
+        (h.src_port, h.dst_port, h.seq, h.ack, h.flags),
+        (CLIENT.1, SERVER.1, CISS, 0, TcpFlags::SYN)
+    );
+    assert_eq!(
+        h.window, 65535,
+        "SYN window is unscaled and capped (RFC 7323 §2.2)"
+    );
+    let want = TcpOptions {
+        mss: Some(1000),
+        window_scale: Some(4),
+        sack_permitted: true,
+        ..Default::default()
+    };
     assert_eq!(h.options, want);
-    assert_eq!(c.poll_timeout(), Some(ms(1000)), "initial RTO 1 s (RFC 6298 §2.1)");
+    assert_eq!(
+        c.poll_timeout(),
+        Some(ms(1000)),
+        "initial RTO 1 s (RFC 6298 §2.1)"
+    );
 
     deliver(&mut s, ms(10), &syn);
     assert_eq!(s.state(), State::SynReceived);
     assert_eq!(s.remote(), CLIENT);
     let synack = one(&mut s, ms(10));
     let h = tcp(&synack);
-    assert_eq!((h.src_port, h.dst_port, h.seq, h.ack, h.flags), (SERVER.1, CLIENT.1, SISS, CISS + 1, TcpFlags::SYN | TcpFlags::ACK));
+    assert_eq!(
+        (h.src_port, h.dst_port, h.seq, h.ack, h.flags),
+        (
+            SERVER.1,
+            CLIENT.1,
+            SISS,
+            CISS + 1,
+            TcpFlags::SYN | TcpFlags::ACK
+        )
+    );
     assert_eq!(h.window, 65535);
     assert_eq!(h.options, want);
 
@@ -64,18 +88,30 @@ fn test_handshake_options_only_when_both_offer() {
     let syn = one(&mut c, ms(0));
     assert_eq!(
         tcp(&syn).options,
-        TcpOptions { mss: Some(1460), timestamps: Some((0, 0)), ..Default::default() }
+        TcpOptions {
+            mss: Some(1460),
+            timestamps: Some((0, 0)),
+            ..Default::default()
+        }
     );
     deliver(&mut s, ms(10), &syn);
     let synack = one(&mut s, ms(10));
     // No SACK-permitted and no window scale: the client did not offer them.
     assert_eq!(
         tcp(&synack).options,
-        TcpOptions { mss: Some(1000), timestamps: Some((10, 0)), ..Default::default() }
+        TcpOptions {
+            mss: Some(1000),
+            timestamps: Some((10, 0)),
+            ..Default::default()
+        }
     );
     deliver(&mut c, ms(20), &synack);
     let ack = one(&mut c, ms(20));
-    assert_eq!(tcp(&ack).options.timestamps, Some((20, 10)), "TSecr echoes TS.Recent (RFC 7323 §4.3)");
+    assert_eq!(
+        tcp(&ack).options.timestamps,
+        Some((20, 10)),
+        "TSecr echoes TS.Recent (RFC 7323 §4.3)"
+    );
     assert_eq!(tcp(&ack).window, 65535, "no scaling: capped at 65535");
     assert_eq!(c.send_mss(), 1000, "min(own 1460, peer 1000)");
     deliver(&mut s, ms(30), &ack);
@@ -102,13 +138,19 @@ fn test_reset_for_with_and_without_ack() {
     let r = reset_for(&ip, &h, len).unwrap();
     let rh = tcp(&r);
     assert_eq!((r.ip.src, r.ip.dst), (SERVER.0, CLIENT.0));
-    assert_eq!((rh.src_port, rh.dst_port, rh.seq, rh.flags), (SERVER.1, CLIENT.1, SISS + 1, TcpFlags::RST));
+    assert_eq!(
+        (rh.src_port, rh.dst_port, rh.seq, rh.flags),
+        (SERVER.1, CLIENT.1, SISS + 1, TcpFlags::RST)
+    );
     // No ACK -> <SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>, SYN counts in SEG.LEN.
     let (ip, mut h, _) = client_data(0, 0);
     h.flags = TcpFlags::SYN;
     h.seq = CISS;
     let r = reset_for(&ip, &h, 0).unwrap();
-    assert_eq!((tcp(&r).seq, tcp(&r).ack, tcp(&r).flags), (0, CISS + 1, TcpFlags::RST | TcpFlags::ACK));
+    assert_eq!(
+        (tcp(&r).seq, tcp(&r).ack, tcp(&r).flags),
+        (0, CISS + 1, TcpFlags::RST | TcpFlags::ACK)
+    );
     // Never answer a RST.
     h.flags = TcpFlags::RST;
     assert!(reset_for(&ip, &h, 0).is_none());
@@ -152,7 +194,11 @@ fn test_listen_answers_ack_with_rst() {
     let (ip, h, len) = client_data(0, 0);
     s.handle_segment(ms(0), &ip, &h, len);
     let r = one(&mut s, ms(0));
-    assert_eq!((tcp(&r).seq, tcp(&r).flags), (SISS + 1, TcpFlags::RST), "<SEQ=SEG.ACK>");
+    assert_eq!(
+        (tcp(&r).seq, tcp(&r).flags),
+        (SISS + 1, TcpFlags::RST),
+        "<SEQ=SEG.ACK>"
+    );
     assert_eq!(s.state(), State::Listen);
 }
 
@@ -162,14 +208,20 @@ fn test_fin_close_sequence_active_and_passive() {
     c.close();
     assert_eq!(c.state(), State::FinWait1);
     let fin = one(&mut c, ms(40));
-    assert_eq!((tcp(&fin).seq, tcp(&fin).ack, tcp(&fin).flags), (CISS + 1, SISS + 1, TcpFlags::FIN | TcpFlags::ACK));
+    assert_eq!(
+        (tcp(&fin).seq, tcp(&fin).ack, tcp(&fin).flags),
+        (CISS + 1, SISS + 1, TcpFlags::FIN | TcpFlags::ACK)
+    );
     assert_eq!(c.poll_timeout(), Some(ms(240)), "FIN is covered by the RTO");
 
     deliver(&mut s, ms(50), &fin);
     assert_eq!(s.state(), State::CloseWait);
     assert!(s.peer_closed());
     let ack = one(&mut s, ms(50));
-    assert_eq!((tcp(&ack).seq, tcp(&ack).ack, tcp(&ack).flags), (SISS + 1, CISS + 2, TcpFlags::ACK));
+    assert_eq!(
+        (tcp(&ack).seq, tcp(&ack).ack, tcp(&ack).flags),
+        (SISS + 1, CISS + 2, TcpFlags::ACK)
+    );
     deliver(&mut c, ms(60), &ack);
     assert_eq!(c.state(), State::FinWait2);
     assert_eq!(c.poll_timeout(), None);
@@ -177,12 +229,18 @@ fn test_fin_close_sequence_active_and_passive() {
     s.close();
     assert_eq!(s.state(), State::LastAck);
     let sfin = one(&mut s, ms(70));
-    assert_eq!((tcp(&sfin).seq, tcp(&sfin).ack, tcp(&sfin).flags), (SISS + 1, CISS + 2, TcpFlags::FIN | TcpFlags::ACK));
+    assert_eq!(
+        (tcp(&sfin).seq, tcp(&sfin).ack, tcp(&sfin).flags),
+        (SISS + 1, CISS + 2, TcpFlags::FIN | TcpFlags::ACK)
+    );
     deliver(&mut c, ms(80), &sfin);
     assert_eq!(c.state(), State::TimeWait);
     assert!(c.peer_closed());
     let last = one(&mut c, ms(80));
-    assert_eq!((tcp(&last).seq, tcp(&last).ack, tcp(&last).flags), (CISS + 2, SISS + 2, TcpFlags::ACK));
+    assert_eq!(
+        (tcp(&last).seq, tcp(&last).ack, tcp(&last).flags),
+        (CISS + 2, SISS + 2, TcpFlags::ACK)
+    );
     let tw_end = ms(80) + MSL.saturating_mul(2);
     assert_eq!(c.poll_timeout(), Some(tw_end));
 
@@ -204,9 +262,16 @@ fn test_fin_after_data_and_simultaneous_close() {
     c.close();
     let v = drain(&mut c, ms(40));
     assert_eq!(v.len(), 2);
-    assert_eq!((coff(&v[0]), v[0].payload_len, tcp(&v[0]).flags), (0, 1000, TcpFlags::ACK));
+    assert_eq!(
+        (coff(&v[0]), v[0].payload_len, tcp(&v[0]).flags),
+        (0, 1000, TcpFlags::ACK)
+    );
     assert_eq!((coff(&v[1]), v[1].payload_len), (1000, 500));
-    assert_eq!(tcp(&v[1]).flags, TcpFlags::ACK | TcpFlags::PSH | TcpFlags::FIN, "FIN rides on the last segment");
+    assert_eq!(
+        tcp(&v[1]).flags,
+        TcpFlags::ACK | TcpFlags::PSH | TcpFlags::FIN,
+        "FIN rides on the last segment"
+    );
     assert_eq!(c.send(10), 0, "no data after close");
     // Simultaneous close: the server closes before it sees our FIN.
     s.close();
@@ -284,7 +349,10 @@ fn test_syn_received_retransmitted_syn_gets_synack_again() {
     one(&mut s2, ms(0));
     assert_eq!(s2.poll_timeout(), Some(ms(1000)));
     s2.handle_timeout(ms(1000));
-    assert_eq!(tcp(&one(&mut s2, ms(1000))).flags, TcpFlags::SYN | TcpFlags::ACK);
+    assert_eq!(
+        tcp(&one(&mut s2, ms(1000))).flags,
+        TcpFlags::SYN | TcpFlags::ACK
+    );
     assert_eq!(s2.poll_timeout(), Some(ms(3000)));
 }
 
@@ -323,12 +391,15 @@ fn test_time_wait_reacks_retransmitted_fin_and_restarts_timer() {
     deliver(&mut c, ms(60), &v[0]);
     assert_eq!(c.state(), State::TimeWait);
     one(&mut c, ms(60)); // final ACK, lost
-    // The server's FIN is retransmitted at its RTO; TIME-WAIT ACKs it and restarts 2 MSL.
+                         // The server's FIN is retransmitted at its RTO; TIME-WAIT ACKs it and restarts 2 MSL.
     s.handle_timeout(ms(250));
     let fin2 = one(&mut s, ms(250));
     deliver(&mut c, ms(260), &fin2);
     let a = one(&mut c, ms(260));
-    assert_eq!((tcp(&a).seq, tcp(&a).ack, tcp(&a).flags), (CISS + 2, SISS + 2, TcpFlags::ACK));
+    assert_eq!(
+        (tcp(&a).seq, tcp(&a).ack, tcp(&a).flags),
+        (CISS + 2, SISS + 2, TcpFlags::ACK)
+    );
     assert_eq!(c.poll_timeout(), Some(ms(260) + MSL.saturating_mul(2)));
     deliver(&mut s, ms(270), &a);
     assert_eq!(s.state(), State::Closed);
@@ -340,7 +411,10 @@ fn test_syn_sent_rst_with_acceptable_ack_closes() {
     let syn = one(&mut c, ms(0));
     // A host with no listener answers the SYN with RST|ACK.
     let r = reset_for(&syn.ip, tcp(&syn), 0).unwrap();
-    assert_eq!((tcp(&r).seq, tcp(&r).ack, tcp(&r).flags), (0, CISS + 1, TcpFlags::RST | TcpFlags::ACK));
+    assert_eq!(
+        (tcp(&r).seq, tcp(&r).ack, tcp(&r).flags),
+        (0, CISS + 1, TcpFlags::RST | TcpFlags::ACK)
+    );
     deliver(&mut c, ms(10), &r);
     assert_eq!(c.state(), State::Closed);
     assert!(c.was_reset());
@@ -356,7 +430,10 @@ fn test_abort_sends_rst_at_snd_nxt() {
     c.abort();
     assert_eq!(c.state(), State::Closed);
     let r = one(&mut c, ms(41));
-    assert_eq!((tcp(&r).seq, tcp(&r).flags), (CISS + 1 + 3000, TcpFlags::RST));
+    assert_eq!(
+        (tcp(&r).seq, tcp(&r).flags),
+        (CISS + 1 + 3000, TcpFlags::RST)
+    );
     assert_eq!(c.poll_timeout(), None);
     // The server has not received the data (lost): RST seq is beyond RCV.NXT, inside the
     // window: challenge ACK (RFC 5961 §3.2), the connection survives.

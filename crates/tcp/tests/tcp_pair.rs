@@ -13,7 +13,11 @@ struct Outcome {
 }
 
 fn bulk(ccfg: TcpConfig, scfg: TcpConfig, total: u64, loss: f64, seed: u64) -> (Pair, Outcome) {
-    let l = if loss > 0.0 { Loss::Random(Rng::new(seed, 1), loss) } else { Loss::None };
+    let l = if loss > 0.0 {
+        Loss::Random(Rng::new(seed, 1), loss)
+    } else {
+        Loss::None
+    };
     let mut p = Pair::new(ccfg, scfg, dms(20), 20_000_000, l);
     p.run_until(ms(100));
     assert_eq!(p.c.state(), State::Established);
@@ -22,13 +26,24 @@ fn bulk(ccfg: TcpConfig, scfg: TcpConfig, total: u64, loss: f64, seed: u64) -> (
     while p.delivered_to_server_app < total {
         queued += p.c.send(total - queued);
         t += dms(10);
-        assert!(t < Time::from_secs(600), "transfer stalled: {} of {total}", p.delivered_to_server_app);
+        assert!(
+            t < Time::from_secs(600),
+            "transfer stalled: {} of {total}",
+            p.delivered_to_server_app
+        );
         p.run_until(t);
     }
     let done_at = p.now;
     p.c.close();
     p.run_until(t + dms(5000));
-    (p, Outcome { delivered: 0, done_at }).into_delivered()
+    (
+        p,
+        Outcome {
+            delivered: 0,
+            done_at,
+        },
+    )
+        .into_delivered()
 }
 
 trait IntoDelivered {
@@ -60,7 +75,10 @@ fn check_counters(p: &Pair) {
     assert_eq!(st.bytes_sent, bytes);
     assert_eq!(st.retrans_segments, rtx);
     assert_eq!(st.retrans_bytes, rtx_bytes);
-    assert_eq!(st.segments_sent as usize, p.log.iter().filter(|e| e.1).count());
+    assert_eq!(
+        st.segments_sent as usize,
+        p.log.iter().filter(|e| e.1).count()
+    );
 }
 
 #[test]
@@ -156,7 +174,11 @@ fn pair_is_deterministic() {
     let (a, _) = bulk(cfg(true), cfg(true), 500_000, 0.02, 9);
     let (b, _) = bulk(cfg(true), cfg(true), 500_000, 0.02, 9);
     assert_eq!(a.log.len(), b.log.len());
-    assert!(a.log.iter().zip(&b.log).all(|(x, y)| x.0 == y.0 && x.2 == y.2));
+    assert!(a
+        .log
+        .iter()
+        .zip(&b.log)
+        .all(|(x, y)| x.0 == y.0 && x.2 == y.2));
     assert_eq!(a.c.stats(), b.c.stats());
 }
 
@@ -215,7 +237,13 @@ fn pair_app_limited_samples_are_marked() {
 
 #[test]
 fn pair_sequence_numbers_wrap() {
-    let mut p = Pair::new(cfg(true), cfg(true), dms(5), 50_000_000, Loss::Random(Rng::new(4, 2), 0.01));
+    let mut p = Pair::new(
+        cfg(true),
+        cfg(true),
+        dms(5),
+        50_000_000,
+        Loss::Random(Rng::new(4, 2), 0.01),
+    );
     p.c = rantcp_tcp::Endpoint::connect(Time::ZERO, CLIENT, SERVER, u32::MAX - 100_000, cfg(true));
     p.s = rantcp_tcp::Endpoint::listen(SERVER, u32::MAX - 3, cfg(true));
     p.run_until(ms(100));
@@ -280,7 +308,10 @@ fn pair_droptail_bottleneck_keeps_the_link_busy() {
         // Without SACK the slow-start overshoot (hundreds of losses in one window) costs an
         // RTO and a go-back-N round; SACK repairs it in one recovery episode.
         let floor = if sack { 0.85 } else { 0.75 };
-        assert!(gp > floor * 20e6 * payload_share, "sack {sack}: goodput {gp}");
+        assert!(
+            gp > floor * 20e6 * payload_share,
+            "sack {sack}: goodput {gp}"
+        );
         assert!(st.rtos <= 1, "sack {sack}: {} RTOs", st.rtos);
     }
 }

@@ -13,7 +13,12 @@ fn data(s: &mut Endpoint, t: rantcp_core::Time, off: u32, len: u32) {
 }
 
 fn sacks(p: &rantcp_wire::Packet) -> Vec<(u32, u32)> {
-    tcp(p).options.sack_blocks().iter().map(|b: &SackBlock| (b.left - CISS - 1, b.right - CISS - 1)).collect()
+    tcp(p)
+        .options
+        .sack_blocks()
+        .iter()
+        .map(|b: &SackBlock| (b.left - CISS - 1, b.right - CISS - 1))
+        .collect()
 }
 
 #[test]
@@ -26,8 +31,15 @@ fn test_established_one_full_segment_acked_at_delack_timeout() {
     none(&mut s, ms(89));
     s.handle_timeout(ms(90));
     let a = one(&mut s, ms(90));
-    assert_eq!((tcp(&a).seq, sack_off(&a), tcp(&a).flags), (SISS + 1, 1000, TcpFlags::ACK));
-    assert_eq!(tcp(&a).window, ((1_000_000 - 1000) >> 4) as u16, "unread data shrinks the offer");
+    assert_eq!(
+        (tcp(&a).seq, sack_off(&a), tcp(&a).flags),
+        (SISS + 1, 1000, TcpFlags::ACK)
+    );
+    assert_eq!(
+        tcp(&a).window,
+        ((1_000_000 - 1000) >> 4) as u16,
+        "unread data shrinks the offer"
+    );
     assert_eq!(s.poll_timeout(), None);
     // A stale wake-up is harmless.
     s.handle_timeout(ms(95));
@@ -42,7 +54,11 @@ fn test_established_two_full_segments_acked_immediately() {
     data(&mut s, ms(51), 1000, 1000);
     let a = one(&mut s, ms(51));
     assert_eq!(sack_off(&a), 2000);
-    assert_eq!(s.poll_timeout(), None, "the delack timer is cancelled by the ACK");
+    assert_eq!(
+        s.poll_timeout(),
+        None,
+        "the delack timer is cancelled by the ACK"
+    );
     assert_eq!(s.readable(), 2000);
     assert_eq!(s.recv(5000), 2000);
 }
@@ -68,21 +84,35 @@ fn test_established_out_of_order_sack_blocks_and_hole_fill() {
     assert_eq!((sack_off(&a), sacks(&a)), (0, vec![(1000, 2000)]));
     data(&mut s, ms(51), 3000, 1000);
     let a = one(&mut s, ms(51));
-    assert_eq!(sacks(&a), vec![(3000, 4000), (1000, 2000)], "most recent block first (RFC 2018 §4)");
+    assert_eq!(
+        sacks(&a),
+        vec![(3000, 4000), (1000, 2000)],
+        "most recent block first (RFC 2018 §4)"
+    );
     data(&mut s, ms(52), 5000, 1000);
     data(&mut s, ms(52), 7000, 1000);
     data(&mut s, ms(52), 9000, 1000);
     let a = drain(&mut s, ms(52));
     assert_eq!(a.len(), 1, "one ACK per drain");
-    assert_eq!(sacks(&a[0]), vec![(9000, 10000), (7000, 8000), (5000, 6000), (3000, 4000)], "4 blocks without timestamps");
+    assert_eq!(
+        sacks(&a[0]),
+        vec![(9000, 10000), (7000, 8000), (5000, 6000), (3000, 4000)],
+        "4 blocks without timestamps"
+    );
     // Fill 2000..3000: merges (1000..4000) and that block goes first.
     data(&mut s, ms(53), 2000, 1000);
     let a = one(&mut s, ms(53));
-    assert_eq!(sacks(&a), vec![(1000, 4000), (9000, 10000), (7000, 8000), (5000, 6000)]);
+    assert_eq!(
+        sacks(&a),
+        vec![(1000, 4000), (9000, 10000), (7000, 8000), (5000, 6000)]
+    );
     // Filling the first hole: immediate cumulative ACK.
     data(&mut s, ms(54), 0, 1000);
     let a = one(&mut s, ms(54));
-    assert_eq!((sack_off(&a), sacks(&a)), (4000, vec![(9000, 10000), (7000, 8000), (5000, 6000)]));
+    assert_eq!(
+        (sack_off(&a), sacks(&a)),
+        (4000, vec![(9000, 10000), (7000, 8000), (5000, 6000)])
+    );
     assert_eq!(s.readable(), 4000);
     // Old duplicate: immediate ACK.
     data(&mut s, ms(55), 0, 1000);
@@ -102,7 +132,11 @@ fn test_established_three_sack_blocks_with_timestamps() {
     }
     let a = one(&mut s, ms(50));
     assert_eq!(sacks(&a), vec![(7000, 8000), (5000, 6000), (3000, 4000)]);
-    assert_eq!(tcp(&a).options.timestamps, Some((50, 20)), "TSecr = TS.Recent from the in-sequence segment");
+    assert_eq!(
+        tcp(&a).options.timestamps,
+        Some((50, 20)),
+        "TSecr = TS.Recent from the in-sequence segment"
+    );
 }
 
 #[test]
@@ -145,7 +179,15 @@ fn test_established_data_piggybacks_pending_ack() {
     assert_eq!(s.poll_timeout(), Some(ms(90)));
     s.send(500);
     let d = one(&mut s, ms(60));
-    assert_eq!((d.payload_len, sack_off(&d)), (500, 1000), "data carries the ACK");
+    assert_eq!(
+        (d.payload_len, sack_off(&d)),
+        (500, 1000),
+        "data carries the ACK"
+    );
     assert!(tcp(&d).flags.psh());
-    assert_eq!(s.poll_timeout(), Some(ms(260)), "delack cancelled; only the RTO remains");
+    assert_eq!(
+        s.poll_timeout(),
+        Some(ms(260)),
+        "delack cancelled; only the RTO remains"
+    );
 }

@@ -24,21 +24,36 @@ fn test_established_fast_retransmit_on_third_dupack_newreno() {
     let (mut c, _s) = established(cfg(false), cfg(false));
     assert_eq!(c.send(100_000), 100_000);
     let v = drain(&mut c, ms(40));
-    assert_eq!(offs(&v), (0..10).map(|i| i * 1000).collect::<Vec<_>>(), "IW = 10 segments");
+    assert_eq!(
+        offs(&v),
+        (0..10).map(|i| i * 1000).collect::<Vec<_>>(),
+        "IW = 10 segments"
+    );
     assert_eq!(c.info().cwnd, 10_000);
     // Delayed ACK for segments 0-1: slow start by 2 SMSS (ABC L = 2), 4 new segments.
     ack(&mut c, ms(60), 2000, W, &[]);
     assert_eq!(c.info().cwnd, 12_000);
-    assert_eq!(offs(&drain(&mut c, ms(60))), vec![10_000, 11_000, 12_000, 13_000]);
+    assert_eq!(
+        offs(&drain(&mut c, ms(60))),
+        vec![10_000, 11_000, 12_000, 13_000]
+    );
     // Segments 2000 and 5000 are lost: duplicate ACKs for 3000, 4000.
     ack(&mut c, ms(70), 2000, W, &[]);
     none(&mut c, ms(70));
     ack(&mut c, ms(71), 2000, W, &[]);
     none(&mut c, ms(71));
-    assert_eq!(c.stats().fast_retransmits, 0, "not at the 2nd duplicate ACK");
+    assert_eq!(
+        c.stats().fast_retransmits,
+        0,
+        "not at the 2nd duplicate ACK"
+    );
     ack(&mut c, ms(72), 2000, W, &[]);
     let r = one(&mut c, ms(72));
-    assert_eq!((coff(&r), r.payload_len), (2000, 1000), "fast retransmit at the 3rd duplicate ACK");
+    assert_eq!(
+        (coff(&r), r.payload_len),
+        (2000, 1000),
+        "fast retransmit at the 3rd duplicate ACK"
+    );
     // RFC 6582 §3.2: ssthresh = max(FlightSize/2, 2 SMSS) = 12000/2; cwnd = ssthresh + 3 SMSS.
     let i = c.info();
     assert_eq!((i.ssthresh, i.cwnd, i.in_recovery), (6000, 9000, true));
@@ -70,7 +85,10 @@ fn test_established_fast_retransmit_on_third_dupack_newreno() {
     ack(&mut c, ms(110), 19_000, W, &[]);
     let i = c.info();
     assert_eq!((i.cwnd, i.ssthresh, i.in_recovery), (6000, 6000, false));
-    assert_eq!(offs(&drain(&mut c, ms(110))), (19..25).map(|i| i * 1000).collect::<Vec<_>>());
+    assert_eq!(
+        offs(&drain(&mut c, ms(110))),
+        (19..25).map(|i| i * 1000).collect::<Vec<_>>()
+    );
     assert_eq!(c.stats().rtos, 0);
 }
 
@@ -87,12 +105,20 @@ fn test_established_sack_recovery_exact_scoreboard() {
     assert_eq!(offs(&drain(&mut c, ms(60))), vec![10_000, 11_000]);
     ack(&mut c, ms(61), 0, W, &[(1000, 3000)]);
     assert_eq!(offs(&drain(&mut c, ms(61))), vec![12_000, 13_000]);
-    assert_eq!(c.info().bytes_in_flight, 12_000, "pipe excludes SACKed segments (RFC 6675 §4)");
+    assert_eq!(
+        c.info().bytes_in_flight,
+        12_000,
+        "pipe excludes SACKed segments (RFC 6675 §4)"
+    );
     assert!(!c.info().in_recovery);
     // Third SACKed segment: IsLost(0) and DupAcks = 3: enter recovery and retransmit 0.
     ack(&mut c, ms(62), 0, W, &[(1000, 4000)]);
     let i = c.info();
-    assert_eq!((i.ssthresh, i.cwnd, i.in_recovery), (7000, 7000, true), "FlightSize 14000 / 2");
+    assert_eq!(
+        (i.ssthresh, i.cwnd, i.in_recovery),
+        (7000, 7000, true),
+        "FlightSize 14000 / 2"
+    );
     let r = one(&mut c, ms(62));
     assert_eq!(coff(&r), 0);
     // pipe = 10 unSACKed originals (4000..13999) + 1 retransmission.
@@ -117,7 +143,13 @@ fn test_established_sack_recovery_exact_scoreboard() {
 fn test_sack_recovery_three_holes_one_episode_no_rto() {
     let mut ccfg = cfg(true);
     ccfg.initial_cwnd_segments = 20;
-    let mut p = Pair::new(ccfg, cfg(true), dms(10), 1_000_000_000, Loss::FirstTx(vec![2000, 7000, 12_000]));
+    let mut p = Pair::new(
+        ccfg,
+        cfg(true),
+        dms(10),
+        1_000_000_000,
+        Loss::FirstTx(vec![2000, 7000, 12_000]),
+    );
     p.run_until(ms(30));
     assert_eq!(p.c.state(), State::Established);
     p.c.send(20_000);
@@ -137,11 +169,18 @@ fn test_sack_recovery_three_holes_one_episode_no_rto() {
         *counts.entry(o).or_insert(0) += 1;
     }
     for (o, n) in &counts {
-        let want = if [2000, 7000, 12_000].contains(o) { 2 } else { 1 };
+        let want = if [2000, 7000, 12_000].contains(o) {
+            2
+        } else {
+            1
+        };
         assert_eq!(*n, want, "segment {o} sent {n} times");
     }
     let st = p.c.stats();
-    assert_eq!((st.retrans_segments, st.fast_retransmits, st.rtos), (3, 1, 0));
+    assert_eq!(
+        (st.retrans_segments, st.fast_retransmits, st.rtos),
+        (3, 1, 0)
+    );
 }
 
 #[test]
@@ -165,7 +204,10 @@ fn test_established_rto_backoff_doubles_up_to_max() {
         assert_eq!((coff(&r), r.payload_len), (0, 1000));
         assert_eq!(c.stats().rtos, k as u64 + 1);
     }
-    assert_eq!(c.stats().rto_sum_ns, [200u128, 400, 800, 1600, 2000, 2000].iter().sum::<u128>() * 1_000_000);
+    assert_eq!(
+        c.stats().rto_sum_ns,
+        [200u128, 400, 800, 1600, 2000, 2000].iter().sum::<u128>() * 1_000_000
+    );
     assert_eq!(c.stats().retrans_segments, 6);
     // RFC 5681 §3.1: loss window after the RTO, ssthresh = max(FlightSize/2, 2 SMSS).
     assert_eq!((c.info().cwnd, c.info().ssthresh), (1000, 2000));
@@ -207,12 +249,20 @@ fn test_established_persist_probe_on_zero_window() {
     assert_eq!(c.info().peer_rwin, 0);
     c.send(5000);
     none(&mut c, ms(60));
-    assert_eq!(c.poll_timeout(), Some(ms(260)), "persist timer = RTO (200 ms)");
+    assert_eq!(
+        c.poll_timeout(),
+        Some(ms(260)),
+        "persist timer = RTO (200 ms)"
+    );
     c.handle_timeout(ms(259));
     none(&mut c, ms(259));
     c.handle_timeout(ms(260));
     let p = one(&mut c, ms(260));
-    assert_eq!((tcp(&p).seq, p.payload_len, tcp(&p).flags), (CISS + 1000, 0, TcpFlags::ACK), "probe with SEQ = SND.UNA - 1");
+    assert_eq!(
+        (tcp(&p).seq, p.payload_len, tcp(&p).flags),
+        (CISS + 1000, 0, TcpFlags::ACK),
+        "probe with SEQ = SND.UNA - 1"
+    );
     assert_eq!(c.stats().persist_probes, 1);
     assert_eq!(c.poll_timeout(), Some(ms(660)), "backoff: 400 ms");
     ack(&mut c, ms(280), 1000, 0, &[]);
@@ -329,6 +379,10 @@ fn test_established_small_window_sws_then_persist_forces_send() {
     c.handle_timeout(ms(260));
     let p = one(&mut c, ms(260));
     assert_eq!((coff(&p), p.payload_len), (1000, 592));
-    assert_eq!(c.stats().persist_probes, 0, "a forced data segment is not a probe");
+    assert_eq!(
+        c.stats().persist_probes,
+        0,
+        "a forced data segment is not a probe"
+    );
     assert_eq!(c.poll_timeout(), Some(ms(460)), "RTO now covers the data");
 }

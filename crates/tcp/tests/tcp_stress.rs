@@ -34,16 +34,28 @@ fn stress_random_runs_complete() {
         let loss = [0.0, 0.005, 0.02, 0.08][r.below(4) as usize];
         let delay = Duration::from_millis(1 + r.below(60));
         let rate = [2_000_000u64, 20_000_000, 200_000_000][r.below(3) as usize];
-        let l = if loss > 0.0 { Loss::Random(Rng::new(seed, 7), loss) } else { Loss::None };
+        let l = if loss > 0.0 {
+            Loss::Random(Rng::new(seed, 7), loss)
+        } else {
+            Loss::None
+        };
         let mut p = Pair::new(ccfg.clone(), scfg.clone(), delay, rate, l);
-        let jitter = if r.bernoulli(0.4) { Duration::from_millis(1 + r.below(20)) } else { Duration::ZERO };
+        let jitter = if r.bernoulli(0.4) {
+            Duration::from_millis(1 + r.below(20))
+        } else {
+            Duration::ZERO
+        };
         if jitter.0 > 0 {
             p.jitter = Some((Rng::new(seed, 8), jitter));
         }
         p.keep_log = false;
         p.server_reads = false;
         let up = 1 + r.below(600_000);
-        let down = if r.bernoulli(0.5) { r.below(300_000) } else { 0 };
+        let down = if r.bernoulli(0.5) {
+            r.below(300_000)
+        } else {
+            0
+        };
         let read_chunk = [1_000u64, 50_000, u64::MAX][r.below(3) as usize];
         let (mut sent_up, mut sent_down, mut got_up, mut got_down) = (0u64, 0u64, 0u64, 0u64);
         let mut t = Time::ZERO;
@@ -61,7 +73,10 @@ fn stress_random_runs_complete() {
             }
             got_up += p.s.recv(read_chunk);
             got_down += p.c.recv(read_chunk);
-            if sent_up == up && !closed_c && matches!(p.c.state(), State::Established | State::CloseWait) {
+            if sent_up == up
+                && !closed_c
+                && matches!(p.c.state(), State::Established | State::CloseWait)
+            {
                 p.c.close();
                 closed_c = true;
             }
@@ -71,18 +86,27 @@ fn stress_random_runs_complete() {
             }
             // Wake the endpoints after app calls.
             p.run_until(t);
-            let done = matches!(p.c.state(), State::TimeWait | State::Closed) && p.s.state() == State::Closed;
+            let done = matches!(p.c.state(), State::TimeWait | State::Closed)
+                && p.s.state() == State::Closed;
             if done {
                 break;
             }
-            assert!(t < Time::from_secs(3000), "stalled: {ctx}\n c {:?} s {:?} got {got_up}/{up} {got_down}/{down}", p.c.state(), p.s.state());
+            assert!(
+                t < Time::from_secs(3000),
+                "stalled: {ctx}\n c {:?} s {:?} got {got_up}/{up} {got_down}/{down}",
+                p.c.state(),
+                p.s.state()
+            );
         }
         got_up += p.s.recv(u64::MAX);
         got_down += p.c.recv(u64::MAX);
         assert_eq!((got_up, got_down), (up, down), "{ctx}");
         if std::env::var("STRESS_VERBOSE").is_ok() {
             let st = p.c.stats();
-            eprintln!("seed {seed}: t {t} rtx {} rto {} fr {} | {ctx}", st.retrans_segments, st.rtos, st.fast_retransmits);
+            eprintln!(
+                "seed {seed}: t {t} rtx {} rto {} fr {} | {ctx}",
+                st.retrans_segments, st.rtos, st.fast_retransmits
+            );
         }
         assert!(!p.c.was_reset() && !p.s.was_reset(), "{ctx}");
     }
@@ -94,7 +118,10 @@ fn stress_random_runs_complete() {
 #[test]
 fn fuzz_random_inputs_never_panic() {
     use rantcp_wire::{SackBlock, TcpFlags, TcpHeader, TcpOptions};
-    let n: u64 = std::env::var("FUZZ_SEEDS").ok().and_then(|v| v.parse().ok()).unwrap_or(300);
+    let n: u64 = std::env::var("FUZZ_SEEDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(300);
     for seed in 0..n {
         let mut r = Rng::new(seed, 1234);
         let mut rc = random_cfg(&mut r);
@@ -146,7 +173,12 @@ fn fuzz_random_inputs_never_panic() {
                         options: o,
                     };
                     let len = r.below(3000) as u32;
-                    s.handle_segment(now, &rantcp_wire::Ipv4Header::new(CLIENT.0, SERVER.0), &h, len);
+                    s.handle_segment(
+                        now,
+                        &rantcp_wire::Ipv4Header::new(CLIENT.0, SERVER.0),
+                        &h,
+                        len,
+                    );
                     s.handle_timeout(now);
                 }
                 _ => {
@@ -155,13 +187,19 @@ fn fuzz_random_inputs_never_panic() {
                     let near = |r: &mut Rng| -> u32 {
                         match r.below(4) {
                             0 => r.next_u64() as u32,
-                            _ => base.wrapping_add(r.below(200_000) as u32).wrapping_sub(1000),
+                            _ => base
+                                .wrapping_add(r.below(200_000) as u32)
+                                .wrapping_sub(1000),
                         }
                     };
                     let mut o = TcpOptions::default();
                     for _ in 0..r.below(5) {
                         let a = near(&mut r);
-                        let b = if r.bernoulli(0.8) { a.wrapping_add(r.below(10_000) as u32) } else { near(&mut r) };
+                        let b = if r.bernoulli(0.8) {
+                            a.wrapping_add(r.below(10_000) as u32)
+                        } else {
+                            near(&mut r)
+                        };
                         o.push_sack(SackBlock { left: a, right: b });
                     }
                     if r.bernoulli(0.5) {
@@ -171,19 +209,35 @@ fn fuzz_random_inputs_never_panic() {
                     if r.bernoulli(0.03) {
                         flags = TcpFlags(r.below(256) as u8);
                     }
-                    let ack = if let (true, Some(&x)) = (r.bernoulli(0.5), sent_by_c.last()) { x } else { near(&mut r) };
+                    let ack = if let (true, Some(&x)) = (r.bernoulli(0.5), sent_by_c.last()) {
+                        x
+                    } else {
+                        near(&mut r)
+                    };
                     let h = TcpHeader {
                         src_port: SERVER.1,
                         dst_port: CLIENT.1,
-                        seq: SISS.wrapping_add(1).wrapping_add(r.below(3000) as u32).wrapping_sub(1500),
+                        seq: SISS
+                            .wrapping_add(1)
+                            .wrapping_add(r.below(3000) as u32)
+                            .wrapping_sub(1500),
                         ack,
                         flags,
                         window: r.below(65536) as u16,
                         urgent: 0,
                         options: o,
                     };
-                    let len = if r.bernoulli(0.2) { r.below(3000) as u32 } else { 0 };
-                    c.handle_segment(now, &rantcp_wire::Ipv4Header::new(SERVER.0, CLIENT.0), &h, len);
+                    let len = if r.bernoulli(0.2) {
+                        r.below(3000) as u32
+                    } else {
+                        0
+                    };
+                    c.handle_segment(
+                        now,
+                        &rantcp_wire::Ipv4Header::new(SERVER.0, CLIENT.0),
+                        &h,
+                        len,
+                    );
                 }
             }
             while let Some(p) = c.poll_transmit(now) {

@@ -27,7 +27,13 @@ pub struct NewReno {
 impl NewReno {
     pub fn new(p: &CcParams) -> Self {
         // RFC 6928 initial window (RFC 5681 §3.1 IW when initial_cwnd_segments is small).
-        NewReno { cwnd: p.initial_cwnd_segments.max(1) as u64 * p.mss as u64, ssthresh: u64::MAX, bytes_acked: 0, in_rto_backoff: false, in_recovery: false }
+        NewReno {
+            cwnd: p.initial_cwnd_segments.max(1) as u64 * p.mss as u64,
+            ssthresh: u64::MAX,
+            bytes_acked: 0,
+            in_rto_backoff: false,
+            in_recovery: false,
+        }
     }
 
     /// RFC 5681 §3.1 eq. 4: ssthresh = max(FlightSize / 2, 2·SMSS).
@@ -87,7 +93,11 @@ impl CongestionControl for NewReno {
         // the whole pre-loss window then).
         if !self.in_rto_backoff {
             let eq4 = Self::reduced_ssthresh(in_flight, mss);
-            self.ssthresh = if self.in_recovery { eq4.min(self.ssthresh) } else { eq4 };
+            self.ssthresh = if self.in_recovery {
+                eq4.min(self.ssthresh)
+            } else {
+                eq4
+            };
         }
         self.in_recovery = false;
         self.in_rto_backoff = true;
@@ -103,10 +113,21 @@ mod tests {
     use crate::cc::{CcKind, CcParams};
 
     fn nr() -> NewReno {
-        NewReno::new(&CcParams { kind: CcKind::NewReno, mss: 1000, initial_cwnd_segments: 10, hystart: false, ..Default::default() })
+        NewReno::new(&CcParams {
+            kind: CcKind::NewReno,
+            mss: 1000,
+            initial_cwnd_segments: 10,
+            hystart: false,
+            ..Default::default()
+        })
     }
     fn ack(bytes: u64, in_recovery: bool) -> AckSample {
-        AckSample { bytes_acked: bytes, in_recovery, mss: 1000, ..Default::default() }
+        AckSample {
+            bytes_acked: bytes,
+            in_recovery,
+            mss: 1000,
+            ..Default::default()
+        }
     }
 
     #[test]

@@ -30,7 +30,15 @@ pub struct RttEstimator {
 impl RttEstimator {
     pub fn new(initial_rto: Duration, min_rto: Duration, max_rto: Duration) -> Self {
         // RFC 6298 §2.1: before a sample, RTO = initial RTO (1 s by the RFC).
-        RttEstimator { srtt_ns: None, rttvar_ns: 0, min_rtt_ns: u64::MAX, rto: initial_rto.min(max_rto), min_rto, max_rto, backoff: 0 }
+        RttEstimator {
+            srtt_ns: None,
+            rttvar_ns: 0,
+            min_rtt_ns: u64::MAX,
+            rto: initial_rto.min(max_rto),
+            min_rto,
+            max_rto,
+            backoff: 0,
+        }
     }
 
     /// Feed one RTT measurement.
@@ -113,7 +121,11 @@ mod tests {
     use super::*;
     #[test]
     fn first_and_second_sample() {
-        let mut e = RttEstimator::new(Duration::from_secs(1), Duration::from_millis(200), Duration::from_secs(60));
+        let mut e = RttEstimator::new(
+            Duration::from_secs(1),
+            Duration::from_millis(200),
+            Duration::from_secs(60),
+        );
         assert_eq!(e.rto(), Duration::from_secs(1));
         e.sample(Duration::from_millis(100));
         assert_eq!(e.srtt(), Duration::from_millis(100));
@@ -130,7 +142,11 @@ mod tests {
     }
     #[test]
     fn min_rto_clamps() {
-        let mut e = RttEstimator::new(Duration::from_secs(1), Duration::from_millis(200), Duration::from_secs(60));
+        let mut e = RttEstimator::new(
+            Duration::from_secs(1),
+            Duration::from_millis(200),
+            Duration::from_secs(60),
+        );
         e.sample(Duration::from_millis(10));
         assert_eq!(e.rto(), Duration::from_millis(200));
     }

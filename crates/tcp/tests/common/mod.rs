@@ -55,7 +55,11 @@ pub fn drain(e: &mut Endpoint, now: Time) -> Vec<Packet> {
 /// Assert that exactly one segment is pending and return it.
 pub fn one(e: &mut Endpoint, now: Time) -> Packet {
     let v = drain(e, now);
-    assert_eq!(v.len(), 1, "expected exactly one segment at {now}, got {v:#?}");
+    assert_eq!(
+        v.len(),
+        1,
+        "expected exactly one segment at {now}, got {v:#?}"
+    );
     v[0]
 }
 
@@ -84,7 +88,10 @@ pub fn established(ccfg: TcpConfig, scfg: TcpConfig) -> (Endpoint, Endpoint) {
 pub fn server_ack(ack_off: u32, window_field: u16, sack: &[(u32, u32)]) -> (Ipv4Header, TcpHeader) {
     let mut o = TcpOptions::default();
     for &(l, r) in sack {
-        o.push_sack(SackBlock { left: CISS + 1 + l, right: CISS + 1 + r });
+        o.push_sack(SackBlock {
+            left: CISS + 1 + l,
+            right: CISS + 1 + r,
+        });
     }
     let h = TcpHeader {
         src_port: SERVER.1,
@@ -183,7 +190,13 @@ pub struct Pair {
 }
 
 impl Pair {
-    pub fn new(ccfg: TcpConfig, scfg: TcpConfig, delay: Duration, rate_bps: u64, loss: Loss) -> Pair {
+    pub fn new(
+        ccfg: TcpConfig,
+        scfg: TcpConfig,
+        delay: Duration,
+        rate_bps: u64,
+        loss: Loss,
+    ) -> Pair {
         Pair {
             c: Endpoint::connect(Time::ZERO, CLIENT, SERVER, CISS, ccfg),
             s: Endpoint::listen(SERVER, SISS, scfg),
@@ -210,13 +223,19 @@ impl Pair {
         for to_server in [true, false] {
             loop {
                 let e = if to_server { &mut self.c } else { &mut self.s };
-                let Some(p) = e.poll_transmit(self.now) else { break };
+                let Some(p) = e.poll_transmit(self.now) else {
+                    break;
+                };
                 let drop = match &mut self.loss {
                     Loss::None => false,
                     Loss::Random(rng, pr) => rng.bernoulli(*pr),
                     Loss::FirstTx(offs) => {
                         let o = coff(&p);
-                        if to_server && p.payload_len > 0 && offs.contains(&o) && !self.dropped_once.contains(&o) {
+                        if to_server
+                            && p.payload_len > 0
+                            && offs.contains(&o)
+                            && !self.dropped_once.contains(&o)
+                        {
                             self.dropped_once.push(o);
                             true
                         } else {
@@ -232,7 +251,8 @@ impl Pair {
                 if let Some(limit) = self.queue_limit_bytes {
                     // Bytes waiting ahead of this packet (serialisation backlog).
                     let backlog_ns = self.link_free[d].saturating_since(self.now).0 as u128;
-                    let backlog_bytes = (backlog_ns * self.rate_bps as u128 / 8 / 1_000_000_000) as u64;
+                    let backlog_bytes =
+                        (backlog_ns * self.rate_bps as u128 / 8 / 1_000_000_000) as u64;
                     if !drop && backlog_bytes + p.len() as u64 > limit {
                         drop = true;
                         self.queue_drops += 1;
@@ -253,7 +273,12 @@ impl Pair {
                         Some((rng, j)) if j.0 > 0 => Duration(rng.below(j.0)),
                         _ => Duration::ZERO,
                     };
-                    self.q.push(Ev { t: done + self.delay + extra, seq: self.seq, to_server, pkt: p });
+                    self.q.push(Ev {
+                        t: done + self.delay + extra,
+                        seq: self.seq,
+                        to_server,
+                        pkt: p,
+                    });
                 }
             }
         }
