@@ -13,9 +13,10 @@
 //! delivery-rate state (draft-cheng-iccrg-delivery-rate-estimation §3.2) at once.
 //!
 //! Design choices worth knowing:
-//! * RTT samples use the per-segment send time (ns) with Karn's rule (RFC 6298 §3); timestamps
-//!   (RFC 7323) are sent and echoed (§4.3) but not used for RTT (their ms clock is too coarse
-//!   for the simulator). PAWS is not implemented.
+//! * RTT samples use the per-segment send time (ns) with Karn's rule (RFC 6298 §3). Timestamps
+//!   (RFC 7323, TSval = `now` in ms) are sent and echoed (§4.3); their coarse samples are used
+//!   only where Karn gives none (ACKs of retransmitted data), to update the RTO and end the
+//!   backoff, as Linux does. PAWS is not implemented.
 //! * Zero-window probes are Linux-style: an ACK with SEQ = SND.UNA − 1 and no payload, which an
 //!   RFC 9293 receiver answers with an ACK carrying its current window (§3.10.7.4).
 //! * After an RTO every un-SACKed segment is marked lost (RFC 6675 §5.1) and resent in order as
@@ -901,6 +902,18 @@ impl Endpoint {
         }
         if let Some(r) = rtt {
             self.rtt_sample(r);
+        } else if ack > prior_una && self.ts_ok {
+            // RFC 7323 §4.1 RTTM: an ACK that advances SND.UNA echoes the TSval of the segment
+            // (retransmission included) that advanced it, so timestamps give a sample where
+            // Karn's rule gives none — as Linux does. The ms clock is coarse: it feeds the RTO
+            // estimator (and ends the backoff) but not min RTT, the RTT statistics or the
+            // controller.
+            if let Some((_, tsecr)) = tcp.options.timestamps {
+                let d_ms = ts_ms(now).wrapping_sub(tsecr);
+                if (d_ms as i32) >= 0 && d_ms < (1 << 24) {
+                    self.rtt.sample_coarse(Duration::from_millis(d_ms as u64));
+                }
+            }
         }
         if acked_bytes > 0 || newly_sacked > 0 {
             let rate = self.finish_rate_sample(now, &rs);

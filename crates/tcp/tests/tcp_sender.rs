@@ -386,3 +386,24 @@ fn test_established_small_window_sws_then_persist_forces_send() {
     );
     assert_eq!(c.poll_timeout(), Some(ms(460)), "RTO now covers the data");
 }
+
+#[test]
+fn test_established_timestamps_end_rto_backoff_after_retransmission() {
+    // With timestamps, the ACK of a retransmitted segment echoes the retransmission's TSval:
+    // a valid sample (RFC 7323 §4.1) that ends the backoff, where Karn's rule alone gives none.
+    let mut c = cfg(true);
+    c.timestamps = true;
+    let (mut c, _s) = established(c.clone(), c);
+    c.send(1000);
+    one(&mut c, ms(40));
+    c.handle_timeout(ms(240));
+    let r = one(&mut c, ms(240));
+    assert_eq!(tcp(&r).options.timestamps.unwrap().0, 240);
+    assert_eq!(c.info().rto, dms(400), "backed off");
+    let (ip, mut h) = server_ack(1000, W, &[]);
+    h.options.timestamps = Some((100, 240));
+    c.handle_segment(ms(260), &ip, &h, 0);
+    // Sample 20 ms: SRTT 20, RTTVAR 3/4*10 + 1/4*0 = 7.5 -> RTO max(200, 50) = 200, no backoff.
+    assert_eq!(c.info().rto, dms(200));
+    assert_eq!(c.stats().rtt_samples, 1, "coarse samples are not in the statistics");
+}

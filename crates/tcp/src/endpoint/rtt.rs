@@ -67,6 +67,14 @@ impl RttEstimator {
         self.backoff = 0;
     }
 
+    /// Feed a coarse measurement (RFC 7323 timestamps, ms resolution): updates SRTT, RTTVAR
+    /// and the RTO and ends the backoff, but leaves the minimum RTT alone.
+    pub fn sample_coarse(&mut self, r: Duration) {
+        let min = self.min_rtt_ns;
+        self.sample(r);
+        self.min_rtt_ns = min;
+    }
+
     /// Smoothed RTT, `Duration::ZERO` before the first sample.
     pub fn srtt(&self) -> Duration {
         Duration(self.srtt_ns.unwrap_or(0))
