@@ -21,6 +21,35 @@
 //! Randomness: each UE draws from its own streams `ran/ue/<rnti>/channel` (shadowing, LOS
 //! draws, fading realisation) and `ran/ue/<rnti>/decode` (decode draws), derived from the run
 //! seed, so adding a UE never changes another's channel.
+//!
+//! # Calling order for a MAC/scheduler (one slot)
+//!
+//! ```
+//! use rantcp_core::Time;
+//! use rantcp_ran::geometry::Vec3;
+//! use rantcp_ran::mobility::Mobility;
+//! use rantcp_ran::radio::{RadioConfig, RadioEnvironment};
+//!
+//! let mut env = RadioEnvironment::single_cell(
+//!     RadioConfig::mmwave_28ghz(), Vec3::new(0.0, 0.0, 15.0), 30.0, /* seed */ 1);
+//! env.add_ue(/* rnti */ 1, Mobility::fixed(Vec3::new(52.0, -0.2, 1.5)), /* layers */ 1);
+//! let slot = env.carrier().slot;
+//! let mut delivered = 0u64;
+//! for k in 0..80u64 {
+//!     let now = Time::ZERO + slot.saturating_mul(k);
+//!     let idx = env.slot_index(now);
+//!     if !env.duplex().is_dl(idx) { continue; }
+//!     // 1. Link adaptation from the latest CQI report that has arrived (period + delay).
+//!     let Some(report) = env.cqi_report(1, now) else { continue };
+//!     // 2. Size the transport block for the PRBs the scheduler gives this UE.
+//!     let tb = env.tb_size_bytes(1, idx, 100, report.mcs, 1);
+//!     // 3. Decode outcome (new transmission: attempt 0 on HARQ process 0).
+//!     if env.decode(1, 0, now, report.mcs, 0, 1) { delivered += tb as u64; }
+//! }
+//! assert!(delivered > 0);
+//! let ls = env.large_scale(1); // for logs: position, LOS, path loss, SINR, ...
+//! assert!(ls.los && ls.mean_sinr_db > 30.0);
+//! ```
 
 use crate::antenna::{beamforming_gain_db, AntennaPattern};
 use crate::fading::{FadingConfig, FadingKind, FadingProcess};

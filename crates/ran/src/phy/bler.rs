@@ -135,6 +135,53 @@ impl HarqSoftBuffers {
     }
 }
 
+/// Outer-loop link adaptation (OLLA): an SINR offset that steers the long-run BLER of first
+/// transmissions to a target whatever the CQI's bias (stale reports, fading). On every HARQ
+/// ACK the offset rises by Δ·BLER_t/(1 − BLER_t), on every NACK it falls by Δ, so at
+/// equilibrium NACKs make up BLER_t of the outcomes (the usual jump algorithm, e.g. Pedersen
+/// et al., VTC 2005). The scheduler picks the MCS for `reported SINR + offset`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OuterLoop {
+    /// Current offset (dB), clamped to ±`limit_db`.
+    pub offset_db: f64,
+    /// Step down on a NACK (dB).
+    pub step_db: f64,
+    /// Target first-transmission BLER.
+    pub target_bler: f64,
+    pub limit_db: f64,
+}
+
+impl OuterLoop {
+    /// Target 10 %, 0.5 dB down-steps, ±10 dB range.
+    pub fn new() -> Self {
+        OuterLoop {
+            offset_db: 0.0,
+            step_db: 0.5,
+            target_bler: 0.1,
+            limit_db: 10.0,
+        }
+    }
+    /// Feed the HARQ outcome of a first transmission.
+    pub fn on_feedback(&mut self, ack: bool) {
+        if ack {
+            self.offset_db += self.step_db * self.target_bler / (1.0 - self.target_bler);
+        } else {
+            self.offset_db -= self.step_db;
+        }
+        self.offset_db = self.offset_db.clamp(-self.limit_db, self.limit_db);
+    }
+    /// The SINR (dB) to choose the MCS from.
+    pub fn adjusted_sinr_db(&self, reported_sinr_db: f64) -> f64 {
+        reported_sinr_db + self.offset_db
+    }
+}
+
+impl Default for OuterLoop {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -192,6 +239,35 @@ mod tests {
                 assert!(res < 0.01, "{table:?} MCS {mcs}: residual {res}");
             }
         }
+    }
+
+    /// OLLA drives the BLER to 10 % even when the reported SINR is 4 dB optimistic.
+    #[test]
+    fn outer_loop_reaches_target() {
+        use crate::phy::cqi::{cqi_from_sinr, McsTable};
+        let model = BlerModel::new(McsTable::Nr1);
+        let mut olla = OuterLoop::new();
+        let mut rng = Rng::new(5, 5);
+        let true_sinr = 12.0;
+        let reported = true_sinr + 4.0;
+        let (mut n, mut fails) = (0u32, 0u32);
+        for k in 0..60_000 {
+            let cqi = cqi_from_sinr(
+                olla.adjusted_sinr_db(reported),
+                McsTable::Nr1.cqi_table(),
+                model.gap_db,
+            );
+            let mcs = McsTable::Nr1.mcs_from_cqi(cqi);
+            let ok = rng.uniform() >= model.bler(true_sinr, mcs);
+            olla.on_feedback(ok);
+            if k >= 10_000 {
+                n += 1;
+                fails += !ok as u32;
+            }
+        }
+        let bler = fails as f64 / n as f64;
+        assert!((bler - 0.1).abs() < 0.02, "{bler}");
+        assert!(olla.offset_db < -2.0, "{}", olla.offset_db);
     }
 
     #[test]

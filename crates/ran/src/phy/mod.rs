@@ -4,7 +4,8 @@
 //! * [`lte_tbs`]: TS 36.213 Tables 7.1.7.1-1 and 7.1.7.2.1-1 (the whole TBS table).
 //! * [`nr`]: TS 38.214 Tables 5.1.3.1-1/-2 and the §5.1.3.2 TBS procedure.
 //! * [`cqi`]: TS 36.213 Table 7.2.3-1, TS 38.214 Tables 5.2.2.1-2/-3, SINR thresholds.
-//! * [`bler`]: per-MCS logistic BLER curves, chase combining, decode draws.
+//! * [`bler`]: per-MCS logistic BLER curves, chase combining, decode draws, outer-loop
+//!   link adaptation.
 //!
 //! MIMO: with v layers (1–4) the TBS scales as the standards say (NR: v in N_info; LTE:
 //! §7.1.7.2.2 for two layers) and, in [`crate::radio`], the transmit power is split equally
@@ -15,7 +16,7 @@ pub mod cqi;
 pub mod lte_tbs;
 pub mod nr;
 
-pub use bler::{BlerModel, ChaseCombiner, HarqSoftBuffers};
+pub use bler::{BlerModel, ChaseCombiner, HarqSoftBuffers, OuterLoop};
 pub use cqi::{cqi_from_sinr, threshold_sinr_db, CqiTable, McsTable};
 pub use lte_tbs::{lte_tbs_bits, lte_tbs_bits_for_mcs};
 pub use nr::{nr_tbs_bits, McsEntry, NrTbsInput};
