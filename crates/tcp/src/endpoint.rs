@@ -293,6 +293,11 @@ pub struct Endpoint {
     dupacks: u32,
     /// RFC 6675 HighRxt + 1: end of the highest segment retransmitted in this recovery.
     high_rxt: u64,
+    /// Lost-retransmission detection on (see [`Endpoint::set_lost_retransmit_detection`]).
+    detect_lost_rtx: bool,
+    /// Outstanding retransmissions as (segment start, send time, HighData + 1 when sent), in
+    /// send order, hence sorted by the third field.
+    rtx_queue: VecDeque<(u64, Time, u64)>,
     in_recovery: bool,
     /// RFC 6582 `recover` / RFC 6675 RecoveryPoint, as HighData + 1.
     recover: u64,
@@ -391,6 +396,8 @@ impl Endpoint {
             rxt_hint: 0,
             dupacks: 0,
             high_rxt: 0,
+            detect_lost_rtx: false,
+            rtx_queue: VecDeque::new(),
             in_recovery: false,
             recover: 0,
             inflation: 0,
@@ -808,6 +815,9 @@ impl Endpoint {
             }
             self.lost_mark = self.lost_mark.max(ack);
             self.rxt_hint = self.rxt_hint.max(ack);
+            while self.rtx_queue.front().is_some_and(|e| e.0 < ack) {
+                self.rtx_queue.pop_front();
+            }
             // Data bytes acked (SYN/FIN positions excluded).
             let data_hi = ack.min(self.app_end);
             let data_lo = prior_una.max(1).min(data_hi);
@@ -845,6 +855,9 @@ impl Endpoint {
         // RFC 6675 §4 IsLost marking.
         if newly_sacked > 0 {
             newly_lost += self.mark_lost_by_sack();
+            if self.detect_lost_rtx {
+                newly_lost += self.mark_lost_retransmissions();
+            }
         }
 
         // Loss recovery state machine.
@@ -1130,6 +1143,33 @@ impl Endpoint {
         newly
     }
 
+    /// Lost-retransmission detection (Linux's pre-RACK `tcp_mark_lost_retrans`, in the spirit
+    /// of RFC 6675 §4 IsLost): a retransmission is deemed lost again once more than
+    /// (DupThresh − 1)·SMSS bytes sent after it (above HighData at its send time) are SACKed.
+    /// The segment becomes eligible for NextSeg rule 1 again. Returns bytes newly lost.
+    fn mark_lost_retransmissions(&mut self) -> u64 {
+        let limit = (DUP_THRESH as u64 - 1) * self.smss as u64;
+        let mut newly = 0;
+        while let Some(&(start, sent, hi)) = self.rtx_queue.front() {
+            let above: u64 = self.sacked.iter().rev().take_while(|&&(_, r)| r > hi).map(|&(l, r)| r - l.max(hi)).sum();
+            if above <= limit {
+                break; // later entries have a higher HighData: none can qualify yet
+            }
+            self.rtx_queue.pop_front();
+            let idx = self.segs.partition_point(|s| s.start < start);
+            if idx < self.segs.len() {
+                let s = self.segs[idx];
+                // Only a still-outstanding, lost-marked retransmission sent at that time.
+                if s.start == start && s.sent == sent && s.flags & (F_SACKED | F_LOST | F_RETRANS) == F_LOST | F_RETRANS {
+                    self.set_flags(idx, 0, F_RETRANS);
+                    newly += s.len as u64;
+                    self.rxt_hint = self.rxt_hint.min(s.start);
+                }
+            }
+        }
+        newly
+    }
+
     /// Delivery-rate bookkeeping for one newly delivered packet (draft §3.3 UpdateRateSample).
     fn rate_delivered(&mut self, now: Time, p: &Seg, bytes: u64, rs: &mut RsBuild) {
         self.delivered += bytes;
@@ -1365,6 +1405,7 @@ impl Endpoint {
                     }
                 }
                 self.pipe = 0;
+                self.rtx_queue.clear();
                 self.lost_mark = self.snd_max;
                 self.rxt_hint = self.snd_una;
                 if self.fin_sent && self.snd_una <= self.app_end {
@@ -1586,6 +1627,9 @@ impl Endpoint {
         self.stats.retrans_bytes += len as u64;
         let start = self.segs[idx].start;
         self.high_rxt = self.high_rxt.max(start + len as u64);
+        if self.detect_lost_rtx && self.sack_ok {
+            self.rtx_queue.push_back((start, now, self.snd_max));
+        }
         self.finish_data(now, start, len)
     }
 
@@ -1930,6 +1974,16 @@ impl Endpoint {
     /// All queued data (and the FIN, if closing) has been acknowledged.
     pub fn all_acked(&self) -> bool {
         self.snd_una >= self.app_end && (!self.fin_queued || self.snd_una > self.app_end)
+    }
+    /// Switch on lost-retransmission detection (off by default: plain RFC 6675 repairs a lost
+    /// retransmission only by the RTO). When on and SACK is negotiated, a retransmission is
+    /// deemed lost once more than 2·SMSS of data sent after it is SACKed, and is resent, as
+    /// Linux did before RACK.
+    pub fn set_lost_retransmit_detection(&mut self, on: bool) {
+        self.detect_lost_rtx = on;
+        if !on {
+            self.rtx_queue.clear();
+        }
     }
     /// The most recent delivery-rate sample handed to the controller
     /// (draft-cheng-iccrg-delivery-rate-estimation §3.3).

@@ -405,5 +405,47 @@ fn test_established_timestamps_end_rto_backoff_after_retransmission() {
     c.handle_segment(ms(260), &ip, &h, 0);
     // Sample 20 ms: SRTT 20, RTTVAR 3/4*10 + 1/4*0 = 7.5 -> RTO max(200, 50) = 200, no backoff.
     assert_eq!(c.info().rto, dms(200));
-    assert_eq!(c.stats().rtt_samples, 1, "coarse samples are not in the statistics");
+    assert_eq!(
+        c.stats().rtt_samples,
+        1,
+        "coarse samples are not in the statistics"
+    );
+}
+
+#[test]
+fn test_lost_retransmission_detected_without_rto_when_enabled() {
+    // The segment at 5000 is lost twice (original and first retransmission). Plain RFC 6675
+    // waits for the RTO; with lost-retransmission detection, SACKs for data sent after the
+    // retransmission reveal the loss and the segment goes a third time without a timeout.
+    for detect in [false, true] {
+        let mut ccfg = cfg(true);
+        ccfg.initial_cwnd_segments = 20;
+        let mut p = Pair::new(
+            ccfg,
+            cfg(true),
+            dms(10),
+            100_000_000,
+            Loss::Times(vec![(5000, 2)]),
+        );
+        p.c.set_lost_retransmit_detection(detect);
+        p.run_until(ms(30));
+        p.c.send(200_000);
+        p.run_until(ms(3000));
+        assert_eq!(p.delivered_to_server_app, 200_000);
+        let tx = p
+            .log
+            .iter()
+            .filter(|(_, to_s, pk, _)| *to_s && pk.payload_len > 0 && coff(pk) == 5000)
+            .count();
+        assert_eq!(tx, 3, "detect {detect}");
+        let st = p.c.stats();
+        if detect {
+            assert_eq!(
+                (st.rtos, st.retrans_segments, st.fast_retransmits),
+                (0, 2, 1)
+            );
+        } else {
+            assert!(st.rtos >= 1);
+        }
+    }
 }

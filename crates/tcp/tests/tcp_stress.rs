@@ -50,6 +50,9 @@ fn stress_random_runs_complete() {
         }
         p.keep_log = false;
         p.server_reads = false;
+        let detect = r.bernoulli(0.5);
+        p.c.set_lost_retransmit_detection(detect);
+        p.s.set_lost_retransmit_detection(detect);
         let up = 1 + r.below(600_000);
         let down = if r.bernoulli(0.5) {
             r.below(300_000)
@@ -127,6 +130,7 @@ fn fuzz_random_inputs_never_panic() {
         let mut rc = random_cfg(&mut r);
         rc.initial_cwnd_segments = 10;
         let (mut c, mut s) = established(rc.clone(), rc.clone());
+        c.set_lost_retransmit_detection(r.bernoulli(0.5));
         let mut now = ms(40);
         let mut sent_by_c: Vec<u32> = Vec::new();
         for _ in 0..400 {

@@ -157,6 +157,8 @@ pub enum Loss {
     Random(Rng, f64),
     /// Drop the first transmission of client data segments starting at these data offsets.
     FirstTx(Vec<u32>),
+    /// Drop the first `n` transmissions of the client data segment at each data offset.
+    Times(Vec<(u32, u32)>),
 }
 
 /// Two endpoints joined by a pipe with one-way `delay` and a serialisation `rate_bps` per
@@ -240,6 +242,16 @@ impl Pair {
                             true
                         } else {
                             false
+                        }
+                    }
+                    Loss::Times(v) => {
+                        let o = coff(&p);
+                        match v.iter_mut().find(|(off, n)| *off == o && *n > 0) {
+                            Some(e) if to_server && p.payload_len > 0 => {
+                                e.1 -= 1;
+                                true
+                            }
+                            _ => false,
                         }
                     }
                 };
