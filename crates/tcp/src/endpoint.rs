@@ -27,7 +27,8 @@
 //!   (Linux/ns-3 behaviour); otherwise it is a segment of its own.
 //! * Loss recovery is RFC 6675 with NextSeg rules 1–3 when SACK is negotiated, RFC 6582
 //!   otherwise; there is no RACK/TLP, no PRR, no D-SACK undo and no PAWS, so a lost
-//!   retransmission is repaired by the RTO.
+//!   retransmission is repaired by the RTO unless the opt-in lost-retransmission detection
+//!   ([`Endpoint::set_lost_retransmit_detection`]) is on.
 
 mod rtt;
 
