@@ -130,6 +130,10 @@ pub struct RadioConfig {
     pub los: LosSource,
     /// Log-normal shadowing with the model's σ and decorrelation distance.
     pub shadowing: bool,
+    /// Extra attenuation (dB) added to every NLOS link on top of the NLOS path loss, e.g. the
+    /// 15–30 dB of body/vehicle blockage of TR 38.901 §7.6.4 when a scenario specifies blockage
+    /// by time. Default 0.
+    pub blockage_loss_db: f64,
     pub fading: FadingConfig,
     /// UE receiver noise figure (dB).
     pub ue_noise_figure_db: f64,
@@ -170,6 +174,7 @@ impl RadioConfig {
             },
             los: LosSource::AlwaysNlos,
             shadowing: true,
+            blockage_loss_db: 0.0,
             fading: FadingConfig::default(),
             ue_noise_figure_db: 9.0,
             ue_antenna_gain_dbi: 0.0,
@@ -199,6 +204,7 @@ impl RadioConfig {
             pathloss: PathlossModel::Seed004Mmwave,
             los: LosSource::AlwaysLos,
             shadowing: false,
+            blockage_loss_db: 0.0,
             fading: FadingConfig {
                 kind: FadingKind::Rician { k_los_db: 9.0 },
                 ..FadingConfig::default()
@@ -593,7 +599,8 @@ impl RadioEnvironment {
                             h_ut_m: pos.z,
                             fc_hz: fc,
                         };
-                        let pl = self.cfg.pathloss.pathloss_db(los, &g);
+                        let pl = self.cfg.pathloss.pathloss_db(los, &g)
+                            + if los { 0.0 } else { self.cfg.blockage_loss_db };
                         let sf = if self.cfg.shadowing {
                             let st = &mut ue.sites[cell.site];
                             // Gudmundson AR(1) in distance travelled: ρ = exp(−Δd/d_corr).
@@ -921,6 +928,19 @@ mod tests {
         assert!(!env.large_scale(1).los);
         env.sinr_db(1, Time::from_millis(1100));
         assert!(env.large_scale(1).los);
+        // An extra blockage loss lands on NLOS links only.
+        let sched =
+            BlockageSchedule::alternating(Duration::from_millis(500), Duration::from_millis(500));
+        let mut cfg = RadioConfig::mmwave_28ghz();
+        cfg.los = LosSource::Schedule(sched);
+        cfg.blockage_loss_db = 20.0;
+        let mut env2 = RadioEnvironment::single_cell(cfg, Vec3::new(0.0, 0.0, 15.0), 30.0, 5);
+        env2.add_ue(1, Mobility::fixed(Vec3::new(100.0, 0.0, 1.5)), 1);
+        env2.sinr_db(1, Time::from_millis(600));
+        env.sinr_db(1, Time::from_millis(1600));
+        let (a, b) = (env.large_scale(1), env2.large_scale(1));
+        assert!(!a.los && !b.los);
+        assert!((b.pathloss_db - a.pathloss_db - 20.0).abs() < 1e-9);
     }
 
     #[test]
