@@ -477,7 +477,7 @@ def run_point(task: RunTask) -> dict[str, Any]:
                 scenario = os.path.join(tmp, "scenario.toml")
                 Path(scenario).write_text(task.scenario_text)
             run_dir = Path(tmp) / "run"
-            rantcp.run(scenario, seed=task.seed, overrides=task.overrides, out=run_dir)
+            _call_unsampled(lambda: rantcp.run(scenario, seed=task.seed, overrides=task.overrides, out=run_dir))
             files = {}
             for f in sorted(run_dir.rglob("*")):
                 if f.is_file():
@@ -491,6 +491,45 @@ def run_point(task: RunTask) -> dict[str, Any]:
         res["error"] = msg if isinstance(e, ConfigError) else f"{type(e).__name__}: {msg}"
     res["wall_s"] = time.perf_counter() - t0
     return res
+
+
+def _in_dask_worker() -> bool:
+    if "distributed" not in sys.modules:
+        return False
+    try:
+        from distributed import get_worker
+
+        get_worker()
+        return True
+    except (ImportError, ValueError):
+        return False
+
+
+def _call_unsampled(fn: Callable[[], Any]) -> Any:
+    """Call fn, on a private thread when in a Dask worker.
+
+    Dask's statistical profiler grabs the frames of task threads from its event-loop thread; a
+    frame it still holds when rantcp.run returns would drop the native Simulation (which must
+    stay on its own thread) on the wrong thread. A helper thread is never sampled.
+    """
+    if not _in_dask_worker():
+        return fn()
+    import threading
+
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as e:  # re-raised on the calling thread
+            box["error"] = e
+
+    th = threading.Thread(target=target, name="rantcp-run", daemon=True)
+    th.start()
+    th.join()
+    if "error" in box:
+        raise box.pop("error")
+    return box.get("value")
 
 
 def _same_file(path: str, text: str) -> bool:
