@@ -1,6 +1,8 @@
 //! PyO3 bindings: conversion only, no logic (design.md §2). The Python package
 //! `rantcp` (python/rantcp) wraps these into its public API and CLI.
 
+mod phy;
+
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -140,5 +142,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_class::<Simulation>()?;
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
+    phy::register(m)?;
     Ok(())
 }
