@@ -711,6 +711,11 @@ impl RadioEnvironment {
             // Next measurement instant on the period grid strictly after `now`.
             ue.cqi.next = Time::from_nanos((now.as_nanos() / p + 1) * p);
         }
+        // Deliver reports that have arrived, so the queue holds at most delay/period entries.
+        let q = &mut ue.cqi;
+        while q.pending.front().is_some_and(|r| r.available_at <= now) {
+            q.latest = q.pending.pop_front();
+        }
         sinr
     }
 
