@@ -10,7 +10,7 @@ the scheduler would pick. LOS and NLOS curves are drawn for every model (COST 23
 a single curve). A second figure follows seed 004's urban route through the full radio model
 (trees and a building as boxes, fast fading on).
 
-Run:  python examples/phy_sinr_mcs.py [--out DIR]
+Run:  python examples/phy_sinr_mcs.py [--out DIR]   (default out/examples, git-ignored)
 Writes phy_sinr_mcs.png and phy_seed004_route.png when matplotlib is installed, and asserts
 that the curves behave (SINR and MCS never rise with distance, NLOS never beats LOS, the
 route's stops behind the trees and the building are NLOS).
@@ -58,7 +58,7 @@ def check(name, los_c, nlos_c):
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=".", help="directory for the PNG files")
+    ap.add_argument("--out", default="out/examples", help="directory for the PNG files")
     args = ap.parse_args()
 
     results = {}
