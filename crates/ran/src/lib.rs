@@ -9,6 +9,7 @@ pub mod pdcp;
 pub mod rlc;
 
 pub mod antenna;
+pub mod cell;
 pub mod fading;
 pub mod frame;
 pub mod geometry;

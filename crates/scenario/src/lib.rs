@@ -10,6 +10,7 @@ pub mod common;
 pub mod config;
 mod output;
 pub mod p2p_bulk;
+pub mod ran_common;
 pub mod units;
 
 pub use config::ConfigError;
@@ -42,6 +43,26 @@ pub const BUILTINS: &[Builtin] = &[
         description: "NewReno, CUBIC, HighSpeed, BBR and a UDP saturation reference, each alone on the same bottleneck",
         toml: include_str!("../scenarios/cc-compare.toml"),
     },
+    Builtin {
+        name: "lte-cell",
+        description: "LTE 20 MHz FDD cell, proportional fair, N UEs at random positions downloading full-buffer TCP (or UDP saturation) from a server 20 ms beyond the core",
+        toml: include_str!("../scenarios/lte-cell.toml"),
+    },
+    Builtin {
+        name: "lte-7cell",
+        description: "7 sites x 3 sectors LTE layout, 10-60 UEs in the centre cell, full-buffer TCP with delayed ACKs; per-UE average DL TBS and UL ACK count (seed 000)",
+        toml: include_str!("../scenarios/lte-7cell.toml"),
+    },
+    Builtin {
+        name: "mmwave-blockage",
+        description: "28 GHz / 1 GHz TDD CCDDUUUU gNB, one UE alternating LOS/NLOS, NewReno from a 100 Mbit/s-capped server with 6 MB rwin (seed 001)",
+        toml: include_str!("../scenarios/mmwave-blockage.toml"),
+    },
+    Builtin {
+        name: "mmwave-urban",
+        description: "Seed 004's urban route past trees and a building at 28 GHz / 1 GHz, server at 1 Gbit/s over a 10 ms link, 20 MB RLC buffer, any congestion control",
+        toml: include_str!("../scenarios/mmwave-urban.toml"),
+    },
 ];
 
 /// Every scenario kind's typed config.
@@ -50,6 +71,8 @@ pub const BUILTINS: &[Builtin] = &[
 pub enum ScenarioConfig {
     P2pBulk(p2p_bulk::P2pBulk),
     CcCompare(cc_compare::CcCompare),
+    /// The radio scenarios (lte-cell, lte-7cell, mmwave-blockage, mmwave-urban).
+    Ran(ran_common::RanScenario),
 }
 
 impl ScenarioConfig {
@@ -57,24 +80,32 @@ impl ScenarioConfig {
         match self {
             ScenarioConfig::P2pBulk(_) => "p2p-bulk",
             ScenarioConfig::CcCompare(_) => "cc-compare",
+            ScenarioConfig::Ran(c) => ran_common::RAN_SCENARIOS
+                .iter()
+                .find(|n| **n == c.scenario)
+                .copied()
+                .unwrap_or("lte-cell"),
         }
     }
     pub fn seed(&self) -> u64 {
         match self {
             ScenarioConfig::P2pBulk(c) => c.seed,
             ScenarioConfig::CcCompare(c) => c.base.seed,
+            ScenarioConfig::Ran(c) => c.seed,
         }
     }
     pub fn duration(&self) -> rantcp_core::Duration {
         match self {
             ScenarioConfig::P2pBulk(c) => c.duration.d(),
             ScenarioConfig::CcCompare(c) => c.base.duration.d(),
+            ScenarioConfig::Ran(c) => c.duration.d(),
         }
     }
     fn output(&self) -> &common::OutputConfig {
         match self {
             ScenarioConfig::P2pBulk(c) => &c.output,
             ScenarioConfig::CcCompare(c) => &c.base.output,
+            ScenarioConfig::Ran(c) => &c.output,
         }
     }
     /// The effective config as JSON (units written back as strings), echoed in summary.json.
@@ -89,17 +120,29 @@ pub fn resolve_source(spec: &str) -> Result<(String, String), ConfigError> {
     if let Some(name) = spec.strip_prefix("builtin:") {
         let b = BUILTINS.iter().find(|b| b.name == name).ok_or_else(|| {
             let names: Vec<&str> = BUILTINS.iter().map(|b| b.name).collect();
-            ConfigError::new("", format!("unknown built-in scenario {name:?}; allowed: {}", names.join(", ")))
+            ConfigError::new(
+                "",
+                format!(
+                    "unknown built-in scenario {name:?}; allowed: {}",
+                    names.join(", ")
+                ),
+            )
         })?;
         return Ok((spec.to_string(), b.toml.to_string()));
     }
-    let text = std::fs::read_to_string(spec).map_err(|e| ConfigError::new("", format!("cannot read scenario file {spec:?}: {e}")))?;
+    let text = std::fs::read_to_string(spec)
+        .map_err(|e| ConfigError::new("", format!("cannot read scenario file {spec:?}: {e}")))?;
     Ok((spec.to_string(), text))
 }
 
 /// Parse, override and validate a config. `overrides` are (dotted path, value text) pairs;
 /// `seed` replaces the config's seed.
-pub fn load(text: &str, source: &str, overrides: &[(String, String)], seed: Option<u64>) -> Result<ScenarioConfig, ConfigError> {
+pub fn load(
+    text: &str,
+    source: &str,
+    overrides: &[(String, String)],
+    seed: Option<u64>,
+) -> Result<ScenarioConfig, ConfigError> {
     let mut table = config::parse_toml(text, source)?;
     for (path, value) in overrides {
         config::set_path(&mut table, path, config::override_value(value))?;
@@ -110,8 +153,18 @@ pub fn load(text: &str, source: &str, overrides: &[(String, String)], seed: Opti
     let names: Vec<&str> = BUILTINS.iter().map(|b| b.name).collect();
     let kind = match table.get("scenario") {
         Some(toml::Value::String(s)) => s.clone(),
-        Some(_) => return Err(ConfigError::new("scenario", format!("must be a string; allowed: {}", names.join(", ")))),
-        None => return Err(ConfigError::new("scenario", format!("missing; allowed: {}", names.join(", ")))),
+        Some(_) => {
+            return Err(ConfigError::new(
+                "scenario",
+                format!("must be a string; allowed: {}", names.join(", ")),
+            ))
+        }
+        None => {
+            return Err(ConfigError::new(
+                "scenario",
+                format!("missing; allowed: {}", names.join(", ")),
+            ))
+        }
     };
     let cfg = match kind.as_str() {
         "p2p-bulk" => {
@@ -124,7 +177,21 @@ pub fn load(text: &str, source: &str, overrides: &[(String, String)], seed: Opti
             c.validate()?;
             ScenarioConfig::CcCompare(c)
         }
-        other => return Err(ConfigError::new("scenario", format!("unknown scenario {other:?}; allowed: {}", names.join(", ")))),
+        k if ran_common::RAN_SCENARIOS.contains(&k) => {
+            // The built-in file is the default: the user's table is merged over it.
+            let b = BUILTINS.iter().find(|b| b.name == k).expect("registered");
+            let mut base = config::parse_toml(b.toml, &format!("builtin:{k}"))?;
+            ran_common::merge_tables(&mut base, table);
+            let c: ran_common::RanScenario = config::from_table(base)?;
+            c.validate()?;
+            ScenarioConfig::Ran(c)
+        }
+        other => {
+            return Err(ConfigError::new(
+                "scenario",
+                format!("unknown scenario {other:?}; allowed: {}", names.join(", ")),
+            ))
+        }
     };
     Ok(cfg)
 }
@@ -157,33 +224,52 @@ impl Run {
         let mut sims: Vec<(String, Sim)> = match &cfg {
             ScenarioConfig::P2pBulk(c) => vec![(String::new(), c.build(c.seed))],
             ScenarioConfig::CcCompare(c) => c.build(),
+            ScenarioConfig::Ran(c) => vec![(String::new(), c.build(c.seed))],
         };
         let out = cfg.output();
         for (_, sim) in &mut sims {
             sim.set_sample_interval(out.sample_interval.d());
         }
-        let prefixed = |label: &str, n: &str| if label.is_empty() { n.to_string() } else { format!("{label}/{n}") };
-        let all: Vec<String> =
-            sims.iter().flat_map(|(l, s)| s.iface_names().into_iter().map(move |n| prefixed(l, &n))).collect();
+        let prefixed = |label: &str, n: &str| {
+            if label.is_empty() {
+                n.to_string()
+            } else {
+                format!("{label}/{n}")
+            }
+        };
+        let all: Vec<String> = sims
+            .iter()
+            .flat_map(|(l, s)| s.iface_names().into_iter().map(move |n| prefixed(l, &n)))
+            .collect();
         let wanted: Vec<String> = match &out.pcap {
             common::PcapSelection::All(false) => vec![],
             common::PcapSelection::All(true) => all.clone(),
             common::PcapSelection::Some(list) => {
                 for n in list {
                     if !all.contains(n) {
-                        return Err(format!("output.pcap: no interface named {n:?}; allowed: {}", all.join(", ")));
+                        return Err(format!(
+                            "output.pcap: no interface named {n:?}; allowed: {}",
+                            all.join(", ")
+                        ));
                     }
                 }
                 list.clone()
             }
         };
         if !wanted.is_empty() {
-            let dir = out_dir.ok_or("output.pcap needs an output folder (--out)")?.join("pcap");
+            let dir = out_dir
+                .ok_or("output.pcap needs an output folder (--out)")?
+                .join("pcap");
             for (label, sim) in &mut sims {
-                let d = if label.is_empty() { dir.clone() } else { dir.join(&*label) };
+                let d = if label.is_empty() {
+                    dir.clone()
+                } else {
+                    dir.join(&*label)
+                };
                 for n in sim.iface_names() {
                     if wanted.contains(&prefixed(label, &n)) {
-                        std::fs::create_dir_all(&d).map_err(|e| format!("cannot create {}: {e}", d.display()))?;
+                        std::fs::create_dir_all(&d)
+                            .map_err(|e| format!("cannot create {}: {e}", d.display()))?;
                         sim.capture(&n, &d)?;
                     }
                 }
@@ -201,7 +287,11 @@ impl Run {
         self.end
     }
     pub fn now(&self) -> Time {
-        self.sims.iter().map(|(_, s)| s.now()).min().unwrap_or(Time::ZERO)
+        self.sims
+            .iter()
+            .map(|(_, s)| s.now())
+            .min()
+            .unwrap_or(Time::ZERO)
     }
     pub fn events(&self) -> u64 {
         self.sims.iter().map(|(_, s)| s.events_executed()).sum()
@@ -223,7 +313,12 @@ impl Run {
         for (_, sim) in &mut self.sims {
             sim.finish()?;
         }
-        Ok(output::collect(&self.cfg, &self.sims, self.end, wall_seconds))
+        Ok(output::collect(
+            &self.cfg,
+            &self.sims,
+            self.end,
+            wall_seconds,
+        ))
     }
     /// The networks, for tests that inspect them.
     pub fn sims(&self) -> &[(String, Sim)] {
@@ -232,7 +327,11 @@ impl Run {
 }
 
 /// Load and run a scenario to the end with no files written (tests, benches).
-pub fn run_quiet(spec: &str, overrides: &[(String, String)], seed: Option<u64>) -> Result<RunOutput, String> {
+pub fn run_quiet(
+    spec: &str,
+    overrides: &[(String, String)],
+    seed: Option<u64>,
+) -> Result<RunOutput, String> {
     let (src, text) = resolve_source(spec).map_err(|e| e.to_string())?;
     let cfg = load(&text, &src, overrides, seed).map_err(|e| e.to_string())?;
     let mut run = Run::new(cfg, None)?;

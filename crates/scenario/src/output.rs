@@ -47,7 +47,12 @@ fn flow_name(label: &str, sim: &Sim, f: usize) -> String {
     }
 }
 
-pub(crate) fn collect(cfg: &ScenarioConfig, sims: &[(String, Sim)], end: Time, wall_seconds: f64) -> crate::RunOutput {
+pub(crate) fn collect(
+    cfg: &ScenarioConfig,
+    sims: &[(String, Sim)],
+    end: Time,
+    wall_seconds: f64,
+) -> crate::RunOutput {
     let mut flows = Vec::new();
     let mut links = Vec::new();
     let mut events = 0;
@@ -68,12 +73,24 @@ pub(crate) fn collect(cfg: &ScenarioConfig, sims: &[(String, Sim)], end: Time, w
         "links": links,
         "resets_sent_for_unknown_connections": resets,
         "config": cfg.to_json(),
+        "radio": radio_summary(sims, end),
         "wall": {
             "seconds": wall_seconds,
             "events_per_second": if wall_seconds > 0.0 { events as f64 / wall_seconds } else { 0.0 },
         },
     });
-    crate::RunOutput { summary, tables: vec![flow_table(sims)] }
+    let mut tables = vec![flow_table(sims)];
+    tables.extend(radio_tables(sims));
+    let summary = match summary {
+        Value::Object(mut m) => {
+            if m.get("radio").is_some_and(|r| r.is_null()) {
+                m.remove("radio");
+            }
+            Value::Object(m)
+        }
+        v => v,
+    };
+    crate::RunOutput { summary, tables }
 }
 
 fn flow_summaries(label: &str, sim: &Sim, end: Time) -> Vec<Value> {
@@ -88,7 +105,11 @@ fn flow_summaries(label: &str, sim: &Sim, end: Time) -> Vec<Value> {
         };
         let stop = res.completed_at.unwrap_or(end);
         let active = stop.saturating_since(spec.start).as_secs_f64();
-        let goodput = if active > 0.0 { res.delivered_bytes as f64 * 8.0 / active } else { 0.0 };
+        let goodput = if active > 0.0 {
+            res.delivered_bytes as f64 * 8.0 / active
+        } else {
+            0.0
+        };
         let mut o = json!({
             "name": flow_name(label, sim, f),
             "app": kind,
@@ -99,15 +120,29 @@ fn flow_summaries(label: &str, sim: &Sim, end: Time) -> Vec<Value> {
         });
         let m = o.as_object_mut().unwrap();
         if let (Some(tx), rx) = sim.flow_tcp(f) {
-            let mean_rtt = if tx.rtt_samples > 0 { Some(ms(tx.rtt_sum_ns as f64 / tx.rtt_samples as f64)) } else { None };
-            let mean_rto = if tx.rtos > 0 { Some(ms(tx.rto_sum_ns as f64 / tx.rtos as f64)) } else { None };
+            let mean_rtt = if tx.rtt_samples > 0 {
+                Some(ms(tx.rtt_sum_ns as f64 / tx.rtt_samples as f64))
+            } else {
+                None
+            };
+            let mean_rto = if tx.rtos > 0 {
+                Some(ms(tx.rto_sum_ns as f64 / tx.rtos as f64))
+            } else {
+                None
+            };
             m.insert("retransmitted_bytes".into(), json!(tx.retrans_bytes));
             m.insert("retransmitted_segments".into(), json!(tx.retrans_segments));
             m.insert("rtos".into(), json!(tx.rtos));
             m.insert("fast_retransmits".into(), json!(tx.fast_retransmits));
-            m.insert("rtt_min_ms".into(), json!(tx.rtt_min.map(|d| ms(d.0 as f64))));
+            m.insert(
+                "rtt_min_ms".into(),
+                json!(tx.rtt_min.map(|d| ms(d.0 as f64))),
+            );
             m.insert("rtt_mean_ms".into(), json!(mean_rtt));
-            m.insert("rtt_max_ms".into(), json!(tx.rtt_max.map(|d| ms(d.0 as f64))));
+            m.insert(
+                "rtt_max_ms".into(),
+                json!(tx.rtt_max.map(|d| ms(d.0 as f64))),
+            );
             m.insert("rtt_samples".into(), json!(tx.rtt_samples));
             m.insert("mean_rto_ms".into(), json!(mean_rto));
             m.insert("data_segments_sent".into(), json!(tx.data_segments_sent));
@@ -126,7 +161,10 @@ fn flow_summaries(label: &str, sim: &Sim, end: Time) -> Vec<Value> {
         }
         if let FlowKind::UdpCbr { .. } = spec.kind {
             m.insert("udp_sent_packets".into(), json!(res.udp_sent_packets));
-            m.insert("udp_received_packets".into(), json!(res.udp_received_packets));
+            m.insert(
+                "udp_received_packets".into(),
+                json!(res.udp_received_packets),
+            );
             // Packets still on the wire at the end are neither received nor lost.
             let in_flight = sim.udp_in_flight_packets(f);
             m.insert("udp_in_flight_packets".into(), json!(in_flight));
@@ -182,7 +220,11 @@ fn flow_table(sims: &[(String, Sim)]) -> Table {
     }
     cols.push(("flow".into(), Column::Str(flow)));
     use rantcp_net::FlowSeries as S;
-    let u = |v: &Vec<u64>| v.iter().map(|&x| x.min(i64::MAX as u64) as i64).collect::<Vec<i64>>();
+    let u = |v: &Vec<u64>| {
+        v.iter()
+            .map(|&x| x.min(i64::MAX as u64) as i64)
+            .collect::<Vec<i64>>()
+    };
     col!("time_s", F64, |s: &S| s.time_s.clone());
     col!("goodput_bps", F64, |s: &S| s.goodput_bps.clone());
     col!("delivered_bytes", I64, |s: &S| u(&s.delivered_bytes));
@@ -196,7 +238,202 @@ fn flow_table(sims: &[(String, Sim)]) -> Table {
     col!("bbr_mode", I64, |s: &S| s.bbr_mode.clone());
     col!("bbr_btl_bw_bps", F64, |s: &S| s.bbr_btl_bw_bps.clone());
     col!("bbr_min_rtt_ms", F64, |s: &S| s.bbr_min_rtt_ms.clone());
-    col!("cubic_w_max_bytes", F64, |s: &S| s.cubic_w_max_bytes.clone());
+    col!("cubic_w_max_bytes", F64, |s: &S| s
+        .cubic_w_max_bytes
+        .clone());
     col!("cubic_k_s", F64, |s: &S| s.cubic_k_s.clone());
-    Table { name: "flows".into(), columns: cols }
+    Table {
+        name: "flows".into(),
+        columns: cols,
+    }
+}
+
+// ----- radio (RanDevice) outputs -----
+
+fn ran_devices(sim: &Sim) -> impl Iterator<Item = &rantcp_ran::cell::RanDevice> {
+    (0..sim.device_count()).filter_map(move |d| {
+        sim.device(d)
+            .as_any()
+            .downcast_ref::<rantcp_ran::cell::RanDevice>()
+    })
+}
+
+/// Per-UE and per-cell radio figures (None when no network has a radio device).
+fn radio_summary(sims: &[(String, Sim)], end: Time) -> Value {
+    let mut ues = Vec::new();
+    let mut cells = Vec::new();
+    let secs = end.as_secs_f64().max(1e-9);
+    for (label, sim) in sims {
+        for dev in ran_devices(sim) {
+            for rnti in dev.rntis() {
+                let c = dev.ue_counters(rnti).unwrap();
+                let (enb_rlc, ue_rlc) = dev.ue_rlc_counters(rnti).unwrap();
+                let mac = dev.ue_mac_counters(rnti).unwrap();
+                let ls = dev.radio().large_scale(rnti);
+                let name = if label.is_empty() {
+                    format!("ue{rnti}")
+                } else {
+                    format!("{label}/ue{rnti}")
+                };
+                ues.push(json!({
+                    "ue": name,
+                    "rnti": rnti,
+                    "cell": dev.ue_cell(rnti),
+                    "distance_m": r6(ls.distance_m),
+                    "mean_sinr_db": if c.sinr_samples > 0 { Some(r6(c.sinr_sum_db / c.sinr_samples as f64)) } else { None },
+                    "dl_avg_tbs_bytes": if c.dl_tb_new > 0 { r6(c.dl_tb_bytes as f64 / c.dl_tb_new as f64) } else { 0.0 },
+                    "dl_tb_new": c.dl_tb_new,
+                    "dl_tb_retx": c.dl_tb_retx,
+                    "dl_tb_failed": c.dl_tb_failed,
+                    "dl_phy_mbps": r6(c.dl_tb_bytes as f64 * 8.0 / secs / 1e6),
+                    "dl_prbs": c.dl_prbs,
+                    "dl_packets_in": c.dl_packets_in,
+                    "dl_packets_delivered": c.dl_packets_delivered,
+                    "rlc_dl_sdus_dropped": enb_rlc.sdus_dropped,
+                    "rlc_dl_retx_pdus": enb_rlc.retx_pdus,
+                    "rlc_dl_status_rx": enb_rlc.status_pdus_rx,
+                    "rlc_ul_status_tx": ue_rlc.status_pdus_tx,
+                    "ul_packets": c.ul_packets_in,
+                    "ul_acks": c.ul_acks_in,
+                    "ul_acks_delivered": c.ul_acks_delivered,
+                    "ul_tb_new": c.ul_tb_new,
+                    "ul_tb_retx": c.ul_tb_retx,
+                    "ul_tb_failed": c.ul_tb_failed,
+                    "ul_avg_tbs_bytes": if c.ul_tb_new > 0 { r6(c.ul_tb_bytes as f64 / c.ul_tb_new as f64) } else { 0.0 },
+                    "sr_sent": mac.sr_tx,
+                    "sr_received": c.sr_rx,
+                    "bsr_regular": mac.bsr_regular,
+                    "bsr_periodic": mac.bsr_periodic,
+                    "bsr_padding": mac.bsr_padding,
+                    "bsr_received": c.bsr_rx,
+                    "ul_grants": c.ul_grants,
+                }));
+            }
+            let n_prb = dev.radio().carrier().n_prb as f64;
+            for ci in dev.active_cells() {
+                let [slots, dl_slots, dl_prbs, ul_slots, ul_prbs, dcis] = dev.cell_totals(ci);
+                let all_slots = (secs / dev.radio().carrier().slot.as_secs_f64())
+                    .round()
+                    .max(1.0);
+                let dl_frac = if slots > 0 {
+                    dl_slots as f64 / slots as f64
+                } else {
+                    1.0
+                };
+                let ul_frac = if slots > 0 {
+                    ul_slots as f64 / slots as f64
+                } else {
+                    0.0
+                };
+                cells.push(json!({
+                    "cell": ci,
+                    "slots_active": slots,
+                    "dl_prb_util": r6(dl_prbs as f64 / (all_slots * dl_frac * n_prb).max(1.0)),
+                    "ul_prb_util": if ul_frac > 0.0 { r6(ul_prbs as f64 / (all_slots * ul_frac * n_prb).max(1.0)) } else { 0.0 },
+                    "dcis": dcis,
+                    "pdcch_per_slot": r6(dcis as f64 / all_slots),
+                }));
+            }
+        }
+    }
+    if ues.is_empty() {
+        return Value::Null;
+    }
+    let tput: Vec<f64> = ues
+        .iter()
+        .map(|u| u["dl_phy_mbps"].as_f64().unwrap_or(0.0))
+        .collect();
+    json!({ "ues": ues, "cells": cells, "dl_phy_jain": r6(rantcp_ran::mac::sched::jain_index(&tput)) })
+}
+
+fn radio_tables(sims: &[(String, Sim)]) -> Vec<Table> {
+    let devs: Vec<(&str, &rantcp_ran::cell::RanDevice)> = sims
+        .iter()
+        .flat_map(|(l, s)| ran_devices(s).map(move |d| (l.as_str(), d)))
+        .collect();
+    if devs.is_empty() {
+        return vec![];
+    }
+    let mut cols: Vec<(String, Column)> = Vec::new();
+    let name = |l: &str, r: i64| {
+        if l.is_empty() {
+            format!("ue{r}")
+        } else {
+            format!("{l}/ue{r}")
+        }
+    };
+    cols.push((
+        "ue".into(),
+        Column::Str(
+            devs.iter()
+                .flat_map(|(l, d)| d.ue_series.rnti.iter().map(move |&r| name(l, r)))
+                .collect(),
+        ),
+    ));
+    macro_rules! ucol {
+        ($f:ident, $v:ident) => {
+            cols.push((
+                stringify!($f).into(),
+                Column::$v(
+                    devs.iter()
+                        .flat_map(|(_, d)| d.ue_series.$f.iter().cloned())
+                        .collect(),
+                ),
+            ));
+        };
+    }
+    ucol!(time_s, F64);
+    ucol!(rnti, I64);
+    ucol!(cell, I64);
+    ucol!(sinr_db, F64);
+    ucol!(mean_sinr_db, F64);
+    ucol!(cqi, I64);
+    ucol!(mcs, I64);
+    ucol!(los, I64);
+    ucol!(distance_m, F64);
+    ucol!(x_m, F64);
+    ucol!(y_m, F64);
+    ucol!(tbs_bytes, F64);
+    ucol!(dl_phy_bps, F64);
+    ucol!(prbs, I64);
+    ucol!(harq_new, I64);
+    ucol!(harq_retx, I64);
+    ucol!(harq_failed, I64);
+    ucol!(rlc_queue_bytes, I64);
+    ucol!(rlc_drops, I64);
+    ucol!(ul_queue_bytes, I64);
+    ucol!(sr, I64);
+    ucol!(bsr, I64);
+    ucol!(ul_grants, I64);
+    ucol!(ul_tbs_bytes, F64);
+    let radio = Table {
+        name: "radio".into(),
+        columns: cols,
+    };
+    let mut cols: Vec<(String, Column)> = Vec::new();
+    macro_rules! ccol {
+        ($f:ident, $v:ident) => {
+            cols.push((
+                stringify!($f).into(),
+                Column::$v(
+                    devs.iter()
+                        .flat_map(|(_, d)| d.cell_series.$f.iter().cloned())
+                        .collect(),
+                ),
+            ));
+        };
+    }
+    ccol!(time_s, F64);
+    ccol!(cell, I64);
+    ccol!(dl_prb_util, F64);
+    ccol!(ul_prb_util, F64);
+    ccol!(pdcch_per_slot, F64);
+    ccol!(pdcch_util, F64);
+    vec![
+        radio,
+        Table {
+            name: "cells".into(),
+            columns: cols,
+        },
+    ]
 }

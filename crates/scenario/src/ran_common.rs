@@ -1,0 +1,568 @@
+//! The built-in radio scenarios (`lte-cell`, `lte-7cell`, `mmwave-blockage`, `mmwave-urban`):
+//! one config type, [`RanScenario`], whose defaults are each scenario's TOML file (a user file
+//! naming the scenario is merged over the built-in one), and one topology:
+//!
+//! ```text
+//!  server --(server link: rate, delay, errors)-- core (SGW/PGW/UPF) --(S1-U/N3)-- eNB/gNB
+//!  10.0.0.1                                       10.0.0.254 / 10.0.1.254          10.0.1.1
+//!                                                                   ║ RanDevice (cells, MAC, RLC)
+//!                                                          UE 1 … UE N  (10.1.0.1 …)
+//! ```
+//! Each UE downloads from the server: full-buffer TCP (`traffic = "tcp"`) or a UDP CBR flow
+//! above the radio's capacity (`traffic = "udp-saturation"`, the maximum-goodput reference of
+//! seed 004).
+
+use crate::common::{FlowConfig, OutputConfig};
+use crate::config::{check, ConfigError};
+use crate::units::{Bytes, Dur, Rate};
+use rantcp_core::{Duration, Rng, Time};
+use rantcp_net::{ErrorUnit, FlowKind, FlowSpec, LinkParams, QueueLimit, Sim};
+use rantcp_ran::antenna::{beamforming_gain_db, AntennaPattern};
+use rantcp_ran::cell::{RanConfig, RanDevice};
+use rantcp_ran::frame::{Carrier, Duplex};
+use rantcp_ran::geometry::Vec3;
+use rantcp_ran::mac::sched::SchedulerKind;
+use rantcp_ran::mobility::{seed004_urban_route, Mobility};
+use rantcp_ran::obstacles::{seed004_obstacles, BlockageSchedule};
+use rantcp_ran::radio::{hex_layout, CellConfig, LosSource, RadioConfig, RadioEnvironment};
+use rantcp_ran::rlc::RlcMode;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::net::Ipv4Addr;
+
+/// Radio scenario names.
+pub const RAN_SCENARIOS: [&str; 4] = ["lte-cell", "lte-7cell", "mmwave-blockage", "mmwave-urban"];
+
+/// What each UE downloads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Traffic {
+    /// Full-buffer TCP download from the server (flow.cc, flow.mss …).
+    Tcp,
+    /// UDP CBR at `udp_rate` per UE, above what the radio carries: measures the radio's
+    /// maximum goodput.
+    UdpSaturation,
+}
+
+/// Radio access technology preset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum RatPreset {
+    /// LTE FDD macro (TR 36.814 case 1 style; [`RadioConfig::lte_macro`]).
+    Lte,
+    /// 28 GHz mmWave NR-like TDD ([`RadioConfig::mmwave_28ghz`]).
+    Mmwave,
+}
+
+/// Where UEs are and how they move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Placement {
+    /// Uniform over the disk `min_distance_m..cell_radius_m` around the (centre) site.
+    Random,
+    /// All UEs at `distance_m` from the site, spread evenly in angle.
+    Fixed,
+    /// Seed 004's urban route (design.md §8), one UE.
+    UrbanRoute,
+}
+
+/// Scheduler policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum SchedName {
+    Rr,
+    Pf,
+    MaxRate,
+}
+
+/// Unit of the server link's random error model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ErrUnit {
+    Packet,
+    Byte,
+    Bit,
+}
+
+/// `[radio]`: carrier, layout, link budget.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RadioSection {
+    /// "lte" or "mmwave".
+    pub rat: RatPreset,
+    /// Carrier frequency (GHz).
+    pub carrier_ghz: f64,
+    /// LTE channel bandwidth (MHz: 1.4, 3, 5, 10, 15, 20). Ignored for mmWave (1 GHz carrier).
+    pub bandwidth_mhz: f64,
+    /// "FDD" or a TDD slot pattern such as "CCDDUUUU".
+    pub duplex: String,
+    /// Base-station transmit power over the carrier (dBm).
+    pub tx_power_dbm: f64,
+    /// Base-station antenna height (m).
+    pub bs_height_m: f64,
+    /// UE height (m).
+    pub ue_height_m: f64,
+    /// Beamforming array elements at the base station and the UE (0 = no beamforming gain).
+    pub bs_antennas: u32,
+    pub ue_antennas: u32,
+    /// UE and base-station noise figures (dB).
+    pub ue_noise_figure_db: f64,
+    pub bs_noise_figure_db: f64,
+    /// Downlink MIMO layers per UE (1–4).
+    pub layers: u8,
+    /// Log-normal shadowing and fast fading.
+    pub shadowing: bool,
+    pub fading: bool,
+    /// 7 sites × 3 sectors (`true`) or a single omni cell.
+    pub hex_layout: bool,
+    /// Inter-site distance of the hexagonal layout (m).
+    pub isd_m: f64,
+    /// CQI report period and delay.
+    pub cqi_period: Dur,
+    pub cqi_delay: Dur,
+}
+
+/// `[ue]`: placement and mobility.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UeSection {
+    /// "random", "fixed" or "urban-route".
+    pub placement: Placement,
+    /// Fixed placement: distance from the site (m).
+    pub distance_m: f64,
+    /// Random placement: annulus radii (m).
+    pub min_distance_m: f64,
+    pub cell_radius_m: f64,
+    /// Blockage schedule: LOS then NLOS durations, repeating (both > 0 to enable).
+    pub los_duration: Dur,
+    pub nlos_duration: Dur,
+    /// Urban route: how long the final drive lasts ("15s" the paper's text, "25s" the code).
+    pub drive_duration: Dur,
+}
+
+/// `[mac]`: schedulers, HARQ, PDCCH, uplink request/grant.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MacSection {
+    /// DL scheduler: "rr", "pf" or "max-rate".
+    pub scheduler: SchedName,
+    /// UL scheduler.
+    pub ul_scheduler: SchedName,
+    /// PF EWMA time constant.
+    pub pf_time_constant: Dur,
+    pub harq_processes: u8,
+    /// Data-to-HARQ-feedback delay (slots).
+    pub harq_feedback_slots: u32,
+    pub harq_max_retx: u8,
+    /// DL + UL grants per cell per slot.
+    pub pdcch_grants: u16,
+    /// Grant-to-PUSCH offset (slots).
+    pub k2_slots: u32,
+    /// SR periodicity, periodicBSR-Timer, retxBSR-Timer.
+    pub sr_period: Dur,
+    pub periodic_bsr_timer: Dur,
+    pub retx_bsr_timer: Dur,
+    /// UE and eNB processing delays.
+    pub ue_processing: Dur,
+    pub enb_processing: Dur,
+    /// Uplink buffer reporting: "standard" (TS 36.321 SR/BSR; reproduces the retxBSR-Timer
+    /// stall) or "ideal" (ns-3 LENA/mmWave-like: the eNB sees the UE buffer every slot).
+    pub bsr: String,
+}
+
+/// `[rlc]`.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RlcSection {
+    /// "am" or "um".
+    pub mode: String,
+    /// SDU queue limit per UE bearer at the eNB (drops counted).
+    pub buffer: Bytes,
+    pub t_poll_retransmit: Dur,
+    pub t_status_prohibit: Dur,
+    pub t_reassembly: Dur,
+}
+
+/// `[core]`: S1-U/N3 and the server link.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CoreSection {
+    pub s1_rate: Rate,
+    pub s1_delay: Dur,
+    /// Server ↔ core link: rate (caps the server's sending rate), one-way delay.
+    pub server_rate: Rate,
+    pub server_delay: Dur,
+    /// Server link queue (bytes).
+    pub server_queue: Bytes,
+    /// Random errors on the server → core direction, per `error_unit` (seed 004: per byte).
+    pub error_rate: f64,
+    pub error_unit: ErrUnit,
+}
+
+/// A radio scenario. See the module docs; defaults come from the scenario's TOML file.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RanScenario {
+    /// "lte-cell", "lte-7cell", "mmwave-blockage" or "mmwave-urban".
+    pub scenario: String,
+    pub duration: Dur,
+    pub seed: u64,
+    /// Number of UEs.
+    pub ues: u32,
+    /// "tcp" or "udp-saturation".
+    pub traffic: Traffic,
+    /// UDP saturation: CBR rate per UE (IP bytes) and packet size.
+    pub udp_rate: Rate,
+    pub udp_packet: Bytes,
+    pub radio: RadioSection,
+    pub ue: UeSection,
+    pub mac: MacSection,
+    pub rlc: RlcSection,
+    pub core: CoreSection,
+    pub flow: FlowConfig,
+    pub output: OutputConfig,
+}
+
+fn sched(n: SchedName, tc: Duration) -> SchedulerKind {
+    match n {
+        SchedName::Rr => SchedulerKind::RoundRobin,
+        SchedName::Pf => SchedulerKind::ProportionalFair { time_constant: tc },
+        SchedName::MaxRate => SchedulerKind::MaxRate,
+    }
+}
+
+impl RanScenario {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        check(
+            RAN_SCENARIOS.contains(&self.scenario.as_str()),
+            "scenario",
+            RAN_SCENARIOS.join(", "),
+        )?;
+        check(
+            self.duration.0 .0 > 0 && self.duration.0 <= Duration::from_secs(3600),
+            "duration",
+            "must be > 0 and <= 1h",
+        )?;
+        check(
+            (1..=200).contains(&self.ues),
+            "ues",
+            "must be between 1 and 200",
+        )?;
+        check(self.udp_rate.0 > 0, "udp_rate", "must be > 0")?;
+        check(
+            (28..=65535).contains(&self.udp_packet.0),
+            "udp_packet",
+            "must be between 28 and 65535 bytes",
+        )?;
+        check(
+            (1..=4).contains(&self.radio.layers),
+            "radio.layers",
+            "must be 1..=4",
+        )?;
+        if self.radio.duplex != "FDD" {
+            Duplex::tdd(&self.radio.duplex).map_err(|e| {
+                ConfigError::new(
+                    "radio.duplex",
+                    format!("\"FDD\" or a TDD pattern of C/D/U/S/F: {e}"),
+                )
+            })?;
+        }
+        if self.radio.rat == RatPreset::Lte {
+            check(
+                rantcp_ran::frame::lte_n_prb((self.radio.bandwidth_mhz * 1000.0).round() as u32)
+                    .is_some(),
+                "radio.bandwidth_mhz",
+                "1.4, 3, 5, 10, 15 or 20",
+            )?;
+        }
+        check(self.radio.isd_m > 10.0, "radio.isd_m", "must be > 10 m")?;
+        check(
+            self.ue.cell_radius_m > self.ue.min_distance_m && self.ue.min_distance_m >= 1.0,
+            "ue.cell_radius_m",
+            "must exceed ue.min_distance_m (>= 1 m)",
+        )?;
+        check(self.ue.distance_m >= 1.0, "ue.distance_m", "must be >= 1 m")?;
+        check(
+            self.ue.placement != Placement::UrbanRoute || self.ues == 1,
+            "ues",
+            "the urban route carries exactly one UE",
+        )?;
+        check(
+            (1..=32).contains(&self.mac.harq_processes),
+            "mac.harq_processes",
+            "must be 1..=32",
+        )?;
+        check(
+            self.mac.harq_feedback_slots >= 1,
+            "mac.harq_feedback_slots",
+            "must be >= 1",
+        )?;
+        check(
+            self.mac.pdcch_grants >= 1,
+            "mac.pdcch_grants",
+            "must be >= 1",
+        )?;
+        check(self.mac.k2_slots >= 1, "mac.k2_slots", "must be >= 1")?;
+        check(self.mac.sr_period.0 .0 > 0, "mac.sr_period", "must be > 0")?;
+        check(
+            self.mac.bsr == "standard" || self.mac.bsr == "ideal",
+            "mac.bsr",
+            "\"standard\" or \"ideal\"",
+        )?;
+        check(
+            self.rlc.mode == "am" || self.rlc.mode == "um",
+            "rlc.mode",
+            "\"am\" or \"um\"",
+        )?;
+        check(
+            self.rlc.buffer.0 >= 1500,
+            "rlc.buffer",
+            "must be >= 1500 bytes",
+        )?;
+        check(
+            (0.0..1.0).contains(&self.core.error_rate),
+            "core.error_rate",
+            "must be in [0, 1)",
+        )?;
+        self.flow.validate("flow")?;
+        self.output.validate("output")
+    }
+
+    fn radio_config(&self) -> RadioConfig {
+        let r = &self.radio;
+        let mut cfg = match r.rat {
+            RatPreset::Lte => {
+                let mut c = RadioConfig::lte_macro();
+                c.carrier = Carrier::lte(
+                    r.carrier_ghz * 1e9,
+                    (r.bandwidth_mhz * 1000.0).round() as u32,
+                )
+                .expect("validated");
+                c
+            }
+            RatPreset::Mmwave => {
+                let mut c = RadioConfig::mmwave_28ghz();
+                c.carrier.fc_hz = r.carrier_ghz * 1e9;
+                c
+            }
+        };
+        cfg.duplex = if r.duplex == "FDD" {
+            Duplex::Fdd
+        } else {
+            Duplex::tdd(&r.duplex).expect("validated")
+        };
+        cfg.ue_noise_figure_db = r.ue_noise_figure_db;
+        cfg.bs_noise_figure_db = r.bs_noise_figure_db;
+        cfg.bf_gain_db = if r.bs_antennas > 0 && r.ue_antennas > 0 {
+            beamforming_gain_db(r.bs_antennas, r.ue_antennas)
+        } else {
+            0.0
+        };
+        cfg.shadowing = r.shadowing;
+        if !r.fading {
+            cfg.fading.kind = rantcp_ran::fading::FadingKind::None;
+        }
+        cfg.harq_processes = self.mac.harq_processes as usize;
+        cfg.cqi_period = r.cqi_period.d();
+        cfg.cqi_delay = r.cqi_delay.d();
+        if self.ue.los_duration.0 .0 > 0 && self.ue.nlos_duration.0 .0 > 0 {
+            cfg.los = LosSource::Schedule(BlockageSchedule::alternating(
+                self.ue.los_duration.d(),
+                self.ue.nlos_duration.d(),
+            ));
+        }
+        if self.ue.placement == Placement::UrbanRoute {
+            cfg.los = LosSource::Geometry2d(seed004_obstacles());
+        }
+        cfg
+    }
+
+    fn ran_config(&self, slot: Duration) -> RanConfig {
+        let m = &self.mac;
+        let mut c = match self.radio.rat {
+            RatPreset::Lte => RanConfig::lte(slot),
+            RatPreset::Mmwave => RanConfig::nr(slot),
+        };
+        let tc = m.pf_time_constant.d();
+        c.dl_scheduler = sched(m.scheduler, tc);
+        c.ul_scheduler = sched(m.ul_scheduler, tc);
+        c.harq.n_processes = m.harq_processes;
+        c.harq.feedback_delay = slot.saturating_mul(m.harq_feedback_slots as u64);
+        c.harq.max_retx = m.harq_max_retx;
+        c.ul_harq_processes = m.harq_processes;
+        c.ul_harq_max_retx = m.harq_max_retx;
+        c.ul_harq_feedback = slot.saturating_mul(m.harq_feedback_slots as u64);
+        c.pdcch_grants_per_slot = m.pdcch_grants;
+        c.k2_slots = m.k2_slots;
+        c.ue_mac.sr_period = m.sr_period.d();
+        c.ue_mac.periodic_bsr_timer = if m.periodic_bsr_timer.0 .0 == 0 {
+            None
+        } else {
+            Some(m.periodic_bsr_timer.d())
+        };
+        c.ue_mac.retx_bsr_timer = m.retx_bsr_timer.d();
+        c.ue_processing = m.ue_processing.d();
+        c.enb_processing = m.enb_processing.d();
+        c.ideal_bsr = m.bsr == "ideal";
+        let r = &self.rlc;
+        c.rlc.mode = if r.mode == "um" {
+            RlcMode::Um
+        } else {
+            RlcMode::Am
+        };
+        if c.rlc.mode == RlcMode::Um && c.rlc.layout == rantcp_ran::rlc::RlcLayout::Nr18 {
+            c.rlc.layout = rantcp_ran::rlc::RlcLayout::Nr12;
+            c.rlc.window_size = 2048;
+        }
+        c.rlc.max_tx_buffer_bytes = r.buffer.0;
+        c.rlc.t_poll_retransmit = r.t_poll_retransmit.d();
+        c.rlc.t_status_prohibit = r.t_status_prohibit.d();
+        c.rlc.t_reassembly = r.t_reassembly.d();
+        c
+    }
+
+    /// UE mobility models.
+    fn ue_mobility(&self, site: Vec3, seed: u64) -> Vec<Mobility> {
+        let h = self.radio.ue_height_m;
+        let n = self.ues as usize;
+        match self.ue.placement {
+            Placement::UrbanRoute => vec![seed004_urban_route(self.ue.drive_duration.d())],
+            Placement::Fixed => (0..n)
+                .map(|k| {
+                    let a = std::f64::consts::TAU * k as f64 / n as f64 + 0.1;
+                    let d = self.ue.distance_m;
+                    Mobility::fixed(Vec3::new(site.x + d * a.cos(), site.y + d * a.sin(), h))
+                })
+                .collect(),
+            Placement::Random => {
+                let mut rng = Rng::for_entity(seed, "scenario/ue-drop");
+                let (r0, r1) = (self.ue.min_distance_m, self.ue.cell_radius_m);
+                (0..n)
+                    .map(|_| {
+                        // Uniform over the annulus area.
+                        let u = rng.uniform();
+                        let r = (r0 * r0 + u * (r1 * r1 - r0 * r0)).sqrt();
+                        let a = std::f64::consts::TAU * rng.uniform();
+                        Mobility::fixed(Vec3::new(site.x + r * a.cos(), site.y + r * a.sin(), h))
+                    })
+                    .collect()
+            }
+        }
+    }
+
+    /// Build the network; returns the simulator and the RAN device's index.
+    pub fn build(&self, seed: u64) -> Sim {
+        let mut sim = Sim::new(seed);
+        let server = sim.add_node("server", Ipv4Addr::new(10, 0, 0, 1));
+        let core = sim.add_node("core", Ipv4Addr::new(10, 0, 0, 254));
+        let enb = sim.add_node("enb", Ipv4Addr::new(10, 0, 1, 1));
+        let c = &self.core;
+        let unit = match c.error_unit {
+            ErrUnit::Packet => ErrorUnit::Packet,
+            ErrUnit::Byte => ErrorUnit::Byte,
+            ErrUnit::Bit => ErrorUnit::Bit,
+        };
+        let srv_dn = LinkParams {
+            rate_bps: c.server_rate.bps(),
+            delay: c.server_delay.d(),
+            queue: QueueLimit::Bytes(c.server_queue.0),
+            error_rate: c.error_rate,
+            error_unit: unit,
+        };
+        let srv_up = LinkParams {
+            error_rate: 0.0,
+            ..srv_dn
+        };
+        let s1 = LinkParams {
+            rate_bps: c.s1_rate.bps(),
+            delay: c.s1_delay.d(),
+            queue: QueueLimit::Bytes(c.server_queue.0),
+            error_rate: 0.0,
+            error_unit: ErrorUnit::Packet,
+        };
+        let (s0, c0) = sim.connect(server, core, srv_dn, srv_up);
+        let (c1, e0) = sim.connect(core, enb, s1, s1);
+        sim.add_route(server, Ipv4Addr::UNSPECIFIED, 0, s0);
+        sim.add_route(core, Ipv4Addr::new(10, 0, 0, 0), 24, c0);
+        sim.add_route(core, Ipv4Addr::UNSPECIFIED, 0, c1);
+        sim.add_route(enb, Ipv4Addr::UNSPECIFIED, 0, e0);
+
+        // Radio.
+        let rcfg = self.radio_config();
+        let r = &self.radio;
+        let site = Vec3::new(0.0, 0.0, r.bs_height_m);
+        let mut radio = if r.hex_layout {
+            RadioEnvironment::new(
+                rcfg,
+                hex_layout(1, r.isd_m, r.bs_height_m, r.tx_power_dbm),
+                seed,
+            )
+        } else {
+            let cells = vec![CellConfig {
+                position: site,
+                antenna: AntennaPattern::ISOTROPIC,
+                tx_power_dbm: r.tx_power_dbm,
+                site: 0,
+            }];
+            RadioEnvironment::new(rcfg, cells, seed)
+        };
+        let mobs = self.ue_mobility(site, seed);
+        for (k, m) in mobs.iter().enumerate() {
+            radio.add_ue(k as u16 + 1, m.clone(), r.layers);
+        }
+        let slot = radio.carrier().slot;
+        let mut dev = RanDevice::new(self.ran_config(slot), radio, enb);
+        let mut ue_nodes = Vec::new();
+        for k in 0..mobs.len() {
+            let addr = Ipv4Addr::new(10, 1, (k / 250) as u8, (k % 250) as u8 + 1);
+            let n = sim.add_node(&format!("ue{}", k + 1), addr);
+            dev.add_ue(k as u16 + 1, n, addr);
+            ue_nodes.push(n);
+        }
+        let d = sim.add_device(Box::new(dev));
+        let e_radio = sim.attach(enb, d, "radio");
+        sim.add_route(enb, Ipv4Addr::new(10, 1, 0, 0), 16, e_radio);
+        for &n in &ue_nodes {
+            let i = sim.attach(n, d, "radio");
+            sim.add_route(n, Ipv4Addr::UNSPECIFIED, 0, i);
+        }
+
+        // Flows: one download per UE.
+        let f = &self.flow;
+        for (k, &n) in ue_nodes.iter().enumerate() {
+            let kind = match self.traffic {
+                Traffic::Tcp => FlowKind::Bulk {
+                    bytes: f.bytes.map(|b| b.0),
+                },
+                Traffic::UdpSaturation => FlowKind::UdpCbr {
+                    rate_bps: self.udp_rate.bps(),
+                    packet_bytes: self.udp_packet.0 as u32,
+                },
+            };
+            sim.add_flow(FlowSpec {
+                name: format!("ue{}", k + 1),
+                kind,
+                src: server,
+                dst: n,
+                src_port: 5201,
+                dst_port: 49152 + k as u16,
+                start: Time::ZERO + f.start.d(),
+                tcp_sender: f.tcp_sender(),
+                tcp_receiver: f.tcp_receiver(),
+            });
+        }
+        sim
+    }
+}
+
+/// Merge `over` into `base` (tables recursively; other values replaced).
+pub fn merge_tables(base: &mut toml::Table, over: toml::Table) {
+    for (k, v) in over {
+        match (base.get_mut(&k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge_tables(b, o),
+            (_, v) => {
+                base.insert(k, v);
+            }
+        }
+    }
+}
