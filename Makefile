@@ -29,6 +29,9 @@ system-deps:
 		echo "installing tshark (Debian) for the pcap tests"; \
 		echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tshark >/dev/null; }
+	@command -v chromium >/dev/null || { \
+		echo "installing chromium (Debian) for the HTML report test"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
 run: develop
 	$(VENV)/bin/rantcp run builtin:p2p-bulk --out out/p2p-bulk
@@ -43,6 +46,7 @@ test-python: develop system-deps
 
 bench:
 	cargo run --release -q -p rantcp-bench
+	$(VENV)/bin/python -m rantcp._bench_sweep
 
 # Regenerate the shipped JSON Schema of the config (a test checks it is current).
 schema: develop

@@ -26,11 +26,13 @@ Table ``runs``: ``point_id`` (PRIMARY KEY), ``point_index`` (the point's place i
 Columns appear as figures first appear (and widen BIGINT -> DOUBLE -> VARCHAR if needed).
 
 Atomicity: only the coordinating process writes. A finished run's files go to
-``runs/.tmp-<id>-<random>/``, are synced and renamed to ``runs/<point_id>``; then its row is
-inserted in one DuckDB transaction. The row is the commit point: a run without a row is
+``runs/.tmp-<id>-<random>/`` and are renamed to ``runs/<point_id>``; then its row is inserted
+in one DuckDB transaction. The row is the commit point: a run without a row is
 unfinished. Opening the store deletes temporary folders and run folders without a row, so a
 crash at any moment (even SIGKILL) leaves neither a partial nor a duplicated row (the primary
-key forbids duplicates; DuckDB's write-ahead log discards an uncommitted transaction).
+key forbids duplicates; DuckDB's write-ahead log discards an uncommitted transaction). The run
+files are not fsynced (a killed process loses nothing the kernel has); after a power cut, an ok
+row whose folder lacks its summary.json is deleted on reopening and the run done again.
 """
 
 from __future__ import annotations
@@ -181,30 +183,6 @@ def flatten_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _fsync_tree(root: Path) -> None:
-    for dirpath, _, files in os.walk(root):
-        for f in files:
-            fd = os.open(os.path.join(dirpath, f), os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-        _fsync_dir(Path(dirpath))
-
-
-def _fsync_dir(d: Path) -> None:
-    try:
-        fd = os.open(d, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def _connect(path: Path, read_only: bool = False) -> Any:
     import duckdb
 
@@ -224,6 +202,7 @@ class Store:
         self.con = con
         self.runs_dir = folder / RUNS_DIR
         self._types: dict[str, str] = {}
+        self._id_cache: set[str] | None = None
         self._reload_types()
 
     # -- opening --------------------------------------------------------------------------
@@ -287,8 +266,14 @@ class Store:
         tmp.replace(self.folder / SPEC_NAME)
 
     def _cleanup(self) -> None:
-        """Delete temporary folders and run folders whose row was never committed."""
+        """Delete temporary folders and run folders whose row was never committed, and the rows
+        of ok runs whose folder is incomplete (files lost in a power cut: the run's files are
+        not fsynced, the database is), so those runs are done again."""
         ok = {r[0] for r in self.con.execute("SELECT point_id FROM runs WHERE status = 'ok'").fetchall()}
+        lost = [i for i in ok if not (self.runs_dir / i / "summary.json").is_file()]
+        if lost:
+            self.con.executemany("DELETE FROM runs WHERE point_id = ?", [[i] for i in lost])
+            ok -= set(lost)
         for d in self.runs_dir.iterdir():
             if d.name.startswith(".tmp-") or (d.is_dir() and d.name not in ok):
                 shutil.rmtree(d, ignore_errors=True) if d.is_dir() else d.unlink(missing_ok=True)
@@ -323,6 +308,12 @@ class Store:
     def finished_ids(self, include_failed: bool = True) -> set[str]:
         q = "SELECT point_id FROM runs" + ("" if include_failed else " WHERE status = 'ok'")
         return {r[0] for r in self.con.execute(q).fetchall()}
+
+    @property
+    def _ids(self) -> set[str]:
+        if self._id_cache is None:
+            self._id_cache = self.finished_ids()
+        return self._id_cache
 
     def count_failed(self, ids: Iterable[str]) -> int:
         ids = list(ids)
@@ -365,11 +356,9 @@ class Store:
                 p = tmp / rel
                 p.parent.mkdir(parents=True, exist_ok=True)
                 p.write_bytes(data)
-            _fsync_tree(tmp)
             if final.exists():
                 shutil.rmtree(final)
             tmp.rename(final)
-            _fsync_dir(self.runs_dir)
         elif final.exists():
             shutil.rmtree(final)
         con = self.con
@@ -377,7 +366,8 @@ class Store:
         try:
             for k, v in row.items():
                 self._ensure_column(k, _sql_value(v))
-            con.execute("DELETE FROM runs WHERE point_id = ?", [task.point_id])
+            if task.point_id in self._ids:  # a failed run done again (--retry-failed)
+                con.execute("DELETE FROM runs WHERE point_id = ?", [task.point_id])
             names = list(row)
             con.execute(
                 f"INSERT INTO runs ({', '.join(quote(n) for n in names)}) VALUES ({', '.join('?' for _ in names)})",
@@ -388,6 +378,7 @@ class Store:
             con.execute("ROLLBACK")
             self._reload_types()
             raise
+        self._ids.add(task.point_id)
 
 
 # ---------------------------------------------------------------------------------------------

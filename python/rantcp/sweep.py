@@ -565,41 +565,79 @@ def _crashed(task: RunTask, why: str) -> dict[str, Any]:
     return {"point_id": task.point_id, "status": "failed", "error": why, "files": {}, "wall_s": float("nan"), "version": None}
 
 
+class WorkersCannotStart(RuntimeError):
+    """The local pool's worker processes die before finishing any run."""
+
+
 def _local_runs(tasks: Sequence[RunTask], workers: int, tick: Callable[[], None]) -> Iterator[tuple[RunTask, dict[str, Any]]]:
-    """A process pool; a run that kills its worker twice is recorded as failed."""
+    """A process pool; a run that kills its worker twice is recorded as failed. A pool that
+    breaks twice in a row without finishing any run stops the sweep (nothing is recorded)."""
     pending = list(reversed(tasks))
     attempts: dict[str, int] = {}
     window = max(2 * workers, workers + 2)
-    while pending:
-        pool = ProcessPoolExecutor(max_workers=workers, mp_context=_mp_context())
-        inflight: dict[Future[dict[str, Any]], RunTask] = {}
-        broken = False
-        try:
-            while pending or inflight:
-                while pending and len(inflight) < window and not broken:
-                    t = pending.pop()
-                    try:
-                        inflight[pool.submit(run_point, t)] = t
-                    except BrokenProcessPool:
-                        pending.append(t)
-                        broken = True
-                if not inflight:
-                    break
-                done, _ = wait(inflight, timeout=0.25, return_when=FIRST_COMPLETED)
-                tick()
-                for fut in done:
-                    t = inflight.pop(fut)
-                    try:
-                        yield t, fut.result()
-                    except BrokenProcessPool:
-                        broken = True
-                        attempts[t.point_id] = attempts.get(t.point_id, 0) + 1
-                        if attempts[t.point_id] >= 2:
-                            yield t, _crashed(t, "worker process died while running this point (twice)")
-                        else:
+    barren_pools = 0
+    with _main_path_hidden_if_unimportable():
+        while pending:
+            pool = ProcessPoolExecutor(max_workers=workers, mp_context=_mp_context())
+            inflight: dict[Future[dict[str, Any]], RunTask] = {}
+            broken = False
+            finished = 0
+            try:
+                while pending or inflight:
+                    while pending and len(inflight) < window and not broken:
+                        t = pending.pop()
+                        try:
+                            inflight[pool.submit(run_point, t)] = t
+                        except BrokenProcessPool:
                             pending.append(t)
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+                            broken = True
+                    if not inflight:
+                        break
+                    done, _ = wait(inflight, timeout=0.25, return_when=FIRST_COMPLETED)
+                    tick()
+                    for fut in done:
+                        t = inflight.pop(fut)
+                        try:
+                            outcome = fut.result()
+                        except BrokenProcessPool:
+                            broken = True
+                            attempts[t.point_id] = attempts.get(t.point_id, 0) + 1
+                            pending.append(t)
+                            continue
+                        finished += 1
+                        yield t, outcome
+            finally:
+                pool.shutdown(wait=True, cancel_futures=True)
+            if not broken:
+                continue
+            barren_pools = 0 if finished else barren_pools + 1
+            if barren_pools >= 2:
+                raise WorkersCannotStart(
+                    "the local worker processes die before finishing any run (see the messages above); "
+                    "nothing was recorded for the runs in flight"
+                )
+            # A run that broke the pool twice (while others finish) is recorded as failed.
+            for t in [t for t in pending if attempts.get(t.point_id, 0) >= 2]:
+                pending.remove(t)
+                yield t, _crashed(t, "the worker process died while running this point (twice)")
+
+
+class _main_path_hidden_if_unimportable:
+    """Worker processes re-import the parent's __main__ from its file; a __main__ read from stdin
+    or a notebook has no such file, which would kill every worker. Hide the bogus path."""
+
+    def __enter__(self) -> None:
+        self.main = sys.modules.get("__main__")
+        self.saved = getattr(self.main, "__file__", None)
+        spec = getattr(self.main, "__spec__", None)
+        if self.main is not None and self.saved is not None and spec is None and not os.path.isfile(self.saved):
+            del self.main.__file__
+        else:
+            self.saved = None
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.saved is not None and self.main is not None:
+            self.main.__file__ = self.saved
 
 
 def _dask_client(dask: Any) -> tuple[Any, Any, int]:
