@@ -613,8 +613,9 @@ def _local_runs(tasks: Sequence[RunTask], workers: int, tick: Callable[[], None]
             barren_pools = 0 if finished else barren_pools + 1
             if barren_pools >= 2:
                 raise WorkersCannotStart(
-                    "the local worker processes die before finishing any run (see the messages above); "
-                    "nothing was recorded for the runs in flight"
+                    "the local worker processes die before finishing any run (see the messages above; a script "
+                    "that calls rantcp.sweep must do so under `if __name__ == \"__main__\":`); nothing was recorded "
+                    "for the runs in flight"
                 )
             # A run that broke the pool twice (while others finish) is recorded as failed.
             for t in [t for t in pending if attempts.get(t.point_id, 0) >= 2]:

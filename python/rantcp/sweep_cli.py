@@ -5,7 +5,8 @@
     rantcp report FOLDER [--output FILE]
 
 `sweep` exits 0 when every run was recorded (failed runs included), 1 with --strict when any
-run of the sweep failed, 2 for bad input, 130 when interrupted (finished runs stay recorded;
+run of the sweep failed, 2 for bad input, 3 when the worker processes cannot run at all,
+130 when interrupted (finished runs stay recorded;
 the same command resumes).
 """
 
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 EXIT_FAILED_RUNS = 1
+EXIT_WORKERS_DIED = 3
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -94,11 +96,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             def tick(ok: int, failed: int, total: int) -> None:
                 bar.update(task, completed=ok + failed, total=total, ok=ok, failed=failed)
 
-            outcome = sm.run_sweep(spec, out, workers=args.workers, dask=args.dask, retry_failed=args.retry_failed, progress=tick)
+            outcome = _run(sm, spec, out, args, tick)
     else:
         plain = None if quiet else _PlainProgress(spec.name)
-        outcome = sm.run_sweep(spec, out, workers=args.workers, dask=args.dask, retry_failed=args.retry_failed, progress=plain)
+        outcome = _run(sm, spec, out, args, plain)
 
+    if outcome is None:
+        return EXIT_WORKERS_DIED
     if not quiet:
         _print_table(spec, out, [t.point_id for t in tasks])
         print(
@@ -110,6 +114,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         sys.stderr.write(f"rantcp: {outcome.failed_overall} run(s) failed (see the error column of {out}/sweep.duckdb)\n")
         return EXIT_FAILED_RUNS
     return 0
+
+
+def _run(sm: Any, spec: Any, out: Path, args: argparse.Namespace, progress: Any) -> Any:
+    try:
+        return sm.run_sweep(spec, out, workers=args.workers, dask=args.dask, retry_failed=args.retry_failed, progress=progress)
+    except sm.WorkersCannotStart as e:
+        sys.stderr.write(f"rantcp: error: {e}\n")
+        return None
 
 
 def _sweep_module() -> Any:
