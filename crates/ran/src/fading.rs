@@ -11,9 +11,10 @@
 //! rotating at f_D cos θ_0: h = √(K/(K+1))·e^{j(ω_d t cos θ_0 + φ_0)} + √(1/(K+1))·h_diffuse.
 //!
 //! Time enters only through the UE's *displacement in wavelengths* x = s/λ (ω_d t = 2π x for a
-//! constant speed v, f_D = v/λ), so speed changes along a route never make the phase jump and a
-//! paused UE sees a frozen channel. [`FadingConfig::scatterer_speed_mps`] adds a displacement
-//! v_env·t for moving scatterers (so a static UE is not stuck in one fade forever).
+//! constant speed v, f_D = v/λ), so speed changes along a route never make the phase jump. While
+//! the UE stands still,
+//! [`FadingConfig::scatterer_speed_mps`] keeps the displacement growing at v_env (moving
+//! scatterers), so a static UE is not stuck in one fade forever; while it moves, f_D = v/λ.
 //! Every random parameter is drawn once from the owning entity's [`Rng`]: the process is a pure,
 //! deterministic function of x afterwards. Fading is frequency-flat (one gain per UE per slot).
 
@@ -30,8 +31,9 @@ pub const DEFAULT_SINUSOIDS: usize = 8;
 pub struct FadingConfig {
     /// Off, Rayleigh, or Rician with K (dB) applied when the link is LOS (Rayleigh in NLOS).
     pub kind: FadingKind,
-    /// Speed of moving scatterers (m/s) added to the UE's own motion: f_D = (v_UE + v_env)/λ.
-    /// Default 0.83 m/s (3 km/h, the usual "pedestrian" Doppler floor).
+    /// Speed of moving scatterers (m/s) that sets the Doppler while the UE is stationary:
+    /// f_D = v_env/λ when paused, v_UE/λ when moving. Default 0.83 m/s (3 km/h, the usual
+    /// "pedestrian" Doppler floor).
     pub scatterer_speed_mps: f64,
     /// Sinusoids per process.
     pub sinusoids: usize,

@@ -18,6 +18,8 @@ struct Leg {
     speed_mps: f64,
     /// Path length travelled before this leg (m).
     s0: f64,
+    /// Time spent moving before this leg (s).
+    m0: f64,
 }
 
 /// A UE trajectory: fixed, or a sequence of constant-velocity legs and pauses starting at
@@ -43,6 +45,7 @@ impl Mobility {
             pos: p,
             t: Time::ZERO,
             s: 0.0,
+            moving_s: 0.0,
             legs: Vec::new(),
         }
     }
@@ -80,6 +83,24 @@ impl Mobility {
             }
         }
     }
+    /// Time spent stationary between t = 0 and `t` (s): pauses, and the time before/after the
+    /// route. Moving scatterers keep the channel of a stationary UE varying.
+    pub fn stationary_s(&self, t: Time) -> f64 {
+        let total = t.as_secs_f64();
+        match self.leg_at(t) {
+            None => total,
+            Some(l) => {
+                let dt = t.as_nanos().clamp(l.t0.as_nanos(), l.t1.as_nanos()) - l.t0.as_nanos();
+                let moving = l.m0
+                    + if l.speed_mps > 0.0 {
+                        dt as f64 * 1e-9
+                    } else {
+                        0.0
+                    };
+                (total - moving).max(0.0)
+            }
+        }
+    }
     /// Time at which the last leg ends (`Time::ZERO` for a fixed UE).
     pub fn end_time(&self) -> Time {
         self.legs.last().map_or(Time::ZERO, |l| l.t1)
@@ -97,6 +118,7 @@ pub struct RouteBuilder {
     pos: Vec3,
     t: Time,
     s: f64,
+    moving_s: f64,
     legs: Vec<Leg>,
 }
 
@@ -111,6 +133,7 @@ impl RouteBuilder {
             v: Vec3::ZERO,
             speed_mps: 0.0,
             s0: self.s,
+            m0: self.moving_s,
         });
         self.t = t1;
         self
@@ -131,10 +154,14 @@ impl RouteBuilder {
             v,
             speed_mps,
             s0: self.s,
+            m0: self.moving_s,
         });
         let secs = d.as_nanos() as f64 * 1e-9;
         self.pos = self.pos + v * secs;
         self.s += speed_mps * secs;
+        if speed_mps > 0.0 {
+            self.moving_s += secs;
+        }
         self.t = t1;
         self
     }
@@ -156,9 +183,11 @@ impl RouteBuilder {
             v,
             speed_mps: v.norm(),
             s0: self.s,
+            m0: self.moving_s,
         });
         self.pos = target;
         self.s += dist;
+        self.moving_s += d.as_nanos() as f64 * 1e-9;
         self.t = t1;
         self
     }
@@ -244,6 +273,14 @@ mod tests {
             Vec3::new(3.0, 14.0, 0.0)
         ));
         assert!((m.path_length_m(Time::from_secs(99)) - 15.0).abs() < 1e-9);
+        // Moving 0–5 s and 7–8 s: stationary 2 s by t = 8 s, 93 s by t = 99 s.
+        assert!((m.stationary_s(Time::from_secs(8)) - 2.0).abs() < 1e-9);
+        assert!((m.stationary_s(Time::from_secs(99)) - 93.0).abs() < 1e-9);
+        assert!((m.stationary_s(Time::from_millis(6500)) - 1.5).abs() < 1e-9);
+        assert_eq!(
+            Mobility::fixed(Vec3::ZERO).stationary_s(Time::from_secs(3)),
+            3.0
+        );
         assert_eq!(m.end_time(), Time::from_secs(8));
     }
 

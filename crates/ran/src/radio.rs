@@ -680,7 +680,8 @@ impl RadioEnvironment {
         let fade = match kind {
             FadingKind::None => 1.0,
             _ => {
-                let x = (ue.mobility.path_length_m(now) + env * now.as_secs_f64()) / lambda;
+                let x =
+                    (ue.mobility.path_length_m(now) + env * ue.mobility.stationary_s(now)) / lambda;
                 let k = if ue.large.los { k_los } else { 0.0 };
                 ue.fading.power_gain(x, k)
             }
