@@ -406,3 +406,29 @@ def test_dask_bad_address_is_one_line(cli, tmp_path: Path):
     r = cli("sweep", str(spec), "--out", str(tmp_path / "o"), "--dask", "local:zero")
     assert r.returncode == 2 and "local:N" in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
+
+
+@pytest.mark.timeout(120)
+def test_dask_scheduler_address(tmp_path: Path):
+    """--dask ADDRESS: the runs go to an existing cluster (here one on the loopback)."""
+    import logging
+
+    import distributed
+
+    spec = tmp_path / "s.toml"
+    spec.write_text('[sweep]\nscenario = "builtin:p2p-bulk"\nrepetitions = 2\nseed = 4\n[set]\nduration = "1s"\n[axes]\n"flow.cc" = ["newreno", "vegas"]\n')
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=2, processes=True, dashboard_address=None, host="127.0.0.1", silence_logs=logging.ERROR
+    ) as cluster:
+        r = subprocess.run(
+            [*RANTCP, "sweep", str(spec), "--out", str(tmp_path / "o"), "--dask", cluster.scheduler_address, "--quiet"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert r.returncode == 0, r.stderr
+    df = rantcp.load(tmp_path / "o").df
+    assert list(df["status"]) == ["ok", "ok", "failed", "failed"]
+    assert df["error"].iloc[2].startswith("flow.cc")
+    local = rantcp.sweep(spec, out=tmp_path / "local", workers=1)
+    pdt.assert_frame_equal(deterministic(df), deterministic(local))

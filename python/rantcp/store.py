@@ -142,7 +142,7 @@ def flatten_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
                 names.append(k)
     out["n_flows"] = len(flows)
     for k in names:
-        vals = [f.get(k) for f in flows if f.get(k) is not None]
+        vals: list[Any] = [f[k] for f in flows if f.get(k) is not None]
         if not vals:
             out[k] = None
             continue

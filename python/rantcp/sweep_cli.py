@@ -146,21 +146,22 @@ def _print_table(spec: Any, out: Path, ids: list[str]) -> None:
 
     sm = _sweep_module()
     df = store.read_table(out, ids=ids)
-    metrics = [m for m in ("goodput_mbps", "rtt_mean_ms", "retransmitted_segments") if m in df]
+    heads = {"goodput_mbps": "goodput Mbit/s", "rtt_mean_ms": "mean RTT ms"}
+    metrics = [m for m in heads if m in df]
     s = sm.summarise(df, metrics, list(spec.axes))
     fails = df[df["status"] == "failed"]
     console = Console(width=None if sys.stdout.isatty() else 120)
     t = Table(title=f"{spec.name}: mean ± 95 % interval over repetitions")
     for a in spec.axes:
-        t.add_column(a)
+        t.add_column(a, no_wrap=True)
     t.add_column("ok runs", justify="right")
     for m in metrics:
-        t.add_column(m, justify="right")
+        t.add_column(heads[m], justify="right", no_wrap=True)
     for _, row in s.head(40).iterrows():
         cells = [str(row[a]) for a in spec.axes] + [str(int(row["n"]))]
         for m in metrics:
             mean, ci = row[f"{m}_mean"], row[f"{m}_ci95"]
-            cells.append("-" if mean != mean else (f"{mean:.3g}" if ci != ci else f"{mean:.3g} ± {ci:.2g}"))
+            cells.append("-" if mean != mean else (f"{mean:.4g}" if ci != ci else f"{mean:.4g} ± {ci:.2g}"))
         t.add_row(*cells)
     if metrics and len(s):
         console.print(t)
