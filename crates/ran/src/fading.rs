@@ -201,6 +201,10 @@ mod tests {
         for (i, &tau) in lags_s.iter().enumerate() {
             let r = acc[i] / p0;
             let j = bessel_j0(2.0 * PI * f_d * tau);
+            eprintln!(
+                "lag {:5.0} us: autocorrelation {r:+.3}, J0 {j:+.3}",
+                tau * 1e6
+            );
             assert!((r - j).abs() < 0.1, "lag {tau}: {r} vs J0 = {j}");
         }
         // Mean power ≈ 1.

@@ -232,6 +232,9 @@ mod tests {
                 }
                 let bler = first_fail as f64 / draws as f64;
                 let res = residual as f64 / draws as f64;
+                eprintln!(
+                    "{table:?} MCS {mcs:2}: thr {thr:6.2} dB, BLER {bler:.4}, residual {res:.6}"
+                );
                 assert!(
                     (bler - 0.1).abs() <= 0.02,
                     "{table:?} MCS {mcs}: BLER {bler}"
