@@ -248,7 +248,7 @@ repetitions = 2
 seed = 11
 
 [set]
-duration = "40s"
+duration = "80s"
 "bottleneck.rate" = "200Mbps"
 "output.sample_interval" = "1s"
 
@@ -302,6 +302,15 @@ def test_kill_9_and_resume(tmp_path: Path):
             time.sleep(0.005)
         if p.poll() is not None:
             break  # finished before we could kill it (fast machine)
+        if kills == 0:
+            # While it runs: a second sweep into the folder is refused in one line, and
+            # rantcp.load reads a snapshot.
+            live = rantcp.load(out).df
+            assert live["point_id"].is_unique and len(live) <= 12 and set(live["status"]) <= {"ok"}
+            second = subprocess.run([*RANTCP, "sweep", str(spec), "--out", str(out), "--quiet"], capture_output=True, text=True, timeout=60)
+            if p.poll() is not None:
+                break  # the first one finished meanwhile (and the second may have run)
+            assert second.returncode == 2 and "in use by another process" in second.stderr, second.stderr
         _kill_tree(p)
         kills += 1
     assert kills >= 1, "the sweep finished before it could be killed; make the points slower"

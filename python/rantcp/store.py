@@ -184,14 +184,55 @@ def flatten_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _connect(path: Path, read_only: bool = False) -> Any:
+    """Open the database. Read-only opens of a database held by a running sweep read a snapshot
+    (a copy of the file and its log; the copy is opened, never the original)."""
     import duckdb
 
     try:
         return duckdb.connect(str(path), read_only=read_only)
     except duckdb.IOException as e:
-        if "lock" in str(e).lower():
+        locked = "lock" in str(e).lower()
+        if locked and read_only:
+            con = _snapshot(path)
+            if con is not None:
+                return con
+        if locked:
             raise ConfigError(f"{path.parent}: the sweep database is in use by another process (a sweep still running?)") from None
         raise ConfigError(f"{path}: cannot open the sweep database ({str(e).splitlines()[0]})") from None
+
+
+def _snapshot(path: Path) -> Any:
+    import tempfile
+
+    import duckdb
+
+    tmp = Path(tempfile.mkdtemp(prefix="rantcp-snapshot-"))
+    try:
+        shutil.copy2(path, tmp / path.name)
+        wal = path.with_name(path.name + ".wal")
+        if wal.exists():
+            shutil.copy2(wal, tmp / wal.name)
+        # Not read-only: opening replays the copied log into the copy.
+        con = duckdb.connect(str(tmp / path.name))
+    except (OSError, duckdb.Error):
+        shutil.rmtree(tmp, ignore_errors=True)
+        return None
+    return _TempConnection(con, tmp)
+
+
+class _TempConnection:
+    """A connection to a snapshot copy, deleted on close."""
+
+    def __init__(self, con: Any, folder: Path) -> None:
+        self._con = con
+        self._folder = folder
+
+    def execute(self, *args: Any) -> Any:
+        return self._con.execute(*args)
+
+    def close(self) -> None:
+        self._con.close()
+        shutil.rmtree(self._folder, ignore_errors=True)
 
 
 class Store:
