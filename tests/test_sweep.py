@@ -6,6 +6,7 @@ import importlib
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -441,3 +442,18 @@ def test_dask_scheduler_address(tmp_path: Path):
     assert df["error"].iloc[2].startswith("flow.cc")
     local = rantcp.sweep(spec, out=tmp_path / "local", workers=1)
     pdt.assert_frame_equal(deterministic(df), deterministic(local))
+
+
+def test_workers_that_cannot_start_record_nothing(tmp_path: Path):
+    """A script without the __main__ guard kills every pool worker: the sweep stops with a clear
+    error and records no failed rows (the runs stay unfinished, to be done on a fixed rerun)."""
+    script = tmp_path / "noguard.py"
+    out = tmp_path / "o"
+    script.write_text(
+        "import rantcp\n"
+        f"rantcp.sweep({{'sweep': {{'scenario': 'builtin:p2p-bulk', 'repetitions': 2}}, 'set': {{'duration': '1s'}}}}, out={str(out)!r}, workers=2)\n"
+    )
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0
+    assert "WorkersCannotStart" in r.stderr and "__main__" in r.stderr
+    assert len(rantcp.load(out).df) == 0

@@ -565,7 +565,11 @@ def _crashed(task: RunTask, why: str) -> dict[str, Any]:
     return {"point_id": task.point_id, "status": "failed", "error": why, "files": {}, "wall_s": float("nan"), "version": None}
 
 
-class WorkersCannotStart(RuntimeError):
+class SweepAborted(RuntimeError):
+    """The workers, not a run, failed; the runs in flight stay unfinished (the same command resumes)."""
+
+
+class WorkersCannotStart(SweepAborted):
     """The local pool's worker processes die before finishing any run."""
 
 
@@ -676,6 +680,7 @@ def _dask_runs(tasks: Sequence[RunTask], client: Any, threads: int, tick: Callab
     import uuid
 
     import distributed
+    from distributed.scheduler import KilledWorker
 
     pending = list(reversed(tasks))
     window = max(2 * threads, threads + 2)
@@ -698,7 +703,14 @@ def _dask_runs(tasks: Sequence[RunTask], client: Any, threads: int, tick: Callab
                 if fut.status == "finished":
                     outcome = fut.result()
                 else:
-                    exc = fut.exception()
+                    try:
+                        exc = fut.exception()
+                    except BaseException as e:  # cancelled
+                        exc = e
+                    if not isinstance(exc, KilledWorker):
+                        # The cluster, not the run, failed: stop; the run stays unfinished.
+                        raise SweepAborted(f"dask: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from exc
+                    # The run killed every worker that tried it (e.g. out of memory): record it.
                     outcome = _crashed(t, f"dask: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
                 fut.release()
                 yield t, outcome

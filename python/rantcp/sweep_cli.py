@@ -5,7 +5,7 @@
     rantcp report FOLDER [--output FILE]
 
 `sweep` exits 0 when every run was recorded (failed runs included), 1 with --strict when any
-run of the sweep failed, 2 for bad input, 3 when the worker processes cannot run at all,
+run of the sweep failed, 2 for bad input, 3 when the workers (not a run) fail,
 130 when interrupted (finished runs stay recorded;
 the same command resumes).
 """
@@ -119,7 +119,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 def _run(sm: Any, spec: Any, out: Path, args: argparse.Namespace, progress: Any) -> Any:
     try:
         return sm.run_sweep(spec, out, workers=args.workers, dask=args.dask, retry_failed=args.retry_failed, progress=progress)
-    except sm.WorkersCannotStart as e:
+    except sm.SweepAborted as e:
         sys.stderr.write(f"rantcp: error: {e}\n")
         return None
 
