@@ -255,8 +255,9 @@ class Store:
         db = folder / DB_NAME
         if folder.exists() and not db.exists() and any(folder.iterdir()):
             raise ConfigError(f"{folder}: exists and is not a sweep folder (no {DB_NAME}); choose another --out")
-        (folder / RUNS_DIR).mkdir(parents=True, exist_ok=True)
-        con = _connect(db)
+        folder.mkdir(parents=True, exist_ok=True)
+        con = _connect(db)  # the database first: a folder with anything in it has one
+        (folder / RUNS_DIR).mkdir(exist_ok=True)
         store = cls(folder, con)
         store._init_schema(spec)
         store._cleanup()

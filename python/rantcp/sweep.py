@@ -792,8 +792,8 @@ def run_sweep(
 def _commit(store: Any, task: RunTask, outcome: dict[str, Any], ok: int, failed: int) -> tuple[int, int]:
     import rantcp
 
-    if outcome["status"] == "ok" and outcome.get("version") != rantcp.__version__:
-        outcome = dict(outcome, status="failed", files={}, error=f"worker runs rantcp {outcome.get('version')}, this process {rantcp.__version__}")
+    if outcome.get("version") not in (None, rantcp.__version__):
+        raise SweepAborted(f"a worker runs rantcp {outcome.get('version')}, this process {rantcp.__version__}; install the same version everywhere")
     store.commit(task, outcome)
     if outcome["status"] == "ok":
         return ok + 1, failed

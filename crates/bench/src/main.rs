@@ -13,14 +13,29 @@ struct Case {
 }
 
 const CASES: &[Case] = &[
-    Case { name: "p2p-bulk newreno 50Mbps 30s", spec: "builtin:p2p-bulk", overrides: &[] },
-    Case { name: "p2p-bulk bbr 50Mbps 30s", spec: "builtin:p2p-bulk", overrides: &[("flow.cc", "bbr")] },
+    Case {
+        name: "p2p-bulk newreno 50Mbps 30s",
+        spec: "builtin:p2p-bulk",
+        overrides: &[],
+    },
+    Case {
+        name: "p2p-bulk bbr 50Mbps 30s",
+        spec: "builtin:p2p-bulk",
+        overrides: &[("flow.cc", "bbr")],
+    },
 ];
 
 fn main() {
-    println!("{:<36} {:>12} {:>10} {:>12}", "scenario", "events", "wall s", "events/s");
+    println!(
+        "{:<36} {:>12} {:>10} {:>12}",
+        "scenario", "events", "wall s", "events/s"
+    );
     for c in CASES {
-        let ov: Vec<(String, String)> = c.overrides.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let ov: Vec<(String, String)> = c
+            .overrides
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         let mut best = f64::INFINITY;
         let mut events = 0;
         for _ in 0..REPEAT {
@@ -37,7 +52,13 @@ fn main() {
             events = out.summary["events"].as_u64().unwrap_or(0);
         }
         if best.is_finite() {
-            println!("{:<36} {:>12} {:>10.4} {:>12.3e}", c.name, events, best, events as f64 / best);
+            println!(
+                "{:<36} {:>12} {:>10.4} {:>12.3e}",
+                c.name,
+                events,
+                best,
+                events as f64 / best
+            );
         }
     }
 }

@@ -48,7 +48,12 @@ impl<E> Default for EventQueue<E> {
 
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue { heap: BinaryHeap::with_capacity(1024), seq: 0, now: Time::ZERO, popped: 0 }
+        EventQueue {
+            heap: BinaryHeap::with_capacity(1024),
+            seq: 0,
+            now: Time::ZERO,
+            popped: 0,
+        }
     }
     /// The time of the event last popped (the simulation clock).
     #[inline]
@@ -58,7 +63,11 @@ impl<E> EventQueue<E> {
     /// Schedule `event` at `time`. Scheduling in the past is a model bug.
     #[inline]
     pub fn schedule(&mut self, time: Time, event: E) {
-        debug_assert!(time >= self.now, "event scheduled in the past: {time} < {}", self.now);
+        debug_assert!(
+            time >= self.now,
+            "event scheduled in the past: {time} < {}",
+            self.now
+        );
         let seq = self.seq;
         self.seq += 1;
         self.heap.push(Entry { time, seq, event });

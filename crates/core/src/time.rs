@@ -92,11 +92,19 @@ impl Duration {
     }
     #[inline]
     pub fn min(self, o: Duration) -> Duration {
-        if self.0 <= o.0 { self } else { o }
+        if self.0 <= o.0 {
+            self
+        } else {
+            o
+        }
     }
     #[inline]
     pub fn max(self, o: Duration) -> Duration {
-        if self.0 >= o.0 { self } else { o }
+        if self.0 >= o.0 {
+            self
+        } else {
+            o
+        }
     }
 }
 
@@ -174,7 +182,10 @@ mod tests {
     #[test]
     fn transmission_time_rounds_up() {
         // 1500 B at 50 Mbit/s = 240 us exactly.
-        assert_eq!(Duration::transmission(1500, 50_000_000), Duration::from_micros(240));
+        assert_eq!(
+            Duration::transmission(1500, 50_000_000),
+            Duration::from_micros(240)
+        );
         // 1 B at 3 bit/s = 8/3 s, rounded up to the next ns.
         assert_eq!(Duration::transmission(1, 3).0, 2_666_666_667);
     }

@@ -58,7 +58,11 @@ pub struct LinkStats {
 pub enum Offer {
     /// Accepted: starts serialising at `tx_start`, fully received at `arrival`; `corrupted`
     /// packets occupy the link but are discarded by the receiver.
-    Sent { tx_start: Time, arrival: Time, corrupted: bool },
+    Sent {
+        tx_start: Time,
+        arrival: Time,
+        corrupted: bool,
+    },
     /// Dropped at the tail of a full queue.
     Dropped,
 }
@@ -135,7 +139,11 @@ impl Link {
         if corrupted {
             self.stats.error_drops += 1;
         }
-        Offer::Sent { tx_start: start, arrival: finish + self.params.delay, corrupted }
+        Offer::Sent {
+            tx_start: start,
+            arrival: finish + self.params.delay,
+            corrupted,
+        }
     }
 
     #[inline]
@@ -185,7 +193,14 @@ mod tests {
         let t0 = Time::from_millis(1);
         let a = l.offer(t0, 1000);
         let b = l.offer(t0, 500);
-        assert_eq!(a, Offer::Sent { tx_start: t0, arrival: t0 + Duration::from_micros(1000 + 10_000), corrupted: false });
+        assert_eq!(
+            a,
+            Offer::Sent {
+                tx_start: t0,
+                arrival: t0 + Duration::from_micros(1000 + 10_000),
+                corrupted: false
+            }
+        );
         assert_eq!(
             b,
             Offer::Sent {
@@ -208,7 +223,10 @@ mod tests {
         assert_eq!(l.offer(t, 100), Offer::Dropped);
         assert_eq!(l.stats.queue_drops, 1);
         // After the first finishes (100 us) one slot frees.
-        assert!(matches!(l.offer(Time::from_micros(100), 100), Offer::Sent { .. }));
+        assert!(matches!(
+            l.offer(Time::from_micros(100), 100),
+            Offer::Sent { .. }
+        ));
     }
 
     #[test]
@@ -228,7 +246,10 @@ mod tests {
         let n = 100_000u64;
         let mut lost = 0;
         for i in 0..n {
-            if let Offer::Sent { corrupted: true, .. } = l.offer(Time::from_millis(i), 100) {
+            if let Offer::Sent {
+                corrupted: true, ..
+            } = l.offer(Time::from_millis(i), 100)
+            {
                 lost += 1;
             }
         }
@@ -244,7 +265,10 @@ mod tests {
         let n = 100_000u64;
         let mut lost = 0;
         for i in 0..n {
-            if let Offer::Sent { corrupted: true, .. } = l.offer(Time::from_millis(i), 1500) {
+            if let Offer::Sent {
+                corrupted: true, ..
+            } = l.offer(Time::from_millis(i), 1500)
+            {
                 lost += 1;
             }
         }

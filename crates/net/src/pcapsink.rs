@@ -40,7 +40,11 @@ impl PcapSink {
     pub(crate) fn create(path: &std::path::Path) -> std::io::Result<Self> {
         // PcapWriter buffers internally.
         let f = File::create(path)?;
-        Ok(PcapSink { writer: PcapWriter::new(f, 65535)?, pending: BinaryHeap::new(), seq: 0 })
+        Ok(PcapSink {
+            writer: PcapWriter::new(f, 65535)?,
+            pending: BinaryHeap::new(),
+            seq: 0,
+        })
     }
     pub(crate) fn record(&mut self, now: Time, ts: Time, p: &Packet) -> std::io::Result<()> {
         self.pending.push(Reverse((ts, self.seq, PacketOrd(*p))));

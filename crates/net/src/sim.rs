@@ -191,13 +191,24 @@ pub struct FlowSeries {
 #[derive(Clone, Copy, Debug)]
 enum Ev {
     /// A packet fully received on an interface.
-    Arrive { iface: u32, pkt: u32 },
+    Arrive {
+        iface: u32,
+        pkt: u32,
+    },
     /// A connection's timer.
-    Timer { conn: u32 },
-    FlowStart { flow: u32 },
+    Timer {
+        conn: u32,
+    },
+    FlowStart {
+        flow: u32,
+    },
     /// A device's timer.
-    DeviceTimer { dev: u32 },
-    CbrTick { flow: u32 },
+    DeviceTimer {
+        dev: u32,
+    },
+    CbrTick {
+        flow: u32,
+    },
     Sample,
 }
 
@@ -272,7 +283,13 @@ impl Sim {
 
     /// Join `a` and `b` with a duplex point-to-point link (`ab` for a→b, `ba` for b→a).
     /// Returns the interfaces (at a, at b), named `<node>-eth<k>`.
-    pub fn connect(&mut self, a: NodeId, b: NodeId, ab: LinkParams, ba: LinkParams) -> (IfaceId, IfaceId) {
+    pub fn connect(
+        &mut self,
+        a: NodeId,
+        b: NodeId,
+        ab: LinkParams,
+        ba: LinkParams,
+    ) -> (IfaceId, IfaceId) {
         let ia = self.ifaces.len();
         let ib = ia + 1;
         let la = self.links.len();
@@ -281,10 +298,26 @@ impl Sim {
         let name_b = format!("{}-eth{}", self.nodes[b].name, self.nodes[b].ifaces.len());
         let rng_a = Rng::for_entity(self.seed, &format!("link/{name_a}"));
         let rng_b = Rng::for_entity(self.seed, &format!("link/{name_b}"));
-        self.ifaces.push(Iface { name: name_a, node: a, egress: Egress::Link(la), pcap: None });
-        self.ifaces.push(Iface { name: name_b, node: b, egress: Egress::Link(lb), pcap: None });
-        self.links.push(LinkEnd { link: Link::new(ab, rng_a), rx_iface: ib });
-        self.links.push(LinkEnd { link: Link::new(ba, rng_b), rx_iface: ia });
+        self.ifaces.push(Iface {
+            name: name_a,
+            node: a,
+            egress: Egress::Link(la),
+            pcap: None,
+        });
+        self.ifaces.push(Iface {
+            name: name_b,
+            node: b,
+            egress: Egress::Link(lb),
+            pcap: None,
+        });
+        self.links.push(LinkEnd {
+            link: Link::new(ab, rng_a),
+            rx_iface: ib,
+        });
+        self.links.push(LinkEnd {
+            link: Link::new(ba, rng_b),
+            rx_iface: ia,
+        });
         self.nodes[a].ifaces.push(ia);
         self.nodes[b].ifaces.push(ib);
         (ia, ib)
@@ -292,7 +325,11 @@ impl Sim {
 
     /// Add a shared-medium device; attach nodes to it with [`Sim::attach`].
     pub fn add_device(&mut self, dev: Box<dyn Device>) -> usize {
-        self.devices.push(DeviceSlot { dev, timer_at: None, ifaces: Vec::new() });
+        self.devices.push(DeviceSlot {
+            dev,
+            timer_at: None,
+            ifaces: Vec::new(),
+        });
         let d = self.devices.len() - 1;
         self.arm_device(d);
         d
@@ -301,8 +338,17 @@ impl Sim {
     /// Attach `node` to device `dev` through a new interface named `<node>-<kind><k>`.
     pub fn attach(&mut self, node: NodeId, dev: usize, kind: &str) -> IfaceId {
         let i = self.ifaces.len();
-        let name = format!("{}-{kind}{}", self.nodes[node].name, self.nodes[node].ifaces.len());
-        self.ifaces.push(Iface { name, node, egress: Egress::Device(dev), pcap: None });
+        let name = format!(
+            "{}-{kind}{}",
+            self.nodes[node].name,
+            self.nodes[node].ifaces.len()
+        );
+        self.ifaces.push(Iface {
+            name,
+            node,
+            egress: Egress::Device(dev),
+            pcap: None,
+        });
         self.nodes[node].ifaces.push(i);
         self.devices[dev].ifaces.push((node, i));
         i
@@ -318,9 +364,20 @@ impl Sim {
 
     /// Route `net/prefix_len` out of `iface` (longest prefix wins; a /0 is the default route).
     pub fn add_route(&mut self, node: NodeId, net: Ipv4Addr, prefix_len: u8, iface: IfaceId) {
-        assert_eq!(self.ifaces[iface].node, node, "route through another node's interface");
-        let mask = if prefix_len == 0 { 0 } else { u32::MAX << (32 - prefix_len as u32) };
-        let r = Route { net: u32::from(net) & mask, mask, iface };
+        assert_eq!(
+            self.ifaces[iface].node, node,
+            "route through another node's interface"
+        );
+        let mask = if prefix_len == 0 {
+            0
+        } else {
+            u32::MAX << (32 - prefix_len as u32)
+        };
+        let r = Route {
+            net: u32::from(net) & mask,
+            mask,
+            iface,
+        };
         let routes = &mut self.nodes[node].routes;
         routes.push(r);
         // Longest prefix first, stable for equal lengths.
@@ -340,7 +397,8 @@ impl Sim {
             .position(|i| i.name == iface_name)
             .ok_or_else(|| format!("no interface named {iface_name:?}"))?;
         let path = dir.join(format!("{iface_name}.pcap"));
-        let sink = PcapSink::create(&path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+        let sink = PcapSink::create(&path)
+            .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
         self.ifaces[i].pcap = Some(sink);
         Ok(())
     }
@@ -356,7 +414,8 @@ impl Sim {
     /// Add a flow; it starts at `spec.start`.
     pub fn add_flow(&mut self, spec: FlowSpec) -> FlowId {
         let id = self.flows.len();
-        self.q.schedule(spec.start, Ev::FlowStart { flow: id as u32 });
+        self.q
+            .schedule(spec.start, Ev::FlowStart { flow: id as u32 });
         self.flows.push(Flow {
             spec,
             sender: None,
@@ -397,7 +456,8 @@ impl Sim {
     pub fn finish(&mut self) -> Result<(), String> {
         for i in &mut self.ifaces {
             if let Some(p) = &mut i.pcap {
-                p.finish().map_err(|e| format!("writing pcap for {}: {e}", i.name))?;
+                p.finish()
+                    .map_err(|e| format!("writing pcap for {}: {e}", i.name))?;
             }
         }
         Ok(())
@@ -420,7 +480,10 @@ impl Sim {
     /// TCP counters of the data sender and receiver of a TCP flow.
     pub fn flow_tcp(&self, f: FlowId) -> (Option<&TcpStats>, Option<&TcpStats>) {
         let fl = &self.flows[f];
-        (fl.sender.map(|c| self.conns[c].ep.stats()), fl.receiver.map(|c| self.conns[c].ep.stats()))
+        (
+            fl.sender.map(|c| self.conns[c].ep.stats()),
+            fl.receiver.map(|c| self.conns[c].ep.stats()),
+        )
     }
     pub fn flow_sender_info(&self, f: FlowId) -> Option<TcpInfo> {
         self.flows[f].sender.map(|c| self.conns[c].ep.info())
@@ -432,7 +495,10 @@ impl Sim {
         self.ifaces
             .iter()
             .filter_map(|i| match i.egress {
-                Egress::Link(l) => Some(LinkReport { iface: i.name.clone(), stats: self.links[l].link.stats.clone() }),
+                Egress::Link(l) => Some(LinkReport {
+                    iface: i.name.clone(),
+                    stats: self.links[l].link.stats.clone(),
+                }),
                 Egress::Device(_) => None,
             })
             .collect()
@@ -448,7 +514,9 @@ impl Sim {
         self.packets
             .iter()
             .zip(free)
-            .filter(|(p, is_free)| !is_free && p.ip.dst == dst && p.as_udp().is_some_and(|u| u.dst_port == port))
+            .filter(|(p, is_free)| {
+                !is_free && p.ip.dst == dst && p.as_udp().is_some_and(|u| u.dst_port == port)
+            })
             .count() as u64
     }
 
@@ -476,7 +544,11 @@ impl Sim {
     #[inline]
     fn route(&self, node: NodeId, dst: Ipv4Addr) -> Option<IfaceId> {
         let d = u32::from(dst);
-        self.nodes[node].routes.iter().find(|r| d & r.mask == r.net).map(|r| r.iface)
+        self.nodes[node]
+            .routes
+            .iter()
+            .find(|r| d & r.mask == r.net)
+            .map(|r| r.iface)
     }
 
     /// Send `p` out of `node` towards its destination.
@@ -499,7 +571,11 @@ impl Sim {
         };
         match self.links[link].link.offer(now, p.len()) {
             Offer::Dropped => {}
-            Offer::Sent { tx_start, arrival, corrupted } => {
+            Offer::Sent {
+                tx_start,
+                arrival,
+                corrupted,
+            } => {
                 if let Some(sink) = &mut self.ifaces[iface].pcap {
                     if let Err(e) = sink.record(now, tx_start, &p) {
                         self.io_error.get_or_insert(format!("pcap: {e}"));
@@ -593,7 +669,9 @@ impl Sim {
                     });
                 match found {
                     Some(c) => {
-                        self.conns[c].ep.handle_segment(now, &p.ip, tcp, p.payload_len);
+                        self.conns[c]
+                            .ep
+                            .handle_segment(now, &p.ip, tcp, p.payload_len);
                         self.service(now, c);
                     }
                     None => {
@@ -607,7 +685,11 @@ impl Sim {
             }
             Transport::Udp(udp) => {
                 let port = udp.dst_port;
-                if let Some(&(_, f)) = self.nodes[node].udp_sinks.iter().find(|(pt, _)| *pt == port) {
+                if let Some(&(_, f)) = self.nodes[node]
+                    .udp_sinks
+                    .iter()
+                    .find(|(pt, _)| *pt == port)
+                {
                     let r = &mut self.flows[f].result;
                     r.udp_received_packets += 1;
                     r.delivered_bytes += p.payload_len as u64;
@@ -620,10 +702,27 @@ impl Sim {
 
     // ----- applications -----
 
-    fn new_conn(&mut self, node: NodeId, flow: FlowId, role: Role, ep: Endpoint, to_write: u64) -> usize {
+    fn new_conn(
+        &mut self,
+        node: NodeId,
+        flow: FlowId,
+        role: Role,
+        ep: Endpoint,
+        to_write: u64,
+    ) -> usize {
         let id = self.conns.len();
         let writing = to_write > 0;
-        self.conns.push(Conn { node, flow, role, ep, timer_at: None, to_write, request_read: 0, writing, closed_by_app: false });
+        self.conns.push(Conn {
+            node,
+            flow,
+            role,
+            ep,
+            timer_at: None,
+            to_write,
+            request_read: 0,
+            writing,
+            closed_by_app: false,
+        });
         self.nodes[node].conns.push(id);
         id
     }
@@ -640,8 +739,20 @@ impl Sim {
             FlowKind::Bulk { bytes } => {
                 let rx_ep = Endpoint::listen(dst, self.iss_for(f, "rx"), spec.tcp_receiver.clone());
                 let rx = self.new_conn(spec.dst, f, Role::BulkReceiver, rx_ep, 0);
-                let tx_ep = Endpoint::connect(now, src, dst, self.iss_for(f, "tx"), spec.tcp_sender.clone());
-                let tx = self.new_conn(spec.src, f, Role::BulkSender, tx_ep, bytes.unwrap_or(u64::MAX));
+                let tx_ep = Endpoint::connect(
+                    now,
+                    src,
+                    dst,
+                    self.iss_for(f, "tx"),
+                    spec.tcp_sender.clone(),
+                );
+                let tx = self.new_conn(
+                    spec.src,
+                    f,
+                    Role::BulkSender,
+                    tx_ep,
+                    bytes.unwrap_or(u64::MAX),
+                );
                 self.flows[f].sender = Some(tx);
                 self.flows[f].receiver = Some(rx);
                 self.service(now, tx);
@@ -649,7 +760,13 @@ impl Sim {
             FlowKind::Download { .. } => {
                 let srv_ep = Endpoint::listen(src, self.iss_for(f, "tx"), spec.tcp_sender.clone());
                 let srv = self.new_conn(spec.src, f, Role::DownloadServer, srv_ep, 0);
-                let cl_ep = Endpoint::connect(now, dst, src, self.iss_for(f, "rx"), spec.tcp_receiver.clone());
+                let cl_ep = Endpoint::connect(
+                    now,
+                    dst,
+                    src,
+                    self.iss_for(f, "rx"),
+                    spec.tcp_receiver.clone(),
+                );
                 let cl = self.new_conn(spec.dst, f, Role::DownloadClient, cl_ep, 0);
                 self.flows[f].sender = Some(srv);
                 self.flows[f].receiver = Some(cl);
@@ -664,13 +781,26 @@ impl Sim {
 
     fn on_cbr_tick(&mut self, now: Time, f: FlowId) {
         let spec = &self.flows[f].spec;
-        let FlowKind::UdpCbr { rate_bps, packet_bytes } = spec.kind else { return };
+        let FlowKind::UdpCbr {
+            rate_bps,
+            packet_bytes,
+        } = spec.kind
+        else {
+            return;
+        };
         let (src, dst, sp, dp) = (spec.src, spec.dst, spec.src_port, spec.dst_port);
         let payload = packet_bytes.saturating_sub(IPV4_HEADER_LEN + UDP_HEADER_LEN);
         let mut ip = Ipv4Header::new(self.nodes[src].addr, self.nodes[dst].addr);
         ip.identification = self.nodes[src].ip_id;
         self.nodes[src].ip_id = self.nodes[src].ip_id.wrapping_add(1);
-        let p = Packet::udp(ip, UdpHeader { src_port: sp, dst_port: dp }, payload);
+        let p = Packet::udp(
+            ip,
+            UdpHeader {
+                src_port: sp,
+                dst_port: dp,
+            },
+            payload,
+        );
         let r = &mut self.flows[f].result;
         r.udp_sent_packets += 1;
         r.udp_sent_bytes += payload as u64;
@@ -698,7 +828,13 @@ impl Sim {
         match conn.role {
             Role::BulkSender => write_pending(conn),
             Role::DownloadServer => {
-                let FlowKind::Download { request_bytes, bytes } = self.flows[f].spec.kind else { unreachable!() };
+                let FlowKind::Download {
+                    request_bytes,
+                    bytes,
+                } = self.flows[f].spec.kind
+                else {
+                    unreachable!()
+                };
                 conn.request_read += conn.ep.recv(u64::MAX);
                 if conn.request_read >= request_bytes && !conn.writing {
                     conn.to_write = bytes;
@@ -708,9 +844,13 @@ impl Sim {
             }
             Role::BulkReceiver | Role::DownloadClient => {
                 let flow = &mut self.flows[f];
-                if conn.role == Role::DownloadClient && flow.result.request_at.is_none() && conn.ep.state() == State::Established
+                if conn.role == Role::DownloadClient
+                    && flow.result.request_at.is_none()
+                    && conn.ep.state() == State::Established
                 {
-                    let FlowKind::Download { request_bytes, .. } = flow.spec.kind else { unreachable!() };
+                    let FlowKind::Download { request_bytes, .. } = flow.spec.kind else {
+                        unreachable!()
+                    };
                     conn.ep.send(request_bytes);
                     flow.result.request_at = Some(now);
                 }
@@ -747,7 +887,9 @@ impl Sim {
     }
 
     fn on_sample(&mut self, now: Time) {
-        let Some(iv) = self.sample_interval else { return };
+        let Some(iv) = self.sample_interval else {
+            return;
+        };
         for slot in &mut self.devices {
             slot.dev.sample(now);
         }
@@ -757,7 +899,8 @@ impl Sim {
             let d = flow.result.delivered_bytes;
             let s = &mut flow.series;
             s.time_s.push(now.as_secs_f64());
-            s.goodput_bps.push((d - flow.last_sample_delivered) as f64 * 8.0 / iv.as_secs_f64());
+            s.goodput_bps
+                .push((d - flow.last_sample_delivered) as f64 * 8.0 / iv.as_secs_f64());
             s.delivered_bytes.push(d);
             flow.last_sample_delivered = d;
             let i = info.unwrap_or_default();
@@ -768,10 +911,12 @@ impl Sim {
             s.rto_ms.push(i.rto.as_secs_f64() * 1e3);
             s.in_flight_bytes.push(i.bytes_in_flight);
             s.rwin_bytes.push(i.peer_rwin);
-            s.pacing_rate_bps.push(i.pacing_rate_bps.unwrap_or(f64::NAN));
+            s.pacing_rate_bps
+                .push(i.pacing_rate_bps.unwrap_or(f64::NAN));
             s.bbr_mode.push(cc.bbr_mode.map_or(-1, |m| m as i64));
             s.bbr_btl_bw_bps.push(cc.bbr_btl_bw_bps.unwrap_or(f64::NAN));
-            s.bbr_min_rtt_ms.push(cc.bbr_min_rtt.map_or(f64::NAN, |d| d.as_secs_f64() * 1e3));
+            s.bbr_min_rtt_ms
+                .push(cc.bbr_min_rtt.map_or(f64::NAN, |d| d.as_secs_f64() * 1e3));
             s.cubic_w_max_bytes.push(cc.cubic_w_max.unwrap_or(f64::NAN));
             s.cubic_k_s.push(cc.cubic_k_s.unwrap_or(f64::NAN));
         }
@@ -794,7 +939,10 @@ fn write_pending(conn: &mut Conn) {
     }
     // Close once everything was handed over, but not before the handshake completed: a
     // CLOSE in SYN-SENT deletes the connection (RFC 9293 §3.10.4).
-    if conn.writing && conn.to_write == 0 && !conn.closed_by_app && matches!(conn.ep.state(), State::Established | State::CloseWait)
+    if conn.writing
+        && conn.to_write == 0
+        && !conn.closed_by_app
+        && matches!(conn.ep.state(), State::Established | State::CloseWait)
     {
         conn.ep.close();
         conn.closed_by_app = true;

@@ -19,10 +19,16 @@ struct Pipe {
 
 impl Device for Pipe {
     fn handle_packet(&mut self, now: Time, _from: NodeId, p: Packet) {
-        let to = self.nodes.iter().find(|(a, _)| *a == p.ip.dst).map(|x| x.1).unwrap();
+        let to = self
+            .nodes
+            .iter()
+            .find(|(a, _)| *a == p.ip.dst)
+            .map(|x| x.1)
+            .unwrap();
         let start = self.busy_until.max(now);
         self.busy_until = start + Duration::transmission(p.len() as u64, self.rate_bps);
-        self.in_flight.push_back((self.busy_until + self.delay, to, p));
+        self.in_flight
+            .push_back((self.busy_until + self.delay, to, p));
     }
     fn handle_timeout(&mut self, _now: Time) {}
     fn poll_deliver(&mut self, now: Time) -> Option<(NodeId, Packet)> {
@@ -60,10 +66,15 @@ fn tcp_runs_over_a_device() {
     let ib = sim.attach(b, dev, "radio");
     sim.add_route(a, Ipv4Addr::UNSPECIFIED, 0, ia);
     sim.add_route(b, Ipv4Addr::UNSPECIFIED, 0, ib);
-    assert_eq!(sim.iface_names(), vec!["a-radio0".to_string(), "b-radio0".to_string()]);
+    assert_eq!(
+        sim.iface_names(),
+        vec!["a-radio0".to_string(), "b-radio0".to_string()]
+    );
     let f = sim.add_flow(FlowSpec {
         name: "f".into(),
-        kind: FlowKind::Bulk { bytes: Some(1_000_000) },
+        kind: FlowKind::Bulk {
+            bytes: Some(1_000_000),
+        },
         src: a,
         dst: b,
         src_port: 40000,
@@ -76,7 +87,10 @@ fn tcp_runs_over_a_device() {
     assert_eq!(sim.flow_result(f).delivered_bytes, 1_000_000);
     // 1 MB at 10 Mbit/s takes at least 0.8 s plus the handshake.
     let done = sim.flow_result(f).last_delivery.unwrap();
-    assert!(done > Time::from_millis(820) && done < Time::from_secs(3), "{done}");
+    assert!(
+        done > Time::from_millis(820) && done < Time::from_secs(3),
+        "{done}"
+    );
     let pipe = sim.device(dev).as_any().downcast_ref::<Pipe>().unwrap();
     assert!(pipe.carried > 700);
 }

@@ -16,7 +16,12 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 fn d_controllers() -> Vec<CcName> {
-    vec![CcName::Newreno, CcName::Cubic, CcName::Highspeed, CcName::Bbr]
+    vec![
+        CcName::Newreno,
+        CcName::Cubic,
+        CcName::Highspeed,
+        CcName::Bbr,
+    ]
 }
 fn d_true() -> bool {
     true
@@ -55,12 +60,24 @@ impl CcCompare {
         }
         let e: Extra = from_table(extra)?;
         let base: P2pBulk = from_table(table)?;
-        Ok(CcCompare { base, controllers: e.controllers, udp_reference: e.udp_reference })
+        Ok(CcCompare {
+            base,
+            controllers: e.controllers,
+            udp_reference: e.udp_reference,
+        })
     }
 
     pub fn validate(&self) -> Result<(), ConfigError> {
-        check(!self.controllers.is_empty() || self.udp_reference, "controllers", "must name at least one controller (or keep udp_reference)")?;
-        check(self.base.flow.app == AppKind::Bulk, "flow.app", "must be \"bulk\" in cc-compare (the UDP reference is added by udp_reference)")?;
+        check(
+            !self.controllers.is_empty() || self.udp_reference,
+            "controllers",
+            "must name at least one controller (or keep udp_reference)",
+        )?;
+        check(
+            self.base.flow.app == AppKind::Bulk,
+            "flow.app",
+            "must be \"bulk\" in cc-compare (the UDP reference is added by udp_reference)",
+        )?;
         self.base.validate()
     }
 
@@ -70,7 +87,11 @@ impl CcCompare {
         for cc in &self.controllers {
             let mut c = self.base.clone();
             c.flow.cc = *cc;
-            let label = serde_json::to_value(cc).unwrap().as_str().unwrap().to_string();
+            let label = serde_json::to_value(cc)
+                .unwrap()
+                .as_str()
+                .unwrap()
+                .to_string();
             out.push((label, c.build(c.seed)));
         }
         if self.udp_reference {

@@ -163,18 +163,57 @@ impl Default for FlowConfig {
 
 impl FlowConfig {
     pub fn validate(&self, p: &str) -> Result<(), ConfigError> {
-        check(self.count >= 1 && self.count <= 1000, &format!("{p}.count"), "must be between 1 and 1000")?;
-        check((64..=65495).contains(&self.mss), &format!("{p}.mss"), "must be between 64 and 65495 bytes")?;
-        check(self.rcv_buf.0 >= self.mss as u64 && self.rcv_buf.0 <= 1 << 30, &format!("{p}.rcv_buf"), "must be between one MSS and 1GiB")?;
-        check(self.snd_buf.0 >= self.mss as u64 && self.snd_buf.0 <= 1 << 30, &format!("{p}.snd_buf"), "must be between one MSS and 1GiB")?;
-        check((1..=1000).contains(&self.initial_cwnd), &format!("{p}.initial_cwnd"), "must be between 1 and 1000 segments")?;
-        check(self.min_rto.0 .0 > 0, &format!("{p}.min_rto"), "must be > 0")?;
-        check(self.initial_rto.0 .0 > 0, &format!("{p}.initial_rto"), "must be > 0")?;
-        check(self.delack_timeout.0 .0 > 0 && self.delack_timeout.0 <= Duration::from_millis(500), &format!("{p}.delack_timeout"),
-            "must be > 0 and <= 500ms (RFC 1122 §4.2.3.2)")?;
-        check(self.udp_packet.0 >= 28 && self.udp_packet.0 <= 65535, &format!("{p}.udp_packet"), "must be between 28 and 65535 bytes")?;
+        check(
+            self.count >= 1 && self.count <= 1000,
+            &format!("{p}.count"),
+            "must be between 1 and 1000",
+        )?;
+        check(
+            (64..=65495).contains(&self.mss),
+            &format!("{p}.mss"),
+            "must be between 64 and 65495 bytes",
+        )?;
+        check(
+            self.rcv_buf.0 >= self.mss as u64 && self.rcv_buf.0 <= 1 << 30,
+            &format!("{p}.rcv_buf"),
+            "must be between one MSS and 1GiB",
+        )?;
+        check(
+            self.snd_buf.0 >= self.mss as u64 && self.snd_buf.0 <= 1 << 30,
+            &format!("{p}.snd_buf"),
+            "must be between one MSS and 1GiB",
+        )?;
+        check(
+            (1..=1000).contains(&self.initial_cwnd),
+            &format!("{p}.initial_cwnd"),
+            "must be between 1 and 1000 segments",
+        )?;
+        check(
+            self.min_rto.0 .0 > 0,
+            &format!("{p}.min_rto"),
+            "must be > 0",
+        )?;
+        check(
+            self.initial_rto.0 .0 > 0,
+            &format!("{p}.initial_rto"),
+            "must be > 0",
+        )?;
+        check(
+            self.delack_timeout.0 .0 > 0 && self.delack_timeout.0 <= Duration::from_millis(500),
+            &format!("{p}.delack_timeout"),
+            "must be > 0 and <= 500ms (RFC 1122 §4.2.3.2)",
+        )?;
+        check(
+            self.udp_packet.0 >= 28 && self.udp_packet.0 <= 65535,
+            &format!("{p}.udp_packet"),
+            "must be between 28 and 65535 bytes",
+        )?;
         if self.app == AppKind::Download {
-            check(self.bytes.is_none_or(|b| b.0 > 0), &format!("{p}.bytes"), "a download must be > 0 bytes")?;
+            check(
+                self.bytes.is_none_or(|b| b.0 > 0),
+                &format!("{p}.bytes"),
+                "a download must be > 0 bytes",
+            )?;
         }
         Ok(())
     }
@@ -207,7 +246,10 @@ impl FlowConfig {
 
 /// Which interfaces to capture into pcap files.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
-#[serde(untagged, expecting = "true, false, or a list of interface names such as [\"sender-eth0\"]")]
+#[serde(
+    untagged,
+    expecting = "true, false, or a list of interface names such as [\"sender-eth0\"]"
+)]
 pub enum PcapSelection {
     All(bool),
     Some(Vec<String>),
@@ -246,6 +288,10 @@ impl Default for OutputConfig {
 
 impl OutputConfig {
     pub fn validate(&self, p: &str) -> Result<(), ConfigError> {
-        check(self.sample_interval.0 >= Duration::from_millis(1), &format!("{p}.sample_interval"), "must be >= 1ms")
+        check(
+            self.sample_interval.0 >= Duration::from_millis(1),
+            &format!("{p}.sample_interval"),
+            "must be >= 1ms",
+        )
     }
 }

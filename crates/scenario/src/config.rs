@@ -14,7 +14,10 @@ pub struct ConfigError {
 
 impl ConfigError {
     pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
-        ConfigError { path: path.into(), message: message.into() }
+        ConfigError {
+            path: path.into(),
+            message: message.into(),
+        }
     }
 }
 
@@ -44,7 +47,13 @@ pub fn parse_toml(text: &str, source: &str) -> Result<toml::Table, ConfigError> 
             }
             None => (0, 0),
         };
-        ConfigError::new("", format!("{source}:{line}:{col}: invalid TOML: {}", e.message().trim()))
+        ConfigError::new(
+            "",
+            format!(
+                "{source}:{line}:{col}: invalid TOML: {}",
+                e.message().trim()
+            ),
+        )
     })
 }
 
@@ -53,23 +62,39 @@ pub fn parse_toml(text: &str, source: &str) -> Result<toml::Table, ConfigError> 
 pub fn override_value(text: &str) -> toml::Value {
     let doc = format!("v = {text}");
     match doc.parse::<toml::Table>() {
-        Ok(mut t) => t.remove("v").unwrap_or_else(|| toml::Value::String(text.to_string())),
+        Ok(mut t) => t
+            .remove("v")
+            .unwrap_or_else(|| toml::Value::String(text.to_string())),
         Err(_) => toml::Value::String(text.to_string()),
     }
 }
 
 /// Set `path` (dotted) in `table` to `value`, creating intermediate tables.
-pub fn set_path(table: &mut toml::Table, path: &str, value: toml::Value) -> Result<(), ConfigError> {
+pub fn set_path(
+    table: &mut toml::Table,
+    path: &str,
+    value: toml::Value,
+) -> Result<(), ConfigError> {
     let parts: Vec<&str> = path.split('.').collect();
     if parts.iter().any(|p| p.is_empty()) {
-        return Err(ConfigError::new(path, "override path must be dotted field names like bottleneck.rate"));
+        return Err(ConfigError::new(
+            path,
+            "override path must be dotted field names like bottleneck.rate",
+        ));
     }
     let mut cur = table;
     for (i, p) in parts[..parts.len() - 1].iter().enumerate() {
-        let entry = cur.entry(p.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        let entry = cur
+            .entry(p.to_string())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()));
         cur = match entry {
             toml::Value::Table(t) => t,
-            _ => return Err(ConfigError::new(parts[..=i].join("."), "is not a table, cannot set a field inside it")),
+            _ => {
+                return Err(ConfigError::new(
+                    parts[..=i].join("."),
+                    "is not a table, cannot set a field inside it",
+                ))
+            }
         };
     }
     cur.insert(parts[parts.len() - 1].to_string(), value);
@@ -84,7 +109,11 @@ pub fn from_table<T: DeserializeOwned>(table: toml::Table) -> Result<T, ConfigEr
         let path = if path == "." { String::new() } else { path };
         let mut msg = e.inner().to_string();
         // toml adds a trailing newline and sometimes a span preamble; keep the message only.
-        msg = msg.lines().filter(|l| !l.trim().is_empty()).collect::<Vec<_>>().join(" ");
+        msg = msg
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
         // The toml deserializer appends " in `path`"; the path is already in front.
         if let Some(i) = msg.rfind(" in `") {
             if msg.ends_with('`') {
@@ -112,8 +141,14 @@ mod tests {
         assert_eq!(override_value("1e-3"), toml::Value::Float(1e-3));
         assert_eq!(override_value("1400"), toml::Value::Integer(1400));
         assert_eq!(override_value("true"), toml::Value::Boolean(true));
-        assert_eq!(override_value("50Mbps"), toml::Value::String("50Mbps".into()));
-        assert_eq!(override_value("\"cubic\""), toml::Value::String("cubic".into()));
+        assert_eq!(
+            override_value("50Mbps"),
+            toml::Value::String("50Mbps".into())
+        );
+        assert_eq!(
+            override_value("\"cubic\""),
+            toml::Value::String("cubic".into())
+        );
     }
     #[test]
     fn set_path_creates_tables_and_refuses_scalars() {

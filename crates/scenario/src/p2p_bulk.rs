@@ -70,7 +70,11 @@ pub struct Access {
 
 impl Default for Access {
     fn default() -> Self {
-        Access { rate: d_access_rate(), delay: d_access_delay(), queue: d_access_queue() }
+        Access {
+            rate: d_access_rate(),
+            delay: d_access_delay(),
+            queue: d_access_queue(),
+        }
     }
 }
 
@@ -98,7 +102,13 @@ pub struct Bottleneck {
 
 impl Default for Bottleneck {
     fn default() -> Self {
-        Bottleneck { rate: d_bn_rate(), delay: d_bn_delay(), queue: d_bn_queue(), loss: 0.0, loss_unit: d_unit() }
+        Bottleneck {
+            rate: d_bn_rate(),
+            delay: d_bn_delay(),
+            queue: d_bn_queue(),
+            loss: 0.0,
+            loss_unit: d_unit(),
+        }
     }
 }
 
@@ -126,8 +136,16 @@ pub struct P2pBulk {
 
 impl P2pBulk {
     pub fn validate(&self) -> Result<(), ConfigError> {
-        check(self.duration.0 .0 > 0 && self.duration.0 .0 <= 86_400_000_000_000, "duration", "must be > 0 and <= 24h")?;
-        check((0.0..1.0).contains(&self.bottleneck.loss), "bottleneck.loss", "must be a probability in [0, 1)")?;
+        check(
+            self.duration.0 .0 > 0 && self.duration.0 .0 <= 86_400_000_000_000,
+            "duration",
+            "must be > 0 and <= 24h",
+        )?;
+        check(
+            (0.0..1.0).contains(&self.bottleneck.loss),
+            "bottleneck.loss",
+            "must be a probability in [0, 1)",
+        )?;
         self.flow.validate("flow")?;
         self.output.validate("output")
     }
@@ -172,7 +190,10 @@ impl P2pBulk {
                 LossUnit::Bit => ErrorUnit::Bit,
             },
         };
-        let bn_rev = LinkParams { error_rate: 0.0, ..bn_fwd };
+        let bn_rev = LinkParams {
+            error_rate: 0.0,
+            ..bn_fwd
+        };
         let (s0, r0) = sim.connect(sender, router, access, access);
         let (r1, d0) = sim.connect(router, receiver, bn_fwd, bn_rev);
         sim.add_route(sender, Ipv4Addr::UNSPECIFIED, 0, s0);
@@ -182,7 +203,9 @@ impl P2pBulk {
         let f = &self.flow;
         for i in 0..f.count {
             let kind = match f.app {
-                AppKind::Bulk => FlowKind::Bulk { bytes: f.bytes.map(|b| b.0) },
+                AppKind::Bulk => FlowKind::Bulk {
+                    bytes: f.bytes.map(|b| b.0),
+                },
                 AppKind::Download => FlowKind::Download {
                     request_bytes: f.request.0,
                     bytes: f.bytes.map_or(10_000_000, |b| b.0),
@@ -194,7 +217,11 @@ impl P2pBulk {
             };
             // The connecting side uses an ephemeral port, the serving side 5201.
             let eph = 49152 + i as u16;
-            let (src_port, dst_port) = if f.app == AppKind::Download { (5201, eph) } else { (eph, 5201) };
+            let (src_port, dst_port) = if f.app == AppKind::Download {
+                (5201, eph)
+            } else {
+                (eph, 5201)
+            };
             sim.add_flow(FlowSpec {
                 name: format!("flow{i}"),
                 kind,

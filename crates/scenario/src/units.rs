@@ -11,7 +11,9 @@ use std::fmt;
 /// Split "2.5MB" into (2.5, "MB"), rejecting signs and empty numbers.
 fn split_number(s: &str) -> Option<(f64, &str)> {
     let s = s.trim();
-    let end = s.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'e' || c == 'E' || c == '_')).unwrap_or(s.len());
+    let end = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'e' || c == 'E' || c == '_'))
+        .unwrap_or(s.len());
     // "1e3" is fine but a unit starting with 'e'/'E' ("...Ebps") is not supported anyway.
     let (num, unit) = s.split_at(end);
     let v: f64 = num.replace('_', "").parse().ok()?;
@@ -84,7 +86,12 @@ impl Rate {
 }
 impl fmt::Display for Rate {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        for (m, u) in [(1_000_000_000_000u64, "Tbps"), (1_000_000_000, "Gbps"), (1_000_000, "Mbps"), (1_000, "kbps")] {
+        for (m, u) in [
+            (1_000_000_000_000u64, "Tbps"),
+            (1_000_000_000, "Gbps"),
+            (1_000_000, "Mbps"),
+            (1_000, "kbps"),
+        ] {
             if self.0 >= m && self.0 % (m / 1000).max(1) == 0 {
                 return write!(f, "{}{}", fmt_trim(self.0 as f64 / m as f64), u);
             }
@@ -92,7 +99,12 @@ impl fmt::Display for Rate {
         write!(f, "{}bps", self.0)
     }
 }
-string_quantity!(Rate, "a positive data rate", "\"50Mbps\"", "^[0-9._eE]+ *(bps|bit/s|[kKMGT](bps|bit/s))$");
+string_quantity!(
+    Rate,
+    "a positive data rate",
+    "\"50Mbps\"",
+    "^[0-9._eE]+ *(bps|bit/s|[kKMGT](bps|bit/s))$"
+);
 
 /// A span of time, written `"20ms"`, `"1.5s"`, `"250us"`, `"100ns"` or `"2min"`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -134,7 +146,12 @@ impl fmt::Display for Dur {
         write!(f, "{ns}ns")
     }
 }
-string_quantity!(Dur, "a duration", "\"20ms\"", "^[0-9._eE]+ *(ns|us|µs|ms|s|min|h)$");
+string_quantity!(
+    Dur,
+    "a duration",
+    "\"20ms\"",
+    "^[0-9._eE]+ *(ns|us|µs|ms|s|min|h)$"
+);
 
 /// A size in bytes, written `"2.5MB"`, `"64kB"`, `"6MiB"`, `"1500B"`, or a bare integer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -182,10 +199,16 @@ impl<'de> Deserialize<'de> for Bytes {
                 write!(f, "a size in bytes such as \"2.5MB\" or 1500")
             }
             fn visit_str<E: de::Error>(self, s: &str) -> Result<Bytes, E> {
-                Bytes::parse(s).ok_or_else(|| E::custom(format!("{s:?} is not a size in bytes (e.g. \"2.5MB\", \"6MiB\", 1500)")))
+                Bytes::parse(s).ok_or_else(|| {
+                    E::custom(format!(
+                        "{s:?} is not a size in bytes (e.g. \"2.5MB\", \"6MiB\", 1500)"
+                    ))
+                })
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<Bytes, E> {
-                u64::try_from(v).map(Bytes).map_err(|_| E::custom(format!("{v} is negative; a size must be >= 0")))
+                u64::try_from(v)
+                    .map(Bytes)
+                    .map_err(|_| E::custom(format!("{v} is negative; a size must be >= 0")))
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<Bytes, E> {
                 Ok(Bytes(v))
@@ -228,8 +251,12 @@ impl Queue {
         let (v, unit) = split_number(s)?;
         match unit {
             "bdp" | "BDP" => (v > 0.0).then_some(Queue::Bdp(v)),
-            "p" | "packets" | "pkts" | "packet" => (v >= 1.0 && v.fract() == 0.0).then_some(Queue::Packets(v as u64)),
-            _ => Bytes::parse(s).filter(|b| b.0 > 0).map(|b| Queue::Bytes(b.0)),
+            "p" | "packets" | "pkts" | "packet" => {
+                (v >= 1.0 && v.fract() == 0.0).then_some(Queue::Packets(v as u64))
+            }
+            _ => Bytes::parse(s)
+                .filter(|b| b.0 > 0)
+                .map(|b| Queue::Bytes(b.0)),
         }
     }
 }
@@ -242,7 +269,12 @@ impl fmt::Display for Queue {
         }
     }
 }
-string_quantity!(Queue, "a queue limit", "\"1bdp\", \"100packets\" or \"250kB\"", "^[0-9._eE]+ *(bdp|BDP|p|packets|pkts|B|kB|KB|MB|GB|KiB|MiB|GiB)$");
+string_quantity!(
+    Queue,
+    "a queue limit",
+    "\"1bdp\", \"100packets\" or \"250kB\"",
+    "^[0-9._eE]+ *(bdp|BDP|p|packets|pkts|B|kB|KB|MB|GB|KiB|MiB|GiB)$"
+);
 
 fn fmt_trim(v: f64) -> String {
     let s = format!("{v:.6}");
@@ -275,7 +307,10 @@ mod tests {
         assert_eq!(Queue::parse("250kB"), Some(Queue::Bytes(250_000)));
         assert_eq!(Queue::parse("0packets"), None);
         for s in ["50Mbps", "1Gbps", "64kbps", "1.5Mbps"] {
-            assert_eq!(Rate::parse(&Rate::parse(s).unwrap().to_string()), Rate::parse(s));
+            assert_eq!(
+                Rate::parse(&Rate::parse(s).unwrap().to_string()),
+                Rate::parse(s)
+            );
         }
     }
 }

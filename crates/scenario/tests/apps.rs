@@ -4,13 +4,24 @@
 use rantcp_scenario::run_quiet;
 
 fn ov(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
 }
 
 #[test]
 fn limited_bulk_delivers_exactly_n_bytes() {
-    let out = run_quiet("builtin:p2p-bulk", &ov(&[("flow.bytes", "3MB"), ("duration", "5s")]), Some(1)).unwrap();
-    assert_eq!(out.summary["flows"][0]["bytes_delivered"].as_u64(), Some(3_000_000));
+    let out = run_quiet(
+        "builtin:p2p-bulk",
+        &ov(&[("flow.bytes", "3MB"), ("duration", "5s")]),
+        Some(1),
+    )
+    .unwrap();
+    assert_eq!(
+        out.summary["flows"][0]["bytes_delivered"].as_u64(),
+        Some(3_000_000)
+    );
 }
 
 #[test]
@@ -19,7 +30,11 @@ fn download_reports_its_time() {
     // RTT for the request/response, and well under a second on a clean path.
     let out = run_quiet(
         "builtin:p2p-bulk",
-        &ov(&[("flow.app", "download"), ("flow.bytes", "1MB"), ("duration", "5s")]),
+        &ov(&[
+            ("flow.app", "download"),
+            ("flow.bytes", "1MB"),
+            ("duration", "5s"),
+        ]),
         Some(1),
     )
     .unwrap();
@@ -31,7 +46,12 @@ fn download_reports_its_time() {
 
 #[test]
 fn udp_cbr_at_link_rate_gets_the_link() {
-    let out = run_quiet("builtin:p2p-bulk", &ov(&[("flow.app", "udp-cbr"), ("duration", "5s")]), Some(1)).unwrap();
+    let out = run_quiet(
+        "builtin:p2p-bulk",
+        &ov(&[("flow.app", "udp-cbr"), ("duration", "5s")]),
+        Some(1),
+    )
+    .unwrap();
     let f = &out.summary["flows"][0];
     // Payload rate of 1500-byte IP packets: 1472 / 1500 of 50 Mbit/s, minus the first 20 ms
     // in flight.
@@ -45,7 +65,11 @@ fn udp_cbr_at_link_rate_gets_the_link() {
 fn udp_cbr_above_link_rate_loses_the_excess() {
     let out = run_quiet(
         "builtin:p2p-bulk",
-        &ov(&[("flow.app", "udp-cbr"), ("flow.udp_rate", "100Mbps"), ("duration", "5s")]),
+        &ov(&[
+            ("flow.app", "udp-cbr"),
+            ("flow.udp_rate", "100Mbps"),
+            ("duration", "5s"),
+        ]),
         Some(1),
     )
     .unwrap();
@@ -55,8 +79,18 @@ fn udp_cbr_above_link_rate_loses_the_excess() {
 
 #[test]
 fn parallel_flows_share_the_bottleneck() {
-    let out = run_quiet("builtin:p2p-bulk", &ov(&[("flow.count", "4"), ("duration", "30s")]), Some(1)).unwrap();
-    let g: Vec<f64> = out.summary["flows"].as_array().unwrap().iter().map(|f| f["goodput_bps"].as_f64().unwrap()).collect();
+    let out = run_quiet(
+        "builtin:p2p-bulk",
+        &ov(&[("flow.count", "4"), ("duration", "30s")]),
+        Some(1),
+    )
+    .unwrap();
+    let g: Vec<f64> = out.summary["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["goodput_bps"].as_f64().unwrap())
+        .collect();
     let total: f64 = g.iter().sum();
     assert!(total > 0.9 * 50e6 * 1448.0 / 1500.0, "total {total}");
     // Jain's fairness index over the four flows.

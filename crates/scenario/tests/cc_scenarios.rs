@@ -8,11 +8,19 @@
 use rantcp_scenario::{run_quiet, Column, RunOutput};
 
 fn ov(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
 }
 
 fn col<'a>(out: &'a RunOutput, name: &str) -> &'a Column {
-    &out.tables[0].columns.iter().find(|(n, _)| n == name).unwrap().1
+    &out.tables[0]
+        .columns
+        .iter()
+        .find(|(n, _)| n == name)
+        .unwrap()
+        .1
 }
 
 fn f64s(out: &RunOutput, name: &str) -> Vec<f64> {
@@ -48,7 +56,12 @@ const PAYLOAD_100M: f64 = 100e6 * 1448.0 / 1500.0;
 
 #[test]
 fn bbr_fills_the_pipe_without_filling_the_buffer() {
-    let out = run_quiet("builtin:p2p-bulk", &path("bbr", "2bdp", "0", "40s"), Some(1)).unwrap();
+    let out = run_quiet(
+        "builtin:p2p-bulk",
+        &path("bbr", "2bdp", "0", "40s"),
+        Some(1),
+    )
+    .unwrap();
     let g = goodput_between(&out, 10.0, 40.0);
     let f = &out.summary["flows"][0];
     let mean = f["rtt_mean_ms"].as_f64().unwrap();
@@ -62,13 +75,26 @@ fn bbr_fills_the_pipe_without_filling_the_buffer() {
 fn under_one_percent_loss_bbr_keeps_the_link_and_loss_based_controllers_do_not() {
     let mut results = Vec::new();
     for cc in ["bbr", "newreno", "cubic"] {
-        let out = run_quiet("builtin:p2p-bulk", &path(cc, "2bdp", "0.01", "30s"), Some(1)).unwrap();
+        let out = run_quiet(
+            "builtin:p2p-bulk",
+            &path(cc, "2bdp", "0.01", "30s"),
+            Some(1),
+        )
+        .unwrap();
         let g = goodput_between(&out, 5.0, 30.0);
-        eprintln!("{cc} at 1% loss: {:.2} Mbit/s ({:.1}% of the link)", g / 1e6, 100.0 * g / PAYLOAD_100M);
+        eprintln!(
+            "{cc} at 1% loss: {:.2} Mbit/s ({:.1}% of the link)",
+            g / 1e6,
+            100.0 * g / PAYLOAD_100M
+        );
         results.push((cc, g));
     }
     assert!(results[0].1 >= 0.80 * PAYLOAD_100M, "bbr {}", results[0].1);
-    assert!(results[1].1 < 0.30 * PAYLOAD_100M, "newreno {}", results[1].1);
+    assert!(
+        results[1].1 < 0.30 * PAYLOAD_100M,
+        "newreno {}",
+        results[1].1
+    );
     assert!(results[2].1 < 0.30 * PAYLOAD_100M, "cubic {}", results[2].1);
 }
 

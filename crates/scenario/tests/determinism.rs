@@ -10,7 +10,10 @@ fn run(seed: u64) -> (String, String) {
     ];
     let mut out = run_quiet("builtin:p2p-bulk", &ov, Some(seed)).unwrap();
     out.summary.as_object_mut().unwrap().remove("wall");
-    (serde_json::to_string(&out.summary).unwrap(), format!("{:?}", out.tables))
+    (
+        serde_json::to_string(&out.summary).unwrap(),
+        format!("{:?}", out.tables),
+    )
 }
 
 #[test]

@@ -8,16 +8,26 @@
 use rantcp_scenario::{run_quiet, Column, RunOutput};
 
 fn ov(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
 }
 
 fn col<'a>(out: &'a RunOutput, name: &str) -> &'a Column {
-    &out.tables[0].columns.iter().find(|(n, _)| n == name).unwrap().1
+    &out.tables[0]
+        .columns
+        .iter()
+        .find(|(n, _)| n == name)
+        .unwrap()
+        .1
 }
 
 /// Goodput (bit/s) from the delivered-bytes column between two sample times.
 fn goodput_between(out: &RunOutput, t0: f64, t1: f64) -> f64 {
-    let (Column::F64(t), Column::I64(d)) = (col(out, "time_s"), col(out, "delivered_bytes")) else { panic!() };
+    let (Column::F64(t), Column::I64(d)) = (col(out, "time_s"), col(out, "delivered_bytes")) else {
+        panic!()
+    };
     let i0 = t.iter().position(|&x| x >= t0 - 1e-9).unwrap();
     let i1 = t.iter().rposition(|&x| x <= t1 + 1e-9).unwrap();
     (d[i1] - d[i0]) as f64 * 8.0 / (t[i1] - t[i0])
@@ -25,7 +35,8 @@ fn goodput_between(out: &RunOutput, t0: f64, t1: f64) -> f64 {
 
 /// Padhye et al. 1998, eq. (32): packets per second.
 fn padhye_pps(p: f64, rtt: f64, t0: f64, b: f64, w_max: f64) -> f64 {
-    let denom = rtt * (2.0 * b * p / 3.0).sqrt() + t0 * (3.0 * (3.0 * b * p / 8.0).sqrt()).min(1.0) * p * (1.0 + 32.0 * p * p);
+    let denom = rtt * (2.0 * b * p / 3.0).sqrt()
+        + t0 * (3.0 * (3.0 * b * p / 8.0).sqrt()).min(1.0) * p * (1.0 + 32.0 * p * p);
     (w_max / rtt).min(1.0 / denom)
 }
 
@@ -34,7 +45,12 @@ fn check_padhye(p: f64, duration_s: u32) -> (f64, f64) {
     let dur = format!("{duration_s}s");
     let out = run_quiet(
         "builtin:p2p-bulk",
-        &ov(&[("bottleneck.loss", &p_s), ("flow.delayed_ack", "false"), ("duration", &dur), ("output.sample_interval", "1s")]),
+        &ov(&[
+            ("bottleneck.loss", &p_s),
+            ("flow.delayed_ack", "false"),
+            ("duration", &dur),
+            ("output.sample_interval", "1s"),
+        ]),
         Some(1),
     )
     .unwrap();
@@ -75,12 +91,21 @@ fn padhye_p_1e2() {
 
 #[test]
 fn lossless_is_link_limited() {
-    let out = run_quiet("builtin:p2p-bulk", &ov(&[("flow.delayed_ack", "false")]), Some(1)).unwrap();
+    let out = run_quiet(
+        "builtin:p2p-bulk",
+        &ov(&[("flow.delayed_ack", "false")]),
+        Some(1),
+    )
+    .unwrap();
     // Payload rate of a 50 Mbit/s link with 1448-byte segments in 1500-byte packets
     // (20 IP + 32 TCP header bytes with timestamps).
     let payload_rate = 50e6 * 1448.0 / 1500.0;
     let g = goodput_between(&out, 5.0, 30.0);
-    eprintln!("lossless steady goodput {:.3} Mbit/s of payload rate {:.3}", g / 1e6, payload_rate / 1e6);
+    eprintln!(
+        "lossless steady goodput {:.3} Mbit/s of payload rate {:.3}",
+        g / 1e6,
+        payload_rate / 1e6
+    );
     assert!(g >= 0.95 * payload_rate, "{g}");
     // And over the whole run including slow start (summary figure).
     let whole = out.summary["flows"][0]["goodput_bps"].as_f64().unwrap();

@@ -351,7 +351,13 @@ fn ts_ms(now: Time) -> u32 {
 }
 
 impl Endpoint {
-    fn new(local: (Ipv4Addr, u16), remote: (Ipv4Addr, u16), iss: u32, cfg: TcpConfig, state: State) -> Self {
+    fn new(
+        local: (Ipv4Addr, u16),
+        remote: (Ipv4Addr, u16),
+        iss: u32,
+        cfg: TcpConfig,
+        state: State,
+    ) -> Self {
         // RFC 7323 §2.3: the smallest shift that makes the receive buffer fit 16 bits.
         let mut shift = 0u8;
         if cfg.window_scaling {
@@ -362,7 +368,7 @@ impl Endpoint {
         // The controller's random stream (BBR) is seeded from the ISS and local port, so flows
         // differ but runs stay deterministic; see also [`Endpoint::set_cc_seed`].
         let seed = CcParams::DEFAULT_SEED ^ ((iss as u64) << 16) ^ local.1 as u64;
-        let cc = Cc::new(&CcParams { kind: cfg.cc, mss: cfg.mss, initial_cwnd_segments: cfg.initial_cwnd_segments, hystart: cfg.hystart, seed });
+        let cc = build_cc(&cfg, seed);
         Endpoint {
             rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto),
             state,
@@ -439,7 +445,13 @@ impl Endpoint {
     }
 
     /// Active open: the first `poll_transmit` yields the SYN.
-    pub fn connect(_now: Time, local: (Ipv4Addr, u16), remote: (Ipv4Addr, u16), iss: u32, cfg: TcpConfig) -> Self {
+    pub fn connect(
+        _now: Time,
+        local: (Ipv4Addr, u16),
+        remote: (Ipv4Addr, u16),
+        iss: u32,
+        cfg: TcpConfig,
+    ) -> Self {
         let mut e = Endpoint::new(local, remote, iss, cfg, State::SynSent);
         e.syn_pending = true;
         e
@@ -475,7 +487,13 @@ impl Endpoint {
 
     // ------------------------------------------------------------------ inputs
 
-    pub fn handle_segment(&mut self, now: Time, ip: &Ipv4Header, tcp: &TcpHeader, payload_len: u32) {
+    pub fn handle_segment(
+        &mut self,
+        now: Time,
+        ip: &Ipv4Header,
+        tcp: &TcpHeader,
+        payload_len: u32,
+    ) {
         self.segment_arrives(now, ip, tcp, payload_len);
         #[cfg(debug_assertions)]
         self.check_invariants();
@@ -546,7 +564,9 @@ impl Endpoint {
             false
         } else {
             let end = seq_pos + seg_len as i64 - 1;
-            (seq_pos >= nxt && seq_pos < nxt + wnd) || (end >= nxt && end < nxt + wnd) || (seq_pos < nxt && end >= nxt + wnd)
+            (seq_pos >= nxt && seq_pos < nxt + wnd)
+                || (end >= nxt && end < nxt + wnd)
+                || (seq_pos < nxt && end >= nxt + wnd)
         };
         // RFC 9293 §3.10.7.4: with a zero window, still process ACK and RST of in-sequence segments.
         let zero_wnd_inseq = wnd == 0 && seq_pos == nxt;
@@ -583,7 +603,9 @@ impl Endpoint {
         // RFC 7323 §4.3: TS.Recent from segments covering Last.ACK.sent.
         if self.ts_ok {
             if let Some((tsval, _)) = tcp.options.timestamps {
-                if seq_pos <= self.last_ack_sent as i64 && (tsval.wrapping_sub(self.ts_recent) as i32) >= 0 {
+                if seq_pos <= self.last_ack_sent as i64
+                    && (tsval.wrapping_sub(self.ts_recent) as i32) >= 0
+                {
                     self.ts_recent = tsval;
                 }
             }
@@ -618,7 +640,10 @@ impl Endpoint {
             return;
         }
         // Seventh: segment text; eighth: FIN.
-        if matches!(self.state, State::Established | State::FinWait1 | State::FinWait2) {
+        if matches!(
+            self.state,
+            State::Established | State::FinWait1 | State::FinWait2
+        ) {
             if payload_len > 0 {
                 self.process_data(now, seq_pos, payload_len);
             }
@@ -748,7 +773,14 @@ impl Endpoint {
     }
 
     /// Sender-side ACK processing (RFC 9293 §3.10.7.4 fifth step; RFC 5681; RFC 6582; RFC 6675).
-    fn process_ack(&mut self, now: Time, tcp: &TcpHeader, payload_len: u32, seq_pos: i64, ack: u64) {
+    fn process_ack(
+        &mut self,
+        now: Time,
+        tcp: &TcpHeader,
+        payload_len: u32,
+        seq_pos: i64,
+        ack: u64,
+    ) {
         let prior_in_flight = self.pipe;
         let prior_una = self.snd_una;
         let mut rs = RsBuild::default();
@@ -807,7 +839,8 @@ impl Endpoint {
             }
             // A front segment trimmed by an ACK inside it may now lie wholly in a SACKed range
             // (SACK blocks not on segment boundaries, e.g. from a split host).
-            if let (Some(&(l, r)), Some(front)) = (self.sacked.first(), self.segs.front().copied()) {
+            if let (Some(&(l, r)), Some(front)) = (self.sacked.first(), self.segs.front().copied())
+            {
                 if front.flags & F_SACKED == 0 && front.start >= l && front.end() <= r {
                     self.set_flags(0, F_SACKED, F_LOST | F_RETRANS);
                     newly_sacked += front.len as u64;
@@ -848,7 +881,11 @@ impl Endpoint {
             && payload_len == 0
             && !tcp.flags.syn()
             && !tcp.flags.fin()
-            && if self.sack_ok { newly_sacked > 0 } else { !window_changed };
+            && if self.sack_ok {
+                newly_sacked > 0
+            } else {
+                !window_changed
+            };
         if is_dup {
             self.stats.dup_acks_received += 1;
         }
@@ -994,8 +1031,16 @@ impl Endpoint {
             }
             assert!(s.len > 0);
             prev_end = s.end();
-            let in_ranges = self.sacked.iter().any(|&(l, r)| s.start >= l && s.end() <= r);
-            assert_eq!(s.flags & F_SACKED != 0, in_ranges, "SACKED flag vs ranges at {}", s.start);
+            let in_ranges = self
+                .sacked
+                .iter()
+                .any(|&(l, r)| s.start >= l && s.end() <= r);
+            assert_eq!(
+                s.flags & F_SACKED != 0,
+                in_ranges,
+                "SACKED flag vs ranges at {}",
+                s.start
+            );
         }
         assert_eq!(pipe, self.pipe, "pipe out of sync");
         assert!(prev_end <= self.snd_max);
@@ -1005,7 +1050,11 @@ impl Endpoint {
         // Receiver: out-of-order ranges sorted, disjoint, above RCV.NXT, inside the buffer.
         let mut ooo = 0;
         for (i, &(l, r)) in self.ooo.iter().enumerate() {
-            assert!(l < r && l > self.rcv_nxt, "ooo range {l}..{r} vs RCV.NXT {}", self.rcv_nxt);
+            assert!(
+                l < r && l > self.rcv_nxt,
+                "ooo range {l}..{r} vs RCV.NXT {}",
+                self.rcv_nxt
+            );
             if i > 0 {
                 assert!(self.ooo[i - 1].1 < l, "ooo ranges not merged");
             }
@@ -1013,7 +1062,10 @@ impl Endpoint {
         }
         assert_eq!(ooo, self.ooo_bytes);
         if self.rcv_nxt > 0 {
-            assert!(self.readable() + self.ooo_bytes <= self.cfg.rcv_buf_bytes, "receive buffer overrun");
+            assert!(
+                self.readable() + self.ooo_bytes <= self.cfg.rcv_buf_bytes,
+                "receive buffer overrun"
+            );
         }
         assert!(self.snd_una <= self.snd_max && self.snd_una <= self.app_end + 1);
     }
@@ -1028,17 +1080,27 @@ impl Endpoint {
         self.partial_acks = 0;
         self.stats.fast_retransmits += 1;
         // RFC 6582 §3.2 step 3: cwnd = ssthresh + 3·SMSS (SACK uses pipe instead, RFC 6675).
-        self.inflation = if self.sack_ok { 0 } else { DUP_THRESH as u64 * self.smss as u64 };
+        self.inflation = if self.sack_ok {
+            0
+        } else {
+            DUP_THRESH as u64 * self.smss as u64
+        };
     }
 
     /// Mark the segment at SND.UNA lost (fast retransmit, RFC 5681 §3.2 step 3; RFC 6582
     /// partial ACK; RFC 6675 §5 step 4.3). Returns bytes newly marked.
     fn mark_first_lost(&mut self) -> u64 {
-        let Some(s) = self.segs.front().copied() else { return 0 };
+        let Some(s) = self.segs.front().copied() else {
+            return 0;
+        };
         if s.flags & F_SACKED != 0 {
             return 0;
         }
-        let newly = if s.flags & F_LOST == 0 { s.len as u64 } else { 0 };
+        let newly = if s.flags & F_LOST == 0 {
+            s.len as u64
+        } else {
+            0
+        };
         self.set_flags(0, F_LOST, F_RETRANS);
         self.lost_mark = self.lost_mark.max(s.end());
         self.rxt_hint = self.rxt_hint.min(s.start);
@@ -1059,8 +1121,16 @@ impl Endpoint {
         while last < self.sacked.len() && self.sacked[last].0 <= r {
             last += 1;
         }
-        let ml = if last > first { self.sacked[first].0.min(l) } else { l };
-        let mr = if last > first { self.sacked[last - 1].1.max(r) } else { r };
+        let ml = if last > first {
+            self.sacked[first].0.min(l)
+        } else {
+            l
+        };
+        let mr = if last > first {
+            self.sacked[last - 1].1.max(r)
+        } else {
+            r
+        };
         // Walk only the uncovered gaps of [l, r), marking records fully inside [ml, mr).
         let mut newly = 0u64;
         let mut cur = l;
@@ -1085,7 +1155,15 @@ impl Endpoint {
         newly
     }
 
-    fn mark_sacked_in(&mut self, now: Time, gl: u64, gr: u64, ml: u64, mr: u64, rs: &mut RsBuild) -> u64 {
+    fn mark_sacked_in(
+        &mut self,
+        now: Time,
+        gl: u64,
+        gr: u64,
+        ml: u64,
+        mr: u64,
+        rs: &mut RsBuild,
+    ) -> u64 {
         let mut idx = self.segs.partition_point(|s| s.end() <= gl);
         let mut newly = 0;
         while idx < self.segs.len() {
@@ -1106,7 +1184,9 @@ impl Endpoint {
     /// RFC 6675 §4 IsLost: a segment is lost when DupThresh SACKed segments or more than
     /// (DupThresh − 1)·SMSS SACKed bytes lie above it. Returns bytes newly marked lost.
     fn mark_lost_by_sack(&mut self) -> u64 {
-        let Some(&(_, top)) = self.sacked.last() else { return 0 };
+        let Some(&(_, top)) = self.sacked.last() else {
+            return 0;
+        };
         let n = self.segs.partition_point(|s| s.start < top);
         if n == 0 {
             return 0;
@@ -1152,7 +1232,13 @@ impl Endpoint {
         let limit = (DUP_THRESH as u64 - 1) * self.smss as u64;
         let mut newly = 0;
         while let Some(&(start, sent, hi)) = self.rtx_queue.front() {
-            let above: u64 = self.sacked.iter().rev().take_while(|&&(_, r)| r > hi).map(|&(l, r)| r - l.max(hi)).sum();
+            let above: u64 = self
+                .sacked
+                .iter()
+                .rev()
+                .take_while(|&&(_, r)| r > hi)
+                .map(|&(l, r)| r - l.max(hi))
+                .sum();
             if above <= limit {
                 break; // later entries have a higher HighData: none can qualify yet
             }
@@ -1161,7 +1247,10 @@ impl Endpoint {
             if idx < self.segs.len() {
                 let s = self.segs[idx];
                 // Only a still-outstanding, lost-marked retransmission sent at that time.
-                if s.start == start && s.sent == sent && s.flags & (F_SACKED | F_LOST | F_RETRANS) == F_LOST | F_RETRANS {
+                if s.start == start
+                    && s.sent == sent
+                    && s.flags & (F_SACKED | F_LOST | F_RETRANS) == F_LOST | F_RETRANS
+                {
                     self.set_flags(idx, 0, F_RETRANS);
                     newly += s.len as u64;
                     self.rxt_hint = self.rxt_hint.min(s.start);
@@ -1175,7 +1264,10 @@ impl Endpoint {
     fn rate_delivered(&mut self, now: Time, p: &Seg, bytes: u64, rs: &mut RsBuild) {
         self.delivered += bytes;
         self.delivered_time = now;
-        if !rs.has_data || p.delivered > rs.prior_delivered || (p.delivered == rs.prior_delivered && p.sent >= rs.sent) {
+        if !rs.has_data
+            || p.delivered > rs.prior_delivered
+            || (p.delivered == rs.prior_delivered && p.sent >= rs.sent)
+        {
             rs.has_data = true;
             rs.prior_delivered = p.delivered;
             rs.prior_time = p.delivered_time;
@@ -1266,7 +1358,11 @@ impl Endpoint {
         while last < self.ooo.len() && self.ooo[last].0 <= r {
             last += 1;
         }
-        let (ml, mr) = if last > first { (self.ooo[first].0.min(l), self.ooo[last - 1].1.max(r)) } else { (l, r) };
+        let (ml, mr) = if last > first {
+            (self.ooo[first].0.min(l), self.ooo[last - 1].1.max(r))
+        } else {
+            (l, r)
+        };
         for &(s, e) in &self.ooo[first..last] {
             self.ooo_bytes -= e - s;
         }
@@ -1397,7 +1493,10 @@ impl Endpoint {
                 // (most of it marked lost), which would put ssthresh far above the path and
                 // overshoot again; pipe (RFC 6675 §2) is what is really outstanding, the same
                 // quantity BSD's go-back-N (snd_nxt − snd_una) and Linux's cwnd-based rule track.
-                let flight = self.pipe.min(self.snd_max - self.snd_una).max(self.smss as u64);
+                let flight = self
+                    .pipe
+                    .min(self.snd_max - self.snd_una)
+                    .max(self.smss as u64);
                 self.cc.on_rto(now, flight, self.smss);
                 // RFC 6675 §5.1: keep SACKed marks, everything else is lost.
                 for s in self.segs.iter_mut() {
@@ -1453,7 +1552,11 @@ impl Endpoint {
         if self.cfg.pacing && self.rtt.has_sample() {
             // Linux tcp_update_pacing_rate: 200% of cwnd/srtt in slow start, 120% after.
             let cwnd = self.cwnd() as f64;
-            let ratio = if self.cc.cwnd() < self.cc.ssthresh() { 2.0 } else { 1.2 };
+            let ratio = if self.cc.cwnd() < self.cc.ssthresh() {
+                2.0
+            } else {
+                1.2
+            };
             let srtt = self.rtt.srtt().as_secs_f64().max(1e-9);
             return Some(cwnd * 8.0 / srtt * ratio);
         }
@@ -1469,7 +1572,14 @@ impl Endpoint {
     }
 
     fn can_send_data_state(&self) -> bool {
-        matches!(self.state, State::Established | State::CloseWait | State::FinWait1 | State::Closing | State::LastAck)
+        matches!(
+            self.state,
+            State::Established
+                | State::CloseWait
+                | State::FinWait1
+                | State::Closing
+                | State::LastAck
+        )
     }
 
     pub fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
@@ -1484,7 +1594,11 @@ impl Endpoint {
         if self.syn_pending {
             self.syn_pending = false;
             let synack = self.state == State::SynReceived;
-            let flags = if synack { TcpFlags::SYN | TcpFlags::ACK } else { TcpFlags::SYN };
+            let flags = if synack {
+                TcpFlags::SYN | TcpFlags::ACK
+            } else {
+                TcpFlags::SYN
+            };
             if self.syn_sent_at.is_none() && self.stats.rtos == 0 {
                 self.syn_sent_at = Some(now);
             }
@@ -1505,7 +1619,12 @@ impl Endpoint {
             // FIN once all data has been sent (RFC 9293 §3.10.4), or again after an RTO.
             if self.fin_queued && self.snd_max >= self.app_end && !self.pacing_blocked {
                 let no_lost_pending = self.next_lost().is_none();
-                if (!self.fin_sent || (self.fin_rtx && no_lost_pending)) && matches!(self.state, State::FinWait1 | State::LastAck | State::Closing) {
+                if (!self.fin_sent || (self.fin_rtx && no_lost_pending))
+                    && matches!(
+                        self.state,
+                        State::FinWait1 | State::LastAck | State::Closing
+                    )
+                {
                     self.fin_sent = true;
                     self.fin_rtx = false;
                     self.snd_max = self.snd_max.max(self.app_end + 1);
@@ -1584,7 +1703,10 @@ impl Endpoint {
         // Sender SWS avoidance (RFC 9293 §3.8.6.2.1): a full segment, all remaining data, or at
         // least half the largest window the peer offered; the persist timer forces otherwise.
         let sws_ok = len > 0
-            && (len == self.smss || len as u64 == remaining || len as u64 >= self.max_snd_wnd / 2 || self.force_send);
+            && (len == self.smss
+                || len as u64 == remaining
+                || len as u64 >= self.max_snd_wnd / 2
+                || self.force_send);
         if !sws_ok {
             if self.snd_max == self.snd_una && self.persist_deadline.is_none() {
                 // RFC 9293 §3.8.6.1: window closed with nothing in flight: start persisting.
@@ -1692,7 +1814,12 @@ impl Endpoint {
             flags |= TcpFlags::PSH;
             // The FIN rides on the last data segment (and on its retransmissions), as in
             // Linux and ns-3.
-            if self.fin_queued && matches!(self.state, State::FinWait1 | State::LastAck | State::Closing) {
+            if self.fin_queued
+                && matches!(
+                    self.state,
+                    State::FinWait1 | State::LastAck | State::Closing
+                )
+            {
                 flags |= TcpFlags::FIN;
                 self.fin_sent = true;
                 self.fin_rtx = false;
@@ -1707,10 +1834,14 @@ impl Endpoint {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
         self.persist_deadline = None;
-        self.cc.on_packet_sent(now, len as u64, self.pipe, self.app_limited != 0);
+        self.cc
+            .on_packet_sent(now, len as u64, self.pipe, self.app_limited != 0);
         if let Some(rate) = self.pacing_rate() {
             let rate = rate.max(1.0) as u64;
-            self.next_send_time = self.next_send_time.max(now) + Duration::transmission(pkt.len() as u64, rate);
+            // Paced on payload bytes, as Linux tcp_update_skb_after_send does (the original skb
+            // carries no headers) and as BBR's rate (delivered payload per second) is defined.
+            self.next_send_time =
+                self.next_send_time.max(now) + Duration::transmission(len as u64, rate);
         }
         pkt
     }
@@ -1767,7 +1898,10 @@ impl Endpoint {
                     let k = self.ooo.partition_point(|&(_, e)| e <= l);
                     if k < self.ooo.len() && self.ooo[k].0 <= l {
                         let (rl, rr) = self.ooo[k];
-                        let b = SackBlock { left: self.rcv_seq(rl), right: self.rcv_seq(rr) };
+                        let b = SackBlock {
+                            left: self.rcv_seq(rl),
+                            right: self.rcv_seq(rr),
+                        };
                         if !o.sack_blocks().contains(&b) && (o.sack_len as usize) < max_blocks {
                             o.push_sack(b);
                         }
@@ -1779,7 +1913,10 @@ impl Endpoint {
                         break;
                     }
                     let (rl, rr) = self.ooo[k];
-                    let b = SackBlock { left: self.rcv_seq(rl), right: self.rcv_seq(rr) };
+                    let b = SackBlock {
+                        left: self.rcv_seq(rl),
+                        right: self.rcv_seq(rr),
+                    };
                     if !o.sack_blocks().contains(&b) {
                         o.push_sack(b);
                     }
@@ -1798,7 +1935,11 @@ impl Endpoint {
             src_port: self.local.1,
             dst_port: self.remote.1,
             seq: self.snd_seq(pos),
-            ack: if flags.ack() { self.rcv_seq(self.rcv_nxt) } else { 0 },
+            ack: if flags.ack() {
+                self.rcv_seq(self.rcv_nxt)
+            } else {
+                0
+            },
             flags,
             window,
             urgent: 0,
@@ -1834,7 +1975,16 @@ impl Endpoint {
 
     /// Queue up to `bytes` for sending; returns how many fit in the send buffer.
     pub fn send(&mut self, bytes: u64) -> u64 {
-        if self.fin_queued || !matches!(self.state, State::Listen | State::SynSent | State::SynReceived | State::Established | State::CloseWait) {
+        if self.fin_queued
+            || !matches!(
+                self.state,
+                State::Listen
+                    | State::SynSent
+                    | State::SynReceived
+                    | State::Established
+                    | State::CloseWait
+            )
+        {
             return 0;
         }
         let n = bytes.min(self.send_buffer_free());
@@ -1850,7 +2000,11 @@ impl Endpoint {
     }
     /// In-order bytes waiting to be read.
     pub fn readable(&self) -> u64 {
-        let data_end = if self.fin_received { self.rcv_nxt - 1 } else { self.rcv_nxt };
+        let data_end = if self.fin_received {
+            self.rcv_nxt - 1
+        } else {
+            self.rcv_nxt
+        };
         data_end.saturating_sub(self.rcv_read)
     }
     /// Read up to `max` bytes; returns how many were read. Reading opens the receive window.
@@ -1860,7 +2014,11 @@ impl Endpoint {
             return 0;
         }
         self.rcv_read += n;
-        if matches!(self.state, State::Established | State::FinWait1 | State::FinWait2) && !self.fin_received {
+        if matches!(
+            self.state,
+            State::Established | State::FinWait1 | State::FinWait2
+        ) && !self.fin_received
+        {
             // RFC 9293 §3.8.6.2.2 / RFC 1122 §4.2.3.3: send a window update once reading
             // opens a small or zero window by at least min(rcv_buf/2, MSS).
             let thresh = (self.cfg.rcv_buf_bytes / 2).min(self.smss as u64).max(1);
@@ -1898,7 +2056,11 @@ impl Endpoint {
     pub fn abort(&mut self) {
         let send_rst = matches!(
             self.state,
-            State::SynReceived | State::Established | State::FinWait1 | State::FinWait2 | State::CloseWait
+            State::SynReceived
+                | State::Established
+                | State::FinWait1
+                | State::FinWait2
+                | State::CloseWait
         );
         if send_rst {
             let pos = self.snd_max;
@@ -1999,13 +2161,28 @@ impl Endpoint {
     /// Rebuild the congestion controller with an explicit random seed (e.g. derived from the
     /// run seed and flow id). Call before any data is sent.
     pub fn set_cc_seed(&mut self, seed: u64) {
-        let c = &self.cfg;
-        self.cc = Cc::new(&CcParams { kind: c.cc, mss: c.mss, initial_cwnd_segments: c.initial_cwnd_segments, hystart: c.hystart, seed });
+        self.cc = build_cc(&self.cfg, seed);
     }
     /// Controller access (read-only) for tests and traces.
     pub fn cc(&self) -> &Cc {
         &self.cc
     }
+}
+
+/// The controller for `cfg`, told whether the sender paces (HyStart++'s L depends on it,
+/// RFC 9406 §4.3).
+fn build_cc(cfg: &TcpConfig, seed: u64) -> Cc {
+    let mut cc = Cc::new(&CcParams {
+        kind: cfg.cc,
+        mss: cfg.mss,
+        initial_cwnd_segments: cfg.initial_cwnd_segments,
+        hystart: cfg.hystart,
+        seed,
+    });
+    if let Cc::Cubic(c) = &mut cc {
+        c.set_paced(cfg.pacing);
+    }
+    cc
 }
 
 /// The RST a host with no matching connection answers to `tcp` (RFC 9293 §3.10.7.1, CLOSED
@@ -2020,7 +2197,11 @@ pub fn reset_for(ip: &Ipv4Header, tcp: &TcpHeader, payload_len: u32) -> Option<P
     } else {
         // <SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>
         let seg_len = payload_len + tcp.flags.syn() as u32 + tcp.flags.fin() as u32;
-        (0, tcp.seq.wrapping_add(seg_len), TcpFlags::RST | TcpFlags::ACK)
+        (
+            0,
+            tcp.seq.wrapping_add(seg_len),
+            TcpFlags::RST | TcpFlags::ACK,
+        )
     };
     let h = TcpHeader {
         src_port: tcp.dst_port,

@@ -410,7 +410,12 @@ fn test_probe_rtt_when_min_rtt_is_10s_stale() {
         .map(|(_, r)| *r)
         .min()
         .unwrap();
-    let last_old_min = log.rtts.iter().find(|(_, r)| *r == old_min).map(|(t, _)| *t).unwrap();
+    let last_old_min = log
+        .rtts
+        .iter()
+        .find(|(_, r)| *r == old_min)
+        .map(|(t, _)| *t)
+        .unwrap();
     let enter = log
         .modes
         .iter()
@@ -553,6 +558,9 @@ fn test_probe_rtt_recurs_while_min_rtt_is_only_met() {
     assert!(entries.len() >= 2, "{:?}", log.modes);
     for w in entries.windows(2) {
         let gap = w[1] - w[0];
-        assert!(gap >= Duration::from_secs(10) && gap <= Duration::from_millis(10_500), "{entries:?}");
+        assert!(
+            gap >= Duration::from_secs(10) && gap <= Duration::from_millis(10_500),
+            "{entries:?}"
+        );
     }
 }

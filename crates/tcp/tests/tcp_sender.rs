@@ -285,11 +285,12 @@ fn test_established_pacing_spaces_segments() {
     ccfg.pacing = true;
     let (mut c, _s) = established(ccfg, cfg(true));
     c.send(3000);
-    // cwnd 10000 B, SRTT 20 ms, slow start ratio 2: 8 Mbit/s; 1040 B on the wire = 1.04 ms.
+    // cwnd 10000 B, SRTT 20 ms, slow start ratio 2: 8 Mbit/s; 1000 B of payload = 1 ms
+    // (Linux paces payload bytes).
     assert_eq!(c.info().pacing_rate_bps, Some(8e6));
     let v = drain(&mut c, ms(40));
     assert_eq!(offs(&v), vec![0]);
-    let t1 = ms(40) + rantcp_core::Duration::from_micros(1040);
+    let t1 = ms(40) + rantcp_core::Duration::from_micros(1000);
     assert_eq!(c.poll_timeout(), Some(t1));
     none(&mut c, t1 - rantcp_core::Duration(1));
     c.handle_timeout(t1);

@@ -94,7 +94,14 @@ pub trait CongestionControl {
         None
     }
     /// A data packet of `bytes` left the sender with `bytes_in_flight` now outstanding.
-    fn on_packet_sent(&mut self, _now: Time, _bytes: u64, _bytes_in_flight: u64, _app_limited: bool) {}
+    fn on_packet_sent(
+        &mut self,
+        _now: Time,
+        _bytes: u64,
+        _bytes_in_flight: u64,
+        _app_limited: bool,
+    ) {
+    }
     /// Every ACK that acknowledged new data or carried new SACK information.
     fn on_ack(&mut self, ack: &AckSample);
     /// Loss detected by duplicate ACKs / SACK: entering fast recovery (RFC 5681 §3.2 step 2,
@@ -121,7 +128,12 @@ pub enum CcKind {
 }
 
 impl CcKind {
-    pub const ALL: [CcKind; 4] = [CcKind::NewReno, CcKind::Cubic, CcKind::HighSpeed, CcKind::Bbr];
+    pub const ALL: [CcKind; 4] = [
+        CcKind::NewReno,
+        CcKind::Cubic,
+        CcKind::HighSpeed,
+        CcKind::Bbr,
+    ];
     pub fn name(self) -> &'static str {
         match self {
             CcKind::NewReno => "newreno",
