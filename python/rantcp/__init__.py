@@ -13,6 +13,7 @@ Times in results are seconds (``time_s``) or milliseconds (``*_ms``); rates are 
 from __future__ import annotations
 
 from rantcp._native import ConfigError, builtin_toml, config_schema, scenarios, version
+from rantcp import phy
 from rantcp.api import Result, load_result, run, validate
 from rantcp.sweep import Sweep, load, sweep  # noqa: E402  (binds rantcp.sweep to the function)
 
@@ -26,6 +27,7 @@ __all__ = [
     "config_schema",
     "load",
     "load_result",
+    "phy",
     "run",
     "scenarios",
     "sweep",

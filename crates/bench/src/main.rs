@@ -2,6 +2,8 @@
 //! written). Each scenario runs `REPEAT` times; the best wall time is reported, as is usual for
 //! benchmarks on a shared machine. Benchmarks report; they are not timed tests.
 
+mod phy;
+
 use std::time::Instant;
 
 const REPEAT: usize = 3;
@@ -61,4 +63,6 @@ fn main() {
             );
         }
     }
+    println!();
+    phy::print();
 }
