@@ -462,8 +462,13 @@ impl RanScenario {
             ErrUnit::Byte => ErrorUnit::Byte,
             ErrUnit::Bit => ErrorUnit::Bit,
         };
+        // UDP saturation measures the radio: the server link must not be the bottleneck.
+        let srv_rate = match self.traffic {
+            Traffic::Tcp => c.server_rate.bps(),
+            Traffic::UdpSaturation => c.server_rate.bps().max(self.udp_rate.bps().saturating_mul(self.ues as u64) / 100 * 105),
+        };
         let srv_dn = LinkParams {
-            rate_bps: c.server_rate.bps(),
+            rate_bps: srv_rate,
             delay: c.server_delay.d(),
             queue: QueueLimit::Bytes(c.server_queue.0),
             error_rate: c.error_rate,
