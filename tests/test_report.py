@@ -180,3 +180,34 @@ def test_sweep_plot_functions(tmp_path: Path):
     assert len(spans) == 2
     sweep_plots.png_bytes(fig)
     assert sweep_mod.t975(1) == 12.706 and sweep_mod.t975(200) == pytest.approx(1.9719, abs=1e-3)
+
+
+@pytest.mark.parametrize(
+    "axes,captions",
+    [
+        ({}, ["CDF of goodput_mbps over the runs.", "Goodput over time"]),
+        (
+            {"flow.cc": ["newreno", "bbr"], "bottleneck.loss": [0.0, 1e-2], "bottleneck.rate": ["20Mbps", "50Mbps"]},
+            ["goodput_mbps against bottleneck.loss, one line per flow.cc", "bottleneck.rate held at 20Mbps"],
+        ),
+    ],
+    ids=["no axes", "three axes"],
+)
+def test_sweep_report_shapes(tmp_path: Path, axes, captions):
+    """Sweeps without axes and with more axes than a figure has dimensions still report."""
+    from rantcp import report
+
+    spec = {"sweep": {"name": "shape", "scenario": "builtin:p2p-bulk", "repetitions": 2, "seed": 2}, "set": {"duration": "1s"}, "axes": axes}
+    if not axes:  # randomness, so that repetitions differ
+        spec["set"]["bottleneck.loss"] = 1e-2
+    rantcp.sweep(spec, out=tmp_path / "sw", workers=2)
+    page = report.write_report(tmp_path / "sw")
+    text = page.read_text(encoding="utf-8")
+    for c in captions:
+        assert c in text
+    figures = re.findall(r"Figure \d+\. ([^<]*)", text)
+    assert len(figures) == len(set(figures)), "a figure appears twice"
+    for s in re.findall(r'src="data:image/png;base64,([^"]*)"', text):
+        assert min(png_size(base64.b64decode(s))) > 100
+    if CHROMIUM is not None:
+        check_page(page, tmp_path)

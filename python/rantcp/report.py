@@ -228,7 +228,10 @@ def render_sweep(folder: str | os.PathLike[str]) -> str:
     )
 
     page.h("Axes")
-    page.raw(_table([[a, ", ".join(_fmt(v) for v in df[a].drop_duplicates().tolist())] for a in axes], ["config path", "values"], left=2))
+    if axes:
+        page.raw(_table([[a, ", ".join(_fmt(v) for v in df[a].drop_duplicates().tolist())] for a in axes], ["config path", "values"], left=2))
+    else:
+        page.p("No axes: repetitions of the base scenario only.")
     reps = df.groupby("point_index")["repetition"].nunique().max() if len(df) else 0
     page.p(f"{df['point_index'].nunique() if len(df) else 0} points × up to {reps} repetitions (seeds derived per repetition; see the runs table).")
 
@@ -280,7 +283,7 @@ def render_sweep(folder: str | os.PathLike[str]) -> str:
                 cap += f" First {len(shown)} of {len(facet_values)} combinations of {', '.join(facets)}."
             page.figure(sweep_plots.png_bytes(fig), cap)
         cdf_by = group or x
-        for m in plotted[:2]:
+        for m in plotted[:2] if x is not None else []:  # without axes the CDFs are above
             fig = sweep_plots.cdf(ok, m, group=cdf_by, title=f"{m} over runs")
             page.figure(sweep_plots.png_bytes(fig), f"CDF of {m} over the runs" + (f", per {cdf_by}." if cdf_by else "."))
         _sweep_timeseries(page, sw, ok, axes, x, group)
