@@ -7,6 +7,8 @@ from typing import Any
 
 import pandas as pd
 
+from .radio_plots import radio_run_plots
+
 
 def _figure(nrows: int = 1):
     import matplotlib
@@ -81,4 +83,5 @@ def run_plots(out: Path, summary: dict[str, Any], frames: dict[str, pd.DataFrame
         written.append(flow_timeseries(flows, title, pdir / "flows.png"))
         if summary["scenario"] == "cc-compare":
             written.append(side_by_side(flows, summary, title, pdir / "cc-compare.png"))
+    written.extend(radio_run_plots(pdir, summary, frames))
     return written
