@@ -25,6 +25,22 @@ const CASES: &[Case] = &[
         spec: "builtin:p2p-bulk",
         overrides: &[("flow.cc", "bbr")],
     },
+    // Radio (issue 5 targets: <= 0.2 s, <= 1 s, <= 10 s).
+    Case {
+        name: "lte-cell 1 UE 10s",
+        spec: "builtin:lte-cell",
+        overrides: &[("ues", "1"), ("duration", "10s")],
+    },
+    Case {
+        name: "lte-cell 40 UEs 10s",
+        spec: "builtin:lte-cell",
+        overrides: &[("ues", "40"), ("duration", "10s")],
+    },
+    Case {
+        name: "mmwave-urban newreno 60s route",
+        spec: "builtin:mmwave-urban",
+        overrides: &[("flow.cc", "newreno")],
+    },
 ];
 
 fn main() {
