@@ -168,6 +168,14 @@ impl RanConfig {
     }
 }
 
+/// A network function at the eNB/gNB between IP and PDCP (design.md §5: seed 001's mmPEP, the
+/// RST tracker): sees every downlink packet before PDCP and may keep it out of the bearer.
+pub trait DlHook: Send {
+    /// A downlink IP packet for UE `rnti` arrived from the core. `false` drops it (counted in
+    /// [`UeCounters::dl_hook_drops`]).
+    fn on_dl_packet(&mut self, now: Time, rnti: u16, p: &Packet) -> bool;
+}
+
 /// Per-UE counters (cumulative).
 #[derive(Clone, Debug, Default)]
 pub struct UeCounters {
@@ -179,6 +187,8 @@ pub struct UeCounters {
     pub dl_prbs: u64,
     /// DL IP packets in, dropped at the RLC byte limit or for no UE, delivered to the UE.
     pub dl_packets_in: u64,
+    /// DL packets a [`DlHook`] kept out of the bearer.
+    pub dl_hook_drops: u64,
     pub dl_packets_delivered: u64,
     pub dl_bytes_delivered: u64,
     pub ul_tb_new: u64,
@@ -282,6 +292,10 @@ pub struct RanDevice {
     ues: Vec<Ue>,
     by_addr: HashMap<Ipv4Addr, usize>,
     by_node: HashMap<NodeId, usize>,
+    /// UE index by RNTI (`u32::MAX` = none).
+    by_rnti: Vec<u32>,
+    /// Network function between IP and PDCP at the eNB/gNB (downlink ingress).
+    dl_hook: Option<Box<dyn DlHook>>,
     cells: Vec<Cell>,
     slot: Duration,
     nr: bool,
@@ -383,6 +397,8 @@ impl RanDevice {
             ues: Vec::new(),
             by_addr: HashMap::new(),
             by_node: HashMap::new(),
+            by_rnti: Vec::new(),
+            dl_hook: None,
             cells,
             slot: carrier.slot,
             next_slot: None,
@@ -454,6 +470,10 @@ impl RanDevice {
         });
         self.by_addr.insert(addr, i);
         self.by_node.insert(node, i);
+        if self.by_rnti.len() <= rnti as usize {
+            self.by_rnti.resize(rnti as usize + 1, u32::MAX);
+        }
+        self.by_rnti[rnti as usize] = i as u32;
         self.cells[cell].ues.push(i);
     }
 
@@ -462,6 +482,25 @@ impl RanDevice {
         if let Some(u) = self.ues.iter_mut().find(|u| u.rnti == rnti) {
             u.hook = hook;
         }
+    }
+
+    /// Install the downlink network function between IP and PDCP.
+    pub fn set_dl_hook(&mut self, hook: Box<dyn DlHook>) {
+        self.dl_hook = Some(hook);
+    }
+
+    /// Discard UE `rnti`'s queued downlink packets (not yet segmented by RLC) for which `pred`
+    /// holds — the RST tracker's purge (design.md §5). Returns the RLC SDU bytes removed
+    /// (SDUs RLC has already started to send stay).
+    pub fn purge_dl(&mut self, rnti: u16, mut pred: impl FnMut(&Packet) -> bool) -> u64 {
+        let Some(&i) = self.by_rnti.get(rnti as usize) else { return 0 };
+        let Some(u) = self.ues.get_mut(i as usize) else { return 0 };
+        let ids: Vec<u64> = u.dl_sdus.iter().filter(|(_, p)| pred(p)).map(|(id, _)| *id).collect();
+        if ids.is_empty() {
+            return 0;
+        }
+        // The id map keeps the purged packets until delivery passes their ids.
+        u.enb_rlc.purge_sdus(|id| ids.binary_search(&id).is_ok())
     }
 
     pub fn radio(&self) -> &RadioEnvironment {
@@ -814,8 +853,9 @@ impl RanDevice {
         {
             let radio = &self.radio;
             let ues = &self.ues;
+            let by_rnti_tab = &self.by_rnti;
             let mcs_of = &self.sched_mcs;
-            let by_rnti = |r: u16| ues.iter().position(|u| u.rnti == r).unwrap_or(0);
+            let by_rnti = |r: u16| by_rnti_tab[r as usize] as usize;
             self.cells[c].dl_sched.schedule_with(
                 now,
                 &self.sched_ues,
@@ -832,7 +872,7 @@ impl RanDevice {
         self.cells[c].dcis += n_alloc as u64;
         for k in 0..n_alloc {
             let a = self.allocs[k];
-            let i = self.ues.iter().position(|u| u.rnti == a.rnti).unwrap();
+            let i = self.by_rnti[a.rnti as usize] as usize;
             let h = a.harq_id as usize;
             let attempt;
             if a.is_retx {
@@ -922,7 +962,7 @@ impl RanDevice {
         let tx_at = self.radio.carrier().slot_start(tx_slot);
         for k in 0..self.grants.len() {
             let g = self.grants[k];
-            let i = self.ues.iter().position(|u| u.rnti == g.rnti).unwrap();
+            let i = self.by_rnti[g.rnti as usize] as usize;
             self.cells[c].ul_prbs += g.n_prb as u64;
             if g.is_retx {
                 self.ues[i].ul_harq.start_retx(now, g.harq_id);
@@ -970,6 +1010,13 @@ impl Device for RanDevice {
                 self.unknown_dst_drops += 1;
                 return;
             };
+            let rnti = self.ues[i].rnti;
+            if let Some(h) = &mut self.dl_hook {
+                if !h.on_dl_packet(now, rnti, &p) {
+                    self.ues[i].counters.dl_hook_drops += 1;
+                    return;
+                }
+            }
             let u = &mut self.ues[i];
             u.counters.dl_packets_in += 1;
             let id = u.next_dl_id;
