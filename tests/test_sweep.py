@@ -327,6 +327,42 @@ def test_kill_9_and_resume(tmp_path: Path):
     assert sorted(p.name for p in (out / "runs").iterdir()) == sorted(resumed["point_id"])
 
 
+@pytest.mark.parametrize("stage", ["files-written", "renamed", "inserted", "committed"])
+def test_kill_9_inside_a_commit(tmp_path: Path, stage: str):
+    """SIGKILL at each step of recording the third run (RANTCP_TEST_KILL_AT, a test hook):
+    afterwards the store holds two rows (three once committed), never a partial or duplicated
+    one, and a restart completes it exactly like an uninterrupted sweep."""
+    spec = {**SMALL, "axes": {"flow.cc": ["newreno", "bbr"], "bottleneck.loss": [0.0, 1e-2]}, "sweep": {**SMALL["sweep"], "repetitions": 1}}
+    path = tmp_path / "s.toml"
+    path.write_text(sweep_mod._to_toml(spec))
+    out = tmp_path / "o"
+    env = {**os.environ, "RANTCP_TEST_KILL_AT": f"{stage}:3"}
+    p = subprocess.Popen(
+        [*RANTCP, "sweep", str(path), "--out", str(out), "--workers", "1", "--quiet"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+        start_new_session=True,
+    )
+    try:
+        p.wait(timeout=120)
+        _, err = p.communicate(timeout=30)  # EOF once the orphaned worker has left by itself
+    finally:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    assert p.returncode == -signal.SIGKILL, err
+    rows = rantcp.load(out).df
+    assert len(rows) == (3 if stage == "committed" else 2) and rows["point_id"].is_unique
+    r = subprocess.run([*RANTCP, "sweep", str(path), "--out", str(out), "--workers", "1", "--quiet"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    done = rantcp.load(out).df
+    reference = rantcp.sweep(spec, out=tmp_path / "ref", workers=1)
+    pdt.assert_frame_equal(deterministic(done), deterministic(reference))
+    assert sorted(p.name for p in (out / "runs").iterdir()) == sorted(done["point_id"])
+
+
 # ---------------------------------------------------------------------------------------------
 # Failing points
 

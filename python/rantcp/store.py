@@ -244,6 +244,11 @@ class Store:
         self.runs_dir = folder / RUNS_DIR
         self._types: dict[str, str] = {}
         self._id_cache: set[str] | None = None
+        self._commits = 0
+        self._kill_at: tuple[str, int] | None = None
+        hook = os.environ.get("RANTCP_TEST_KILL_AT")
+        if hook and ":" in hook and hook.rsplit(":", 1)[1].isdigit():
+            self._kill_at = (hook.rsplit(":", 1)[0], int(hook.rsplit(":", 1)[1]))
         self._reload_types()
 
     # -- opening --------------------------------------------------------------------------
@@ -398,10 +403,12 @@ class Store:
                 p = tmp / rel
                 p.parent.mkdir(parents=True, exist_ok=True)
                 p.write_bytes(data)
+            self._kill_point("files-written")
             if final.exists():
                 shutil.rmtree(final)
             tmp.rename(final)
-        elif final.exists():
+        self._kill_point("renamed")
+        if outcome["status"] != "ok" and final.exists():
             shutil.rmtree(final)
         con = self.con
         con.execute("BEGIN TRANSACTION")
@@ -415,12 +422,23 @@ class Store:
                 f"INSERT INTO runs ({', '.join(quote(n) for n in names)}) VALUES ({', '.join('?' for _ in names)})",
                 [_sql_value(row[n]) for n in names],
             )
+            self._kill_point("inserted")
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
             self._reload_types()
             raise
         self._ids.add(task.point_id)
+        self._kill_point("committed")
+        self._commits += 1
+
+    def _kill_point(self, stage: str) -> None:
+        """Test hook: RANTCP_TEST_KILL_AT=<stage>:<n> sends SIGKILL to this process at `stage`
+        of the n-th commit (stages: files-written, renamed, inserted, committed)."""
+        if self._kill_at is not None and self._kill_at == (stage, self._commits + 1):
+            import signal
+
+            os.kill(os.getpid(), signal.SIGKILL)
 
 
 # ---------------------------------------------------------------------------------------------

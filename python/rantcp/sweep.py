@@ -582,7 +582,7 @@ def _local_runs(tasks: Sequence[RunTask], workers: int, tick: Callable[[], None]
     barren_pools = 0
     with _main_path_hidden_if_unimportable():
         while pending:
-            pool = ProcessPoolExecutor(max_workers=workers, mp_context=_mp_context())
+            pool = ProcessPoolExecutor(max_workers=workers, mp_context=_mp_context(), initializer=_worker_init, initargs=(os.getpid(),))
             inflight: dict[Future[dict[str, Any]], RunTask] = {}
             broken = False
             finished = 0
@@ -625,6 +625,38 @@ def _local_runs(tasks: Sequence[RunTask], workers: int, tick: Callable[[], None]
             for t in [t for t in pending if attempts.get(t.point_id, 0) >= 2]:
                 pending.remove(t)
                 yield t, _crashed(t, "the worker process died while running this point (twice)")
+
+
+def _worker_init(coordinator_pid: int) -> None:
+    """In each pool worker: exit when the coordinating process is gone (killed, even with -9),
+    instead of idling forever on a queue nobody writes to."""
+    import threading
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(0.5)
+            if not _alive(coordinator_pid) or os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="rantcp-coordinator-watch", daemon=True).start()
+
+
+def _alive(pid: int) -> bool:
+    """Whether process `pid` runs (a zombie, killed but not yet reaped, does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rsplit(b")", 1)[1].split()[0]
+        return state not in (b"Z", b"X")
+    except (OSError, IndexError):
+        return True
 
 
 class _main_path_hidden_if_unimportable:
