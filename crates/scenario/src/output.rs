@@ -328,6 +328,8 @@ fn radio_summary(sims: &[(String, Sim)], end: Time) -> Value {
                 cells.push(json!({
                     "cell": ci,
                     "slots_active": slots,
+                    "dl_slots": dl_slots,
+                    "ul_slots": ul_slots,
                     "dl_prb_util": r6(dl_prbs as f64 / (all_slots * dl_frac * n_prb).max(1.0)),
                     "ul_prb_util": if ul_frac > 0.0 { r6(ul_prbs as f64 / (all_slots * ul_frac * n_prb).max(1.0)) } else { 0.0 },
                     "dcis": dcis,

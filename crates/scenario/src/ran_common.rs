@@ -465,7 +465,10 @@ impl RanScenario {
         // UDP saturation measures the radio: the server link must not be the bottleneck.
         let srv_rate = match self.traffic {
             Traffic::Tcp => c.server_rate.bps(),
-            Traffic::UdpSaturation => c.server_rate.bps().max(self.udp_rate.bps().saturating_mul(self.ues as u64) / 100 * 105),
+            Traffic::UdpSaturation => c
+                .server_rate
+                .bps()
+                .max(self.udp_rate.bps().saturating_mul(self.ues as u64) / 100 * 105),
         };
         let srv_dn = LinkParams {
             rate_bps: srv_rate,

@@ -8,13 +8,26 @@ use rantcp_scenario::{run_quiet, Column, RunOutput};
 use serde_json::Value;
 
 fn run(spec: &str, o: &[(&str, &str)]) -> RunOutput {
-    let ov: Vec<(String, String)> = o.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
+    let ov: Vec<(String, String)> = o
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
     run_quiet(spec, &ov, None).unwrap()
 }
 
 fn col(out: &RunOutput, table: &str, name: &str) -> Vec<f64> {
-    let t = out.tables.iter().find(|t| t.name == table).unwrap_or_else(|| panic!("no table {table}"));
-    match &t.columns.iter().find(|c| c.0 == name).unwrap_or_else(|| panic!("no column {name}")).1 {
+    let t = out
+        .tables
+        .iter()
+        .find(|t| t.name == table)
+        .unwrap_or_else(|| panic!("no table {table}"));
+    match &t
+        .columns
+        .iter()
+        .find(|c| c.0 == name)
+        .unwrap_or_else(|| panic!("no column {name}"))
+        .1
+    {
         Column::F64(v) => v.clone(),
         Column::I64(v) => v.iter().map(|&x| x as f64).collect(),
         Column::Str(_) => panic!("string column"),
@@ -26,7 +39,10 @@ fn flows(out: &RunOutput) -> &Vec<Value> {
 }
 
 fn goodputs_mbps(out: &RunOutput) -> Vec<f64> {
-    flows(out).iter().map(|f| f["goodput_mbps"].as_f64().unwrap()).collect()
+    flows(out)
+        .iter()
+        .map(|f| f["goodput_mbps"].as_f64().unwrap())
+        .collect()
 }
 
 fn mean(v: &[f64]) -> f64 {
@@ -51,8 +67,8 @@ fn test_lte_cell_udp_saturation_near_phy_peak() {
     let mcs = *col(&out, "radio", "mcs").last().unwrap() as u8;
     let tbs_bits = tb_size_bits(McsTable::Lte, mcs, 100, 1, &NrAllocation::default()) as f64;
     let phy_peak_bps = tbs_bits / 1e-3; // one TB per 1 ms subframe (FDD)
-    // Per 1500-byte IP packet: 1472 bytes of UDP payload; PDCP 2 bytes; RLC AM ~2 bytes header
-    // per PDU plus LIs; MAC subheader 3 bytes per TB.
+                                        // Per 1500-byte IP packet: 1472 bytes of UDP payload; PDCP 2 bytes; RLC AM ~2 bytes header
+                                        // per PDU plus LIs; MAC subheader 3 bytes per TB.
     let per_tb_pkts = tbs_bits / 8.0 / 1504.0;
     let expected_bps = phy_peak_bps * 1472.0 / 1504.0 * (1.0 - 3.0 / (per_tb_pkts * 1504.0));
     let got_bps = goodputs_mbps(&out)[0] * 1e6;
@@ -64,12 +80,22 @@ fn test_lte_cell_udp_saturation_near_phy_peak() {
         (got_bps / expected_bps - 1.0) * 100.0
     );
     assert_eq!(mcs, 28);
-    assert!((got_bps / expected_bps - 1.0).abs() < 0.10, "{got_bps} vs {expected_bps}");
+    assert!(
+        (got_bps / expected_bps - 1.0).abs() < 0.10,
+        "{got_bps} vs {expected_bps}"
+    );
 }
 
 #[test]
 fn test_mmwave_blockage_udp_los_nlos_follow_link_budget() {
-    let out = run("builtin:mmwave-blockage", &[("traffic", "udp-saturation"), ("duration", "4s"), ("output.sample_interval", "100ms")]);
+    let out = run(
+        "builtin:mmwave-blockage",
+        &[
+            ("traffic", "udp-saturation"),
+            ("duration", "4s"),
+            ("output.sample_interval", "100ms"),
+        ],
+    );
     let t = col(&out, "flows", "time_s");
     let g = col(&out, "flows", "goodput_bps");
     let los = col(&out, "radio", "los");
@@ -104,7 +130,10 @@ fn test_mmwave_blockage_udp_los_nlos_follow_link_budget() {
         mean(&sn)
     );
     assert!(g_los > 300.0, "LOS goodput {g_los} Mbit/s");
-    assert!(g_nlos < 0.3 * g_los && g_nlos > 5.0, "NLOS goodput {g_nlos} Mbit/s");
+    assert!(
+        g_nlos < 0.3 * g_los && g_nlos > 5.0,
+        "NLOS goodput {g_nlos} Mbit/s"
+    );
     assert!((dsinr - dpl).abs() < 1.0, "SINR gap {dsinr} dB vs {dpl} dB");
 }
 
@@ -130,11 +159,20 @@ fn test_pf_fairness_equal_channels_and_gain_over_rr() {
     // Unequal channels (random drop, fading): PF carries more than RR.
     let mut total = vec![];
     for s in ["pf", "rr"] {
-        let o = [("traffic", "udp-saturation"), ("udp_rate", "40Mbps"), ("ues", "8"), ("duration", "3s"), ("mac.scheduler", s)];
+        let o = [
+            ("traffic", "udp-saturation"),
+            ("udp_rate", "40Mbps"),
+            ("ues", "8"),
+            ("duration", "3s"),
+            ("mac.scheduler", s),
+        ];
         let out = run("builtin:lte-cell", &o);
         let g = goodputs_mbps(&out);
         let sum: f64 = g.iter().sum();
-        println!("{s}: total {sum:.2} Mbit/s, Jain {:.3}", rantcp_ran::mac::sched::jain_index(&g));
+        println!(
+            "{s}: total {sum:.2} Mbit/s, Jain {:.3}",
+            rantcp_ran::mac::sched::jain_index(&g)
+        );
         total.push(sum);
     }
     assert!(total[0] > total[1], "PF {} vs RR {}", total[0], total[1]);
@@ -143,14 +181,19 @@ fn test_pf_fairness_equal_channels_and_gain_over_rr() {
 #[test]
 fn test_mmwave_urban_newreno_drops_at_obstacles_and_recovers() {
     // Up to the end of the building stop and a few seconds of LOS walking after it.
-    let out = run("builtin:mmwave-urban", &[("duration", "38s"), ("flow.cc", "newreno")]);
+    let out = run(
+        "builtin:mmwave-urban",
+        &[("duration", "38s"), ("flow.cc", "newreno")],
+    );
     let t = col(&out, "flows", "time_s");
     let g = col(&out, "flows", "goodput_bps");
     let los = col(&out, "radio", "los");
     let in_range = |i: usize, a: f64, b: f64| t[i] > a && t[i] <= b;
     let pick = |a: f64, b: f64, want_los: Option<bool>| -> f64 {
-        let v: Vec<f64> =
-            (0..t.len()).filter(|&i| in_range(i, a, b) && want_los.is_none_or(|l| (los[i] == 1.0) == l)).map(|i| g[i]).collect();
+        let v: Vec<f64> = (0..t.len())
+            .filter(|&i| in_range(i, a, b) && want_los.is_none_or(|l| (los[i] == 1.0) == l))
+            .map(|i| g[i])
+            .collect();
         mean(&v) / 1e6
     };
     let before = pick(0.6, 3.0, Some(true));
@@ -194,7 +237,10 @@ fn test_lte_cell_tcp_delivers_with_sensible_goodput() {
 fn test_lte_cell_standard_bsr_runs() {
     // The TS 36.321 procedure (SR, regular/periodic/padding BSR) carries the ACKs too, with its
     // retxBSR-Timer stalls.
-    let out = run("builtin:lte-cell", &[("duration", "3s"), ("ues", "2"), ("mac.bsr", "standard")]);
+    let out = run(
+        "builtin:lte-cell",
+        &[("duration", "3s"), ("ues", "2"), ("mac.bsr", "standard")],
+    );
     for u in out.summary["radio"]["ues"].as_array().unwrap() {
         assert!(u["sr_received"].as_u64().unwrap() > 0 && u["bsr_received"].as_u64().unwrap() > 0);
         assert!(u["ul_acks_delivered"].as_u64().unwrap() > 0);
@@ -223,9 +269,63 @@ fn test_radio_determinism() {
     let a = strip(run("builtin:lte-cell", &o).summary);
     let b = strip(run("builtin:lte-cell", &o).summary);
     assert_eq!(a, b);
-    let c = strip(run_quiet("builtin:lte-cell", &o.map(|(x, y)| (x.to_string(), y.to_string())), Some(7)).unwrap().summary);
+    let c = strip(
+        run_quiet(
+            "builtin:lte-cell",
+            &o.map(|(x, y)| (x.to_string(), y.to_string())),
+            Some(7),
+        )
+        .unwrap()
+        .summary,
+    );
     assert_ne!(a["flows"], c["flows"]);
     let a = strip(run("builtin:mmwave-blockage", &[("duration", "1s")]).summary);
     let b = strip(run("builtin:mmwave-blockage", &[("duration", "1s")]).summary);
     assert_eq!(a, b);
+}
+
+#[test]
+fn test_duplexing_tdd_pattern_and_fdd() {
+    // TDD "CCDDUUUU": of the slots the gNB runs, a quarter carry DL data and half are UL.
+    let out = run(
+        "builtin:mmwave-blockage",
+        &[("traffic", "udp-saturation"), ("duration", "1s")],
+    );
+    let c = &out.summary["radio"]["cells"][0];
+    let (slots, dl, ul) = (
+        c["slots_active"].as_f64().unwrap(),
+        c["dl_slots"].as_f64().unwrap(),
+        c["ul_slots"].as_f64().unwrap(),
+    );
+    println!("TDD: {slots} slots, {dl} DL, {ul} UL");
+    assert!((dl / slots - 0.25).abs() < 0.01 && (ul / slots - 0.5).abs() < 0.01);
+    // FDD: every subframe carries both.
+    let out = run(
+        "builtin:lte-cell",
+        &[
+            ("traffic", "udp-saturation"),
+            ("ues", "1"),
+            ("duration", "1s"),
+        ],
+    );
+    let c = &out.summary["radio"]["cells"][0];
+    assert_eq!(c["dl_slots"], c["slots_active"]);
+    assert_eq!(c["ul_slots"], c["slots_active"]);
+}
+
+#[test]
+fn test_udp_saturation_in_every_radio_scenario() {
+    for (spec, d) in [
+        ("builtin:lte-cell", "1s"),
+        ("builtin:lte-7cell", "1s"),
+        ("builtin:mmwave-blockage", "1s"),
+        ("builtin:mmwave-urban", "2s"),
+    ] {
+        let out = run(spec, &[("traffic", "udp-saturation"), ("duration", d)]);
+        let total: f64 = goodputs_mbps(&out).iter().sum();
+        println!("{spec} UDP saturation: {total:.1} Mbit/s");
+        assert!(total > 5.0, "{spec}: {total}");
+        let f = &flows(&out)[0];
+        assert_eq!(f["app"], "udp-cbr");
+    }
 }

@@ -49,7 +49,10 @@ use crate::mac::harq::{HarqConfig, HarqEntity, HarqOutcome};
 use crate::mac::mux::{dl_tx_opportunities, dl_tx_opportunities_nr};
 use crate::mac::sap::{BufferStatus, HarqFeedback, Lcid, TxOpportunity, UlGrant};
 use crate::mac::sched::{Allocation, PdcchBudget, SchedConfig, SchedUe, Scheduler, SchedulerKind};
-use crate::mac::ul::{bsr_index, BsrKind, BsrReport, NoHook, UeMacConfig, UeUlMac, UlBufferHook, UlPacket, UlPacketInfo, UlQueue, UlScheduler, UlTransmission};
+use crate::mac::ul::{
+    bsr_index, BsrKind, BsrReport, NoHook, UeMacConfig, UeUlMac, UlBufferHook, UlPacket,
+    UlPacketInfo, UlQueue, UlScheduler, UlTransmission,
+};
 use crate::pdcp::{PdcpConfig, PdcpEntity, PdcpSnSize};
 use crate::radio::RadioEnvironment;
 use crate::rlc::{RlcConfig, RlcEntity, RlcLayout, RlcPdu, RlcSdu};
@@ -115,7 +118,9 @@ impl RanConfig {
     /// periodicBSR-Timer sf10, retxBSR-Timer sf2560, SR every 10 ms, 1 ms processing.
     pub fn lte(slot: Duration) -> Self {
         RanConfig {
-            dl_scheduler: SchedulerKind::ProportionalFair { time_constant: Duration::from_millis(100) },
+            dl_scheduler: SchedulerKind::ProportionalFair {
+                time_constant: Duration::from_millis(100),
+            },
             ul_scheduler: SchedulerKind::RoundRobin,
             min_prb: 1,
             harq: HarqConfig::with_slots(8, 4, slot, 3),
@@ -146,7 +151,9 @@ impl RanConfig {
         ue_mac.retx_bsr_timer = Duration::from_millis(80);
         ue_mac.sr_period = slot.saturating_mul(8);
         RanConfig {
-            dl_scheduler: SchedulerKind::ProportionalFair { time_constant: Duration::from_millis(100) },
+            dl_scheduler: SchedulerKind::ProportionalFair {
+                time_constant: Duration::from_millis(100),
+            },
             ul_scheduler: SchedulerKind::RoundRobin,
             min_prb: 1,
             harq: HarqConfig::with_slots(20, 4, slot, 3),
@@ -277,11 +284,31 @@ struct Cell {
 
 #[derive(Clone, Copy, Debug)]
 enum Pending {
-    DlFeedback { ue: u32, harq: u8, ack: bool },
-    DlRxAtUe { ue: u32, slab: u32 },
-    UlTx { ue: u32, harq: u8, tb_bytes: u32, n_prb: u16, retx: bool },
-    UlFeedback { ue: u32, harq: u8, ack: bool },
-    UlRxAtEnb { ue: u32, harq: u8 },
+    DlFeedback {
+        ue: u32,
+        harq: u8,
+        ack: bool,
+    },
+    DlRxAtUe {
+        ue: u32,
+        slab: u32,
+    },
+    UlTx {
+        ue: u32,
+        harq: u8,
+        tb_bytes: u32,
+        n_prb: u16,
+        retx: bool,
+    },
+    UlFeedback {
+        ue: u32,
+        harq: u8,
+        ack: bool,
+    },
+    UlRxAtEnb {
+        ue: u32,
+        harq: u8,
+    },
 }
 
 /// The radio access network of a run as one shared-medium device. See the module docs.
@@ -335,7 +362,9 @@ fn ul_info(p: &Packet) -> UlPacketInfo {
     match &p.transport {
         Transport::Tcp(t) => {
             let flags = t.flags.0;
-            let key = (u32::from(p.ip.src) as u64) << 32 ^ (u32::from(p.ip.dst) as u64) ^ ((t.src_port as u64) << 16 | t.dst_port as u64) << 8;
+            let key = (u32::from(p.ip.src) as u64) << 32
+                ^ (u32::from(p.ip.dst) as u64)
+                ^ ((t.src_port as u64) << 16 | t.dst_port as u64) << 8;
             UlPacketInfo {
                 flow_key: key,
                 is_pure_tcp_ack: p.payload_len == 0 && flags & !0x08 == 0x10,
@@ -347,7 +376,10 @@ fn ul_info(p: &Packet) -> UlPacketInfo {
                 other_options: false,
             }
         }
-        Transport::Udp(_) => UlPacketInfo { payload_bytes: p.payload_len, ..Default::default() },
+        Transport::Udp(_) => UlPacketInfo {
+            payload_bytes: p.payload_len,
+            ..Default::default()
+        },
     }
 }
 
@@ -373,7 +405,12 @@ impl RanDevice {
     pub fn new(cfg: RanConfig, radio: RadioEnvironment, enb_node: NodeId) -> Self {
         let carrier = radio.carrier().clone();
         let n_cells = radio.cells().len();
-        let mk = |kind| SchedConfig { kind, n_prb: carrier.n_prb, slot: carrier.slot, min_prb: cfg.min_prb };
+        let mk = |kind| SchedConfig {
+            kind,
+            n_prb: carrier.n_prb,
+            slot: carrier.slot,
+            min_prb: cfg.min_prb,
+        };
         let cells = (0..n_cells)
             .map(|_| Cell {
                 dl_sched: Scheduler::new(mk(cfg.dl_scheduler)),
@@ -430,13 +467,21 @@ impl RanDevice {
     pub fn add_ue(&mut self, rnti: u16, node: NodeId, addr: Ipv4Addr) {
         let cell = self.radio.large_scale(rnti).serving_cell;
         let layers = self.radio.layers(rnti);
-        let rlc = RlcConfig { rnti, lcid: DRB_LCID, ..self.cfg.rlc.clone() };
-        let pdcp = PdcpConfig { sn_size: self.cfg.pdcp, ..PdcpConfig::default() };
+        let rlc = RlcConfig {
+            rnti,
+            lcid: DRB_LCID,
+            ..self.cfg.rlc.clone()
+        };
+        let pdcp = PdcpConfig {
+            sn_size: self.cfg.pdcp,
+            ..PdcpConfig::default()
+        };
         let mut mac = self.cfg.ue_mac.clone();
         mac.rnti = rnti;
         let ul_harq_cfg = HarqConfig {
             n_processes: self.cfg.ul_harq_processes,
-            feedback_delay: self.slot.saturating_mul(self.cfg.k2_slots as u64) + self.cfg.ul_harq_feedback,
+            feedback_delay: self.slot.saturating_mul(self.cfg.k2_slots as u64)
+                + self.cfg.ul_harq_feedback,
             max_retx: self.cfg.ul_harq_max_retx,
         };
         let i = self.ues.len();
@@ -451,7 +496,9 @@ impl RanDevice {
             dl_sdus: VecDeque::new(),
             next_dl_id: 0,
             dl_harq: HarqEntity::new(self.cfg.harq),
-            dl_tb: (0..self.cfg.harq.n_processes).map(|_| DlTb::default()).collect(),
+            dl_tb: (0..self.cfg.harq.n_processes)
+                .map(|_| DlTb::default())
+                .collect(),
             ul_harq: HarqEntity::new(ul_harq_cfg),
             ue_rlc: RlcEntity::new(rlc),
             ue_pdcp: PdcpEntity::new(pdcp),
@@ -460,7 +507,9 @@ impl RanDevice {
             ul_pkts: VecDeque::new(),
             ul_sdus: VecDeque::new(),
             next_ul_id: 0,
-            ul_tb: (0..self.cfg.ul_harq_processes).map(|_| UlTb::default()).collect(),
+            ul_tb: (0..self.cfg.ul_harq_processes)
+                .map(|_| UlTb::default())
+                .collect(),
             hook: Box::new(NoHook),
             ul_granted_pending: 0,
             last_cqi: 0,
@@ -493,9 +542,18 @@ impl RanDevice {
     /// holds — the RST tracker's purge (design.md §5). Returns the RLC SDU bytes removed
     /// (SDUs RLC has already started to send stay).
     pub fn purge_dl(&mut self, rnti: u16, mut pred: impl FnMut(&Packet) -> bool) -> u64 {
-        let Some(&i) = self.by_rnti.get(rnti as usize) else { return 0 };
-        let Some(u) = self.ues.get_mut(i as usize) else { return 0 };
-        let ids: Vec<u64> = u.dl_sdus.iter().filter(|(_, p)| pred(p)).map(|(id, _)| *id).collect();
+        let Some(&i) = self.by_rnti.get(rnti as usize) else {
+            return 0;
+        };
+        let Some(u) = self.ues.get_mut(i as usize) else {
+            return 0;
+        };
+        let ids: Vec<u64> = u
+            .dl_sdus
+            .iter()
+            .filter(|(_, p)| pred(p))
+            .map(|(id, _)| *id)
+            .collect();
         if ids.is_empty() {
             return 0;
         }
@@ -519,35 +577,54 @@ impl RanDevice {
     }
     /// Counters of UE `rnti`.
     pub fn ue_counters(&self, rnti: u16) -> Option<&UeCounters> {
-        self.ues.iter().find(|u| u.rnti == rnti).map(|u| &u.counters)
+        self.ues
+            .iter()
+            .find(|u| u.rnti == rnti)
+            .map(|u| &u.counters)
     }
     /// Serving cell of UE `rnti`.
     pub fn ue_cell(&self, rnti: u16) -> Option<usize> {
         self.ues.iter().find(|u| u.rnti == rnti).map(|u| u.cell)
     }
     /// (eNB RLC, UE RLC) counters of UE `rnti`.
-    pub fn ue_rlc_counters(&self, rnti: u16) -> Option<(&crate::rlc::RlcCounters, &crate::rlc::RlcCounters)> {
-        self.ues.iter().find(|u| u.rnti == rnti).map(|u| (u.enb_rlc.counters(), u.ue_rlc.counters()))
+    pub fn ue_rlc_counters(
+        &self,
+        rnti: u16,
+    ) -> Option<(&crate::rlc::RlcCounters, &crate::rlc::RlcCounters)> {
+        self.ues
+            .iter()
+            .find(|u| u.rnti == rnti)
+            .map(|u| (u.enb_rlc.counters(), u.ue_rlc.counters()))
     }
     /// UE MAC (SR/BSR) counters of UE `rnti`.
     pub fn ue_mac_counters(&self, rnti: u16) -> Option<&crate::mac::ul::UeMacCounters> {
-        self.ues.iter().find(|u| u.rnti == rnti).map(|u| u.ue_mac.counters())
+        self.ues
+            .iter()
+            .find(|u| u.rnti == rnti)
+            .map(|u| u.ue_mac.counters())
     }
     /// UE uplink FIFO counters.
     pub fn ue_ul_queue_counters(&self, rnti: u16) -> Option<&crate::mac::ul::UlQueueCounters> {
-        self.ues.iter().find(|u| u.rnti == rnti).map(|u| &u.ul_queue.counters)
+        self.ues
+            .iter()
+            .find(|u| u.rnti == rnti)
+            .map(|u| &u.ul_queue.counters)
     }
     /// Per-cell totals: (slots, DL slots, DL PRBs used, UL slots, UL PRBs used, DCIs).
     pub fn cell_totals(&self, cell: usize) -> [u64; 6] {
         let c = &self.cells[cell];
-        [c.slots, c.dl_slots, c.dl_prbs, c.ul_slots, c.ul_prbs, c.dcis]
+        [
+            c.slots, c.dl_slots, c.dl_prbs, c.ul_slots, c.ul_prbs, c.dcis,
+        ]
     }
     pub fn cell_count(&self) -> usize {
         self.cells.len()
     }
     /// Cells that serve at least one UE.
     pub fn active_cells(&self) -> Vec<usize> {
-        (0..self.cells.len()).filter(|&c| !self.cells[c].ues.is_empty()).collect()
+        (0..self.cells.len())
+            .filter(|&c| !self.cells[c].ues.is_empty())
+            .collect()
     }
 
     // ----- internal plumbing -----
@@ -587,7 +664,14 @@ impl RanDevice {
 
     fn note_ue_timers(&mut self, i: usize) {
         let u = &self.ues[i];
-        for t in [u.enb_rlc.poll_timeout(), u.ue_rlc.poll_timeout(), u.ue_mac.poll_timeout()].into_iter().flatten() {
+        for t in [
+            u.enb_rlc.poll_timeout(),
+            u.ue_rlc.poll_timeout(),
+            u.ue_mac.poll_timeout(),
+        ]
+        .into_iter()
+        .flatten()
+        {
             self.timer_min = Some(self.timer_min.map_or(t, |m| m.min(t)));
         }
     }
@@ -596,7 +680,9 @@ impl RanDevice {
     fn sync_bsr(&mut self, i: usize, now: Time) {
         let per_pkt = self.cfg.pdcp.header_bytes() as u64 + 3;
         let u = &mut self.ues[i];
-        let b = u.ul_queue.bytes() + u.ul_queue.len() as u64 * per_pkt + u.ue_rlc.buffer_status(now).total_bytes();
+        let b = u.ul_queue.bytes()
+            + u.ul_queue.len() as u64 * per_pkt
+            + u.ue_rlc.buffer_status(now).total_bytes();
         u.ue_mac.handle_buffer_status(now, DRB_LCID, b);
         if self.cfg.ideal_bsr {
             // MAC subheaders per TB: a few bytes of margin.
@@ -606,7 +692,15 @@ impl RanDevice {
             exact[lcg as usize & 3] = want;
             let mut index = [0u8; 4];
             index[lcg as usize & 3] = bsr_index(want);
-            let rep = BsrReport { kind: BsrKind::Regular, is_long: false, is_truncated: false, index, lcg, exact_bytes: exact, bytes: 0 };
+            let rep = BsrReport {
+                kind: BsrKind::Regular,
+                is_long: false,
+                is_truncated: false,
+                index,
+                lcg,
+                exact_bytes: exact,
+                bytes: 0,
+            };
             let (rnti, cell) = (u.rnti, u.cell);
             self.cells[cell].ul_sched.handle_bsr(rnti, &rep);
             if want > 0 {
@@ -656,7 +750,14 @@ impl RanDevice {
             match item {
                 Pending::DlFeedback { ue, harq, ack } => {
                     let u = &mut self.ues[ue as usize];
-                    match u.dl_harq.handle_feedback(now, HarqFeedback { rnti: u.rnti, harq_id: harq, ack }) {
+                    match u.dl_harq.handle_feedback(
+                        now,
+                        HarqFeedback {
+                            rnti: u.rnti,
+                            harq_id: harq,
+                            ack,
+                        },
+                    ) {
                         HarqOutcome::Retx => self.wake_slots(now),
                         HarqOutcome::Failed(()) => {
                             u.counters.dl_tb_failed += 1;
@@ -685,10 +786,23 @@ impl RanDevice {
                     self.sync_bsr(i, now);
                     self.note_ue_timers(i);
                 }
-                Pending::UlTx { ue, harq, tb_bytes, n_prb, retx } => self.ul_transmit(now, ue as usize, harq, tb_bytes, n_prb, retx),
+                Pending::UlTx {
+                    ue,
+                    harq,
+                    tb_bytes,
+                    n_prb,
+                    retx,
+                } => self.ul_transmit(now, ue as usize, harq, tb_bytes, n_prb, retx),
                 Pending::UlFeedback { ue, harq, ack } => {
                     let u = &mut self.ues[ue as usize];
-                    match u.ul_harq.handle_feedback(now, HarqFeedback { rnti: u.rnti, harq_id: harq, ack }) {
+                    match u.ul_harq.handle_feedback(
+                        now,
+                        HarqFeedback {
+                            rnti: u.rnti,
+                            harq_id: harq,
+                            ack,
+                        },
+                    ) {
                         HarqOutcome::Retx => self.wake_slots(now),
                         HarqOutcome::Failed(()) => {
                             u.counters.ul_tb_failed += 1;
@@ -730,10 +844,24 @@ impl RanDevice {
     }
 
     /// The UE sends on PUSCH with grant `(harq, tb_bytes, n_prb)`; the eNB decodes it.
-    fn ul_transmit(&mut self, now: Time, i: usize, harq: u8, tb_bytes: u32, n_prb: u16, retx: bool) {
+    fn ul_transmit(
+        &mut self,
+        now: Time,
+        i: usize,
+        harq: u8,
+        tb_bytes: u32,
+        n_prb: u16,
+        retx: bool,
+    ) {
         let h = harq as usize;
         if !retx {
-            let grant = UlGrant { rnti: self.ues[i].rnti, tb_bytes, n_prb, harq_id: harq, is_retx: false };
+            let grant = UlGrant {
+                rnti: self.ues[i].rnti,
+                tb_bytes,
+                n_prb,
+                harq_id: harq,
+                is_retx: false,
+            };
             let u = &mut self.ues[i];
             u.ul_granted_pending = u.ul_granted_pending.saturating_sub(tb_bytes as u64);
             u.ue_mac.handle_ul_grant_into(now, grant, &mut self.ul_tx);
@@ -752,14 +880,24 @@ impl RanDevice {
                 let mut have = u.ue_rlc.buffer_status(now).total_bytes();
                 self.moved.clear();
                 while have < op.bytes as u64 {
-                    let Some(pk) = u.ul_queue.pop_front() else { break };
+                    let Some(pk) = u.ul_queue.pop_front() else {
+                        break;
+                    };
                     self.moved.push(pk);
                     have += (pk.bytes + pdcp_hdr + 3) as u64;
                 }
                 for pk in &self.moved {
-                    let Some(p) = take_id(&mut u.ul_pkts, pk.id) else { continue };
+                    let Some(p) = take_id(&mut u.ul_pkts, pk.id) else {
+                        continue;
+                    };
                     let pd = u.ue_pdcp.handle_sdu(pk.id, pk.bytes);
-                    if u.ue_rlc.handle_sdu(now, RlcSdu { sdu_id: pk.id, bytes: pd.bytes }) {
+                    if u.ue_rlc.handle_sdu(
+                        now,
+                        RlcSdu {
+                            sdu_id: pk.id,
+                            bytes: pd.bytes,
+                        },
+                    ) {
                         u.ul_sdus.push_back((pk.id, p));
                     }
                 }
@@ -781,11 +919,29 @@ impl RanDevice {
         let u = &mut self.ues[i];
         u.counters.ul_prbs += n_prb as u64;
         let (rnti, mcs, attempt) = (u.rnti, u.ul_tb[h].mcs, u.ul_tb[h].attempt);
-        let ok = self.radio.ul_decode(rnti, harq, now, mcs, attempt, self.cfg.ul_layers, n_prb as u32);
+        let ok = self.radio.ul_decode(
+            rnti,
+            harq,
+            now,
+            mcs,
+            attempt,
+            self.cfg.ul_layers,
+            n_prb as u32,
+        );
         self.ues[i].ul_tb[h].ok = ok;
-        self.push_pending(now + self.cfg.ul_harq_feedback, Pending::UlFeedback { ue: i as u32, harq, ack: ok });
+        self.push_pending(
+            now + self.cfg.ul_harq_feedback,
+            Pending::UlFeedback {
+                ue: i as u32,
+                harq,
+                ack: ok,
+            },
+        );
         if ok {
-            self.push_pending(now + self.slot + self.cfg.enb_processing, Pending::UlRxAtEnb { ue: i as u32, harq });
+            self.push_pending(
+                now + self.slot + self.cfg.enb_processing,
+                Pending::UlRxAtEnb { ue: i as u32, harq },
+            );
         }
         self.note_ue_timers(i);
     }
@@ -841,9 +997,19 @@ impl RanDevice {
             u.last_cqi = cqi;
             u.last_mcs = mcs;
             let free_harq = u.dl_harq.free_process();
-            let bpp = if cqi == 0 { 0.0 } else { self.radio.bytes_per_prb(rnti, slot_idx, mcs, layers) };
+            let bpp = if cqi == 0 {
+                0.0
+            } else {
+                self.radio.bytes_per_prb(rnti, slot_idx, mcs, layers)
+            };
             self.sched_mcs[i] = mcs;
-            self.sched_ues.push(SchedUe { rnti, bytes_per_prb: bpp, backlog_bytes: backlog, harq_retx, free_harq });
+            self.sched_ues.push(SchedUe {
+                rnti,
+                bytes_per_prb: bpp,
+                backlog_bytes: backlog,
+                harq_retx,
+                free_harq,
+            });
         }
         if self.sched_ues.is_empty() {
             return;
@@ -909,13 +1075,28 @@ impl RanDevice {
             u.counters.dl_prbs += a.n_prb as u64;
             self.cells[c].dl_prbs += a.n_prb as u64;
             let (rnti, mcs, layers) = (u.rnti, u.dl_tb[h].mcs, u.layers);
-            let ok = self.radio.decode(rnti, a.harq_id, now, mcs, attempt, layers);
-            self.push_pending(now + self.cfg.harq.feedback_delay, Pending::DlFeedback { ue: i as u32, harq: a.harq_id, ack: ok });
+            let ok = self
+                .radio
+                .decode(rnti, a.harq_id, now, mcs, attempt, layers);
+            self.push_pending(
+                now + self.cfg.harq.feedback_delay,
+                Pending::DlFeedback {
+                    ue: i as u32,
+                    harq: a.harq_id,
+                    ack: ok,
+                },
+            );
             if ok {
                 let mut v = std::mem::take(&mut self.ues[i].dl_tb[h].pdus);
                 let s = self.slab_put(&mut v);
                 self.ues[i].dl_tb[h].pdus = v;
-                self.push_pending(now + self.slot + self.cfg.ue_processing, Pending::DlRxAtUe { ue: i as u32, slab: s });
+                self.push_pending(
+                    now + self.slot + self.cfg.ue_processing,
+                    Pending::DlRxAtUe {
+                        ue: i as u32,
+                        slab: s,
+                    },
+                );
             }
             self.note_ue_timers(i);
         }
@@ -935,8 +1116,18 @@ impl RanDevice {
             let free_harq = u.ul_harq.free_process();
             // Rank by the rate of a nominal 10-PRB allocation (UE power spread over it).
             let mcs = self.radio.ul_mcs(rnti, now, 10, self.cfg.ul_layers);
-            let bpp = self.radio.tb_size_bytes(rnti, tx_slot, 10, mcs, self.cfg.ul_layers) as f64 / 10.0;
-            self.sched_ues.push(SchedUe { rnti, bytes_per_prb: bpp.max(1.0), backlog_bytes: 0, harq_retx, free_harq });
+            let bpp = self
+                .radio
+                .tb_size_bytes(rnti, tx_slot, 10, mcs, self.cfg.ul_layers)
+                as f64
+                / 10.0;
+            self.sched_ues.push(SchedUe {
+                rnti,
+                bytes_per_prb: bpp.max(1.0),
+                backlog_bytes: 0,
+                harq_retx,
+                free_harq,
+            });
         }
         if self.sched_ues.is_empty() {
             return;
@@ -980,7 +1171,13 @@ impl RanDevice {
             }
             self.push_pending(
                 tx_at,
-                Pending::UlTx { ue: i as u32, harq: g.harq_id, tb_bytes: g.tb_bytes, n_prb: g.n_prb, retx: g.is_retx },
+                Pending::UlTx {
+                    ue: i as u32,
+                    harq: g.harq_id,
+                    tb_bytes: g.tb_bytes,
+                    n_prb: g.n_prb,
+                    retx: g.is_retx,
+                },
             );
         }
     }
@@ -1022,7 +1219,13 @@ impl Device for RanDevice {
             let id = u.next_dl_id;
             u.next_dl_id += 1;
             let pd = u.enb_pdcp.handle_sdu(id, p.len());
-            if u.enb_rlc.handle_sdu(now, RlcSdu { sdu_id: id, bytes: pd.bytes }) {
+            if u.enb_rlc.handle_sdu(
+                now,
+                RlcSdu {
+                    sdu_id: id,
+                    bytes: pd.bytes,
+                },
+            ) {
                 u.dl_sdus.push_back((id, p));
                 self.wake_slots(now);
             }
@@ -1036,7 +1239,13 @@ impl Device for RanDevice {
             }
             let id = u.next_ul_id;
             u.next_ul_id += 1;
-            if u.ul_queue.push(UlPacket { id, bytes: p.len(), meta: 0, info, arrival: now }) {
+            if u.ul_queue.push(UlPacket {
+                id,
+                bytes: p.len(),
+                meta: 0,
+                info,
+                arrival: now,
+            }) {
                 u.ul_pkts.push_back((id, p));
                 // Network-function hook point at packet arrival (design.md §5, seed 000).
                 u.hook.on_arrival(&mut u.ul_queue, now);
@@ -1060,7 +1269,11 @@ impl Device for RanDevice {
         }
         if self.next_slot.is_some_and(|t| t <= now) {
             self.run_slot(now);
-            self.next_slot = if self.needs_slots(now) { Some(next_boundary(self.slot, now + Duration::from_nanos(1))) } else { None };
+            self.next_slot = if self.needs_slots(now) {
+                Some(next_boundary(self.slot, now + Duration::from_nanos(1)))
+            } else {
+                None
+            };
         }
         // Recompute the earliest entity timer.
         self.timer_min = None;
@@ -1075,7 +1288,10 @@ impl Device for RanDevice {
 
     fn poll_timeout(&self) -> Option<Time> {
         let p = self.pending.peek().map(|r| r.0 .0);
-        [p, self.next_slot, self.timer_min].into_iter().flatten().min()
+        [p, self.next_slot, self.timer_min]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     fn sample(&mut self, now: Time) {

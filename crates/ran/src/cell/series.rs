@@ -62,7 +62,10 @@ pub struct CellSeries {
 impl RanDevice {
     pub(super) fn take_sample(&mut self, now: Time) {
         let t = now.as_secs_f64();
-        let iv = now.saturating_since(self.last_sample).as_secs_f64().max(1e-9);
+        let iv = now
+            .saturating_since(self.last_sample)
+            .as_secs_f64()
+            .max(1e-9);
         self.last_sample = now;
         let n_prb = self.radio.carrier().n_prb as f64;
         for i in 0..self.ues.len() {
@@ -86,20 +89,29 @@ impl RanDevice {
             s.y_m.push(ls.position.y);
             let new = c.dl_tb_new - p.dl_tb_new;
             let bytes = c.dl_tb_bytes - p.dl_tb_bytes;
-            s.tbs_bytes.push(if new > 0 { bytes as f64 / new as f64 } else { 0.0 });
+            s.tbs_bytes.push(if new > 0 {
+                bytes as f64 / new as f64
+            } else {
+                0.0
+            });
             s.dl_phy_bps.push(bytes as f64 * 8.0 / iv);
             s.prbs.push((c.dl_prbs - p.dl_prbs) as i64);
             s.harq_new.push(new as i64);
             s.harq_retx.push((c.dl_tb_retx - p.dl_tb_retx) as i64);
             s.harq_failed.push((c.dl_tb_failed - p.dl_tb_failed) as i64);
-            s.rlc_queue_bytes.push(u.enb_rlc.buffer_status(now).total_bytes() as i64);
+            s.rlc_queue_bytes
+                .push(u.enb_rlc.buffer_status(now).total_bytes() as i64);
             s.rlc_drops.push(u.enb_rlc.counters().sdus_dropped as i64);
             s.ul_queue_bytes.push(u.ul_queue.bytes() as i64);
             s.sr.push(c.sr_rx as i64);
             s.bsr.push(c.bsr_rx as i64);
             s.ul_grants.push(c.ul_grants as i64);
             let uln = c.ul_tb_new - p.ul_tb_new;
-            s.ul_tbs_bytes.push(if uln > 0 { (c.ul_tb_bytes - p.ul_tb_bytes) as f64 / uln as f64 } else { 0.0 });
+            s.ul_tbs_bytes.push(if uln > 0 {
+                (c.ul_tb_bytes - p.ul_tb_bytes) as f64 / uln as f64
+            } else {
+                0.0
+            });
             u.prev = u.counters.clone();
         }
         let max_dci = self.cfg.pdcch_grants_per_slot.max(1) as f64;
@@ -108,8 +120,14 @@ impl RanDevice {
             if c.ues.is_empty() {
                 continue;
             }
-            let now_v = [c.slots, c.dl_slots, c.dl_prbs, c.ul_slots, c.ul_prbs, c.dcis];
-            let d: Vec<f64> = now_v.iter().zip(c.prev).map(|(a, b)| (a - b) as f64).collect();
+            let now_v = [
+                c.slots, c.dl_slots, c.dl_prbs, c.ul_slots, c.ul_prbs, c.dcis,
+            ];
+            let d: Vec<f64> = now_v
+                .iter()
+                .zip(c.prev)
+                .map(|(a, b)| (a - b) as f64)
+                .collect();
             c.prev = now_v;
             // Slots the device slept through carried nothing: count them as idle.
             let slots_iv = (iv / self.slot.as_secs_f64()).round().max(1.0);
@@ -118,8 +136,13 @@ impl RanDevice {
             let s = &mut self.cell_series;
             s.time_s.push(t);
             s.cell.push(ci as i64);
-            s.dl_prb_util.push(d[2] / (slots_iv * dl_frac * n_prb).max(1.0));
-            s.ul_prb_util.push(if ul_frac > 0.0 { d[4] / (slots_iv * ul_frac * n_prb).max(1.0) } else { 0.0 });
+            s.dl_prb_util
+                .push(d[2] / (slots_iv * dl_frac * n_prb).max(1.0));
+            s.ul_prb_util.push(if ul_frac > 0.0 {
+                d[4] / (slots_iv * ul_frac * n_prb).max(1.0)
+            } else {
+                0.0
+            });
             s.pdcch_per_slot.push(d[5] / slots_iv);
             s.pdcch_util.push(d[5] / slots_iv / max_dci);
         }
