@@ -329,3 +329,34 @@ fn test_udp_saturation_in_every_radio_scenario() {
         assert_eq!(f["app"], "udp-cbr");
     }
 }
+
+#[test]
+fn test_rlc_am_recovers_harq_failures_end_to_end() {
+    // UDP below the NLOS capacity across LOS/NLOS changes: HARQ gives up on some transport
+    // blocks (max retransmissions), RLC AM retransmits them, and every packet but those still
+    // in flight at the end reaches the UE.
+    let out = run(
+        "builtin:mmwave-blockage",
+        &[
+            ("traffic", "udp-saturation"),
+            ("udp_rate", "40Mbps"),
+            ("duration", "4s"),
+            ("ue.los_duration", "1s"),
+            ("ue.nlos_duration", "1s"),
+        ],
+    );
+    let u = &out.summary["radio"]["ues"][0];
+    let f = &flows(&out)[0];
+    let (inn, del) = (
+        u["dl_packets_in"].as_u64().unwrap(),
+        u["dl_packets_delivered"].as_u64().unwrap(),
+    );
+    println!(
+        "HARQ failures {}, RLC retransmitted PDUs {}, packets in {inn}, delivered {del}, UDP loss ratio {}",
+        u["dl_tb_failed"], u["rlc_dl_retx_pdus"], f["udp_loss_ratio"]
+    );
+    assert!(u["dl_tb_failed"].as_u64().unwrap() > 0);
+    assert!(u["rlc_dl_retx_pdus"].as_u64().unwrap() > 0);
+    assert_eq!(u["rlc_dl_sdus_dropped"].as_u64().unwrap(), 0);
+    assert!(inn - del < 200, "{inn} in, {del} delivered");
+}
