@@ -306,6 +306,7 @@ fn radio_summary(sims: &[(String, Sim)], end: Time) -> Value {
                     "bsr_periodic": mac.bsr_periodic,
                     "bsr_padding": mac.bsr_padding,
                     "bsr_received": c.bsr_rx,
+                    "retx_bsr_expiries": mac.retx_bsr_expiries,
                     "ul_grants": c.ul_grants,
                 }));
             }
