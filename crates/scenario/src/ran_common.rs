@@ -130,7 +130,7 @@ pub struct UeSection {
     pub placement: Placement,
     /// Fixed placement: distance from the site (m).
     pub distance_m: f64,
-    /// Random placement: annulus radii (m).
+    /// Random placement: annulus radii (m); with `radio.hex_layout` the outer radius is ISD/2.
     pub min_distance_m: f64,
     pub cell_radius_m: f64,
     /// Blockage schedule: LOS then NLOS durations, repeating (both > 0 to enable).
@@ -436,7 +436,10 @@ impl RanScenario {
                 .collect(),
             Placement::Random => {
                 let mut rng = Rng::for_entity(seed, "scenario/ue-drop");
-                let (r0, r1) = (self.ue.min_distance_m, self.ue.cell_radius_m);
+                // The hexagonal layout drops UEs in the centre site's area: the disk inscribed
+                // in its hexagon (radius ISD/2).
+                let r1 = if self.radio.hex_layout { self.radio.isd_m / 2.0 } else { self.ue.cell_radius_m };
+                let r0 = self.ue.min_distance_m.min(r1 * 0.5);
                 (0..n)
                     .map(|_| {
                         // Uniform over the annulus area.
