@@ -27,7 +27,7 @@ Columns appear as figures first appear (and widen BIGINT -> DOUBLE -> VARCHAR if
 
 Atomicity: only the coordinating process writes. A finished run's files go to
 ``runs/.tmp-<id>-<random>/`` and are renamed to ``runs/<point_id>``; then its row is inserted
-in one DuckDB transaction. The row is the commit point: a run without a row is
+in a DuckDB transaction (runs that finish together share one transaction). The row is the commit point: a run without a row is
 unfinished. Opening the store deletes temporary folders and run folders without a row, so a
 crash at any moment (even SIGKILL) leaves neither a partial nor a duplicated row (the primary
 key forbids duplicates; DuckDB's write-ahead log discards an uncommitted transaction). The run
@@ -43,7 +43,7 @@ import math
 import os
 import shutil
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -245,6 +245,7 @@ class Store:
         self._types: dict[str, str] = {}
         self._id_cache: set[str] | None = None
         self._commits = 0
+        self._batch = range(0)
         self._kill_at: tuple[str, int] | None = None
         hook = os.environ.get("RANTCP_TEST_KILL_AT")
         if hook and ":" in hook and hook.rsplit(":", 1)[1].isdigit():
@@ -374,8 +375,10 @@ class Store:
     # -- writing --------------------------------------------------------------------------
 
     def commit(self, task: RunTask, outcome: Mapping[str, Any]) -> None:
-        """Record one finished run: its files (renamed into place), then its row (commit point)."""
-        files: Mapping[str, bytes] = outcome.get("files") or {}
+        """Record one finished run (see commit_many)."""
+        self.commit_many([(task, outcome)])
+
+    def _row(self, task: RunTask, outcome: Mapping[str, Any]) -> dict[str, Any]:
         row: dict[str, Any] = {
             "point_id": task.point_id,
             "point_index": task.point_index,
@@ -389,53 +392,70 @@ class Store:
             "rantcp_version": outcome.get("version"),
         }
         row.update(task.axes)
-        final = self.runs_dir / task.point_id
         if outcome["status"] == "ok":
-            summary = json.loads(files["summary.json"])
+            summary = json.loads(outcome["files"]["summary.json"])
             row["sim_wall_s"] = (summary.get("wall") or {}).get("seconds")
             row["rantcp_version"] = summary.get("rantcp_version", row["rantcp_version"])
             for k, v in flatten_summary(summary).items():
                 if k not in row:
                     row[k] = v
-            tmp = self.runs_dir / f".tmp-{task.point_id}-{uuid.uuid4().hex[:8]}"
-            tmp.mkdir()
-            for rel, data in files.items():
-                p = tmp / rel
-                p.parent.mkdir(parents=True, exist_ok=True)
-                p.write_bytes(data)
-            self._kill_point("files-written")
+        return row
+
+    def _place_files(self, task: RunTask, outcome: Mapping[str, Any]) -> None:
+        final = self.runs_dir / task.point_id
+        if outcome["status"] != "ok":
             if final.exists():
                 shutil.rmtree(final)
-            tmp.rename(final)
-        self._kill_point("renamed")
-        if outcome["status"] != "ok" and final.exists():
+            return
+        tmp = self.runs_dir / f".tmp-{task.point_id}-{uuid.uuid4().hex[:8]}"
+        tmp.mkdir()
+        for rel, data in (outcome.get("files") or {}).items():
+            p = tmp / rel
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_bytes(data)
+        self._kill_point("files-written")
+        if final.exists():
             shutil.rmtree(final)
+        tmp.rename(final)
+
+    def commit_many(self, items: Sequence[tuple[RunTask, Mapping[str, Any]]]) -> None:
+        """Record finished runs: each run's files renamed into place, then all their rows in
+        one transaction (the commit point; one log sync for the lot)."""
+        if not items:
+            return
+        self._batch = range(self._commits + 1, self._commits + len(items) + 1)
+        rows = [self._row(t, o) for t, o in items]
+        for t, o in items:
+            self._place_files(t, o)
+        self._kill_point("renamed")
         con = self.con
         con.execute("BEGIN TRANSACTION")
         try:
-            for k, v in row.items():
-                self._ensure_column(k, _sql_value(v))
-            if task.point_id in self._ids:  # a failed run done again (--retry-failed)
-                con.execute("DELETE FROM runs WHERE point_id = ?", [task.point_id])
-            names = list(row)
-            con.execute(
-                f"INSERT INTO runs ({', '.join(quote(n) for n in names)}) VALUES ({', '.join('?' for _ in names)})",
-                [_sql_value(row[n]) for n in names],
-            )
+            for (task, _), row in zip(items, rows):
+                for k, v in row.items():
+                    self._ensure_column(k, _sql_value(v))
+                if task.point_id in self._ids:  # a failed run done again (--retry-failed)
+                    con.execute("DELETE FROM runs WHERE point_id = ?", [task.point_id])
+                names = list(row)
+                con.execute(
+                    f"INSERT INTO runs ({', '.join(quote(n) for n in names)}) VALUES ({', '.join('?' for _ in names)})",
+                    [_sql_value(row[n]) for n in names],
+                )
             self._kill_point("inserted")
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
             self._reload_types()
             raise
-        self._ids.add(task.point_id)
+        self._ids.update(t.point_id for t, _ in items)
         self._kill_point("committed")
-        self._commits += 1
+        self._commits += len(items)
 
     def _kill_point(self, stage: str) -> None:
         """Test hook: RANTCP_TEST_KILL_AT=<stage>:<n> sends SIGKILL to this process at `stage`
-        of the n-th commit (stages: files-written, renamed, inserted, committed)."""
-        if self._kill_at is not None and self._kill_at == (stage, self._commits + 1):
+        of the commit that records the n-th run (stages: files-written, renamed, inserted,
+        committed)."""
+        if self._kill_at is not None and self._kill_at[0] == stage and self._kill_at[1] in self._batch:
             import signal
 
             os.kill(os.getpid(), signal.SIGKILL)

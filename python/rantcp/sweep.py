@@ -573,9 +573,10 @@ class WorkersCannotStart(SweepAborted):
     """The local pool's worker processes die before finishing any run."""
 
 
-def _local_runs(tasks: Sequence[RunTask], workers: int, tick: Callable[[], None]) -> Iterator[tuple[RunTask, dict[str, Any]]]:
+def _local_runs(tasks: Sequence[RunTask], workers: int) -> Iterator[tuple[RunTask, dict[str, Any]] | None]:
     """A process pool; a run that kills its worker twice is recorded as failed. A pool that
-    breaks twice in a row without finishing any run stops the sweep (nothing is recorded)."""
+    breaks twice in a row without finishing any run stops the sweep (nothing is recorded).
+    Yields (task, outcome) as runs finish and None at the end of each wait round."""
     pending = list(reversed(tasks))
     attempts: dict[str, int] = {}
     window = max(2 * workers, workers + 2)
@@ -598,7 +599,6 @@ def _local_runs(tasks: Sequence[RunTask], workers: int, tick: Callable[[], None]
                     if not inflight:
                         break
                     done, _ = wait(inflight, timeout=0.25, return_when=FIRST_COMPLETED)
-                    tick()
                     for fut in done:
                         t = inflight.pop(fut)
                         try:
@@ -610,6 +610,7 @@ def _local_runs(tasks: Sequence[RunTask], workers: int, tick: Callable[[], None]
                             continue
                         finished += 1
                         yield t, outcome
+                    yield None  # end of a round: what finished together is committed together
             finally:
                 pool.shutdown(wait=True, cancel_futures=True)
             if not broken:
@@ -625,6 +626,7 @@ def _local_runs(tasks: Sequence[RunTask], workers: int, tick: Callable[[], None]
             for t in [t for t in pending if attempts.get(t.point_id, 0) >= 2]:
                 pending.remove(t)
                 yield t, _crashed(t, "the worker process died while running this point (twice)")
+            yield None
 
 
 def _worker_init(coordinator_pid: int) -> None:
@@ -708,7 +710,7 @@ def _dask_client(dask: Any) -> tuple[Any, Any, int]:
     return client, None, max(1, sum(client.nthreads().values()))
 
 
-def _dask_runs(tasks: Sequence[RunTask], client: Any, threads: int, tick: Callable[[], None]) -> Iterator[tuple[RunTask, dict[str, Any]]]:
+def _dask_runs(tasks: Sequence[RunTask], client: Any, threads: int) -> Iterator[tuple[RunTask, dict[str, Any]] | None]:
     import uuid
 
     import distributed
@@ -729,7 +731,6 @@ def _dask_runs(tasks: Sequence[RunTask], client: Any, threads: int, tick: Callab
                 done = res.done
             except distributed.TimeoutError:
                 done = set()
-            tick()
             for fut in done:
                 t = inflight.pop(fut)
                 if fut.status == "finished":
@@ -746,6 +747,7 @@ def _dask_runs(tasks: Sequence[RunTask], client: Any, threads: int, tick: Callab
                     outcome = _crashed(t, f"dask: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
                 fut.release()
                 yield t, outcome
+            yield None
     finally:
         for fut in inflight:
             fut.cancel()
@@ -789,21 +791,18 @@ def run_sweep(
         done = store.finished_ids(include_failed=not retry_failed)
         todo = [t for t in tasks if t.point_id not in done]
         skipped = len(tasks) - len(todo)
-        ok = failed = 0
+        counts = [0, 0]  # ok, failed
 
         def tick() -> None:
             if progress is not None:
-                progress(ok, failed, len(todo))
+                progress(counts[0], counts[1], len(todo))
 
         tick()
         if todo:
             if dask is not None:
                 client, cluster, threads = _dask_client(dask)
                 try:
-                    stream = _dask_runs(todo, client, threads, tick)
-                    for task, outcome in stream:
-                        ok, failed = _commit(store, task, outcome, ok, failed)
-                        tick()
+                    _drain(store, _dask_runs(todo, client, threads), counts, tick)
                 finally:
                     if cluster is not None:
                         client.close()
@@ -812,24 +811,48 @@ def run_sweep(
                 n = workers or default_workers()
                 if n < 1:
                     raise _fail("--workers: expected N >= 1")
-                for task, outcome in _local_runs(todo, min(n, len(todo)), tick):
-                    ok, failed = _commit(store, task, outcome, ok, failed)
-                    tick()
+                _drain(store, _local_runs(todo, min(n, len(todo))), counts, tick)
+        ok, failed = counts
         failed_overall = store.count_failed([t.point_id for t in tasks])
     finally:
         store.close()
     return SweepOutcome(Path(out), len(tasks), skipped, ok, failed, failed_overall, time.perf_counter() - t0)
 
 
-def _commit(store: Any, task: RunTask, outcome: dict[str, Any], ok: int, failed: int) -> tuple[int, int]:
+_MAX_BATCH = 256
+
+
+def _drain(store: Any, stream: Iterator[tuple[RunTask, dict[str, Any]] | None], counts: list[int], tick: Callable[[], None]) -> None:
+    """Commit runs as they arrive, those finished in the same wait round in one transaction."""
+    buffer: list[tuple[RunTask, dict[str, Any]]] = []
+    try:
+        for item in stream:
+            if item is not None:
+                buffer.append(item)
+                if len(buffer) < _MAX_BATCH:
+                    continue
+            if buffer:
+                batch, buffer = buffer, []
+                _commit(store, batch, counts)
+            tick()
+    except (KeyboardInterrupt, SweepAborted):
+        if buffer:  # finished work in hand is kept
+            _commit(store, buffer, counts)
+        raise
+    if buffer:
+        _commit(store, buffer, counts)
+    tick()
+
+
+def _commit(store: Any, items: list[tuple[RunTask, dict[str, Any]]], counts: list[int]) -> None:
     import rantcp
 
-    if outcome.get("version") not in (None, rantcp.__version__):
-        raise SweepAborted(f"a worker runs rantcp {outcome.get('version')}, this process {rantcp.__version__}; install the same version everywhere")
-    store.commit(task, outcome)
-    if outcome["status"] == "ok":
-        return ok + 1, failed
-    return ok, failed + 1
+    for _, outcome in items:
+        if outcome.get("version") not in (None, rantcp.__version__):
+            raise SweepAborted(f"a worker runs rantcp {outcome.get('version')}, this process {rantcp.__version__}; install the same version everywhere")
+    store.commit_many(items)
+    for _, outcome in items:
+        counts[0 if outcome["status"] == "ok" else 1] += 1
 
 
 # ---------------------------------------------------------------------------------------------
