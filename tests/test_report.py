@@ -168,7 +168,7 @@ def test_sweep_plot_functions(tmp_path: Path):
     assert [line.get_ydata().tolist() for line in ax.get_lines()] == [[2.0, 6.0], [2.0, 4.0]]
     # The 95 % interval of (1, 3): mean 2 ± t(0.975, 1) * s / sqrt(2) = 2 ± 12.706.
     s = sweep_mod.summarise(df, ["m"], ["g", "x"])
-    assert s.loc[0, "m_ci95"] == pytest.approx(12.706 * (2**0.5) / (2**0.5))
+    assert s.loc[0, "m_ci95"] == pytest.approx(12.706)
     assert sweep_plots.png_bytes(fig)[:4] == b"\x89PNG"
     fig = sweep_plots.cdf({"a": [3, 1, 2]}, xlabel="v")
     xs, ys = fig.axes[0].get_lines()[0].get_data()
