@@ -307,7 +307,8 @@ enum Pending {
     },
     UlRxAtEnb {
         ue: u32,
-        harq: u8,
+        slab: u32,
+        bsr: Option<BsrReport>,
     },
 }
 
@@ -811,15 +812,17 @@ impl RanDevice {
                         _ => {}
                     }
                 }
-                Pending::UlRxAtEnb { ue, harq } => {
+                Pending::UlRxAtEnb { ue, slab, bsr } => {
                     let i = ue as usize;
+                    let mut v = std::mem::take(&mut self.slab[slab as usize]);
                     let u = &mut self.ues[i];
-                    let tb = &mut u.ul_tb[harq as usize];
-                    for pdu in &tb.pdus {
+                    for pdu in &v {
                         u.enb_rlc.handle_pdu(now, pdu);
                     }
-                    tb.pdus.clear();
-                    if let Some(bsr) = tb.bsr.take() {
+                    v.clear();
+                    self.slab[slab as usize] = v;
+                    self.slab_free.push(slab);
+                    if let Some(bsr) = bsr {
                         u.counters.bsr_rx += 1;
                         if !self.cfg.ideal_bsr {
                             let (rnti, cell) = (u.rnti, u.cell);
@@ -938,9 +941,19 @@ impl RanDevice {
             },
         );
         if ok {
+            // The decoded TB's content moves out of the UE's HARQ buffer at once, so that a
+            // later grant on the same process cannot overwrite it before the eNB handles it.
+            let mut v = std::mem::take(&mut self.ues[i].ul_tb[h].pdus);
+            let bsr = self.ues[i].ul_tb[h].bsr.take();
+            let slab = self.slab_put(&mut v);
+            self.ues[i].ul_tb[h].pdus = v;
             self.push_pending(
                 now + self.slot + self.cfg.enb_processing,
-                Pending::UlRxAtEnb { ue: i as u32, harq },
+                Pending::UlRxAtEnb {
+                    ue: i as u32,
+                    slab,
+                    bsr,
+                },
             );
         }
         self.note_ue_timers(i);
