@@ -110,6 +110,7 @@ def run(
         if partial.exists():
             shutil.rmtree(partial)
         partial.mkdir(parents=True)
+    sim = None
     try:
         sim = _native.Simulation(scenario, ov, seed, str(partial) if partial is not None else None)
         start = time.perf_counter()
@@ -132,6 +133,10 @@ def run(
         if partial is not None and partial.exists():
             shutil.rmtree(partial)
         raise
+    finally:
+        # The native run is not thread-safe to drop elsewhere: release it on this thread even
+        # when a profiler (Dask's) keeps this frame alive.
+        sim = None
     return Result(summary=summary, timeseries=frames, out=out_path)
 
 
