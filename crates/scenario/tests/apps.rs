@@ -1,14 +1,10 @@
 //! Applications on p2p-bulk: limited bulk transfer, file download, UDP constant bit rate,
 //! several flows sharing the bottleneck.
 
-use rantcp_scenario::run_quiet;
+mod common;
 
-fn ov(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
-}
+use common::ov;
+use rantcp_scenario::run_quiet;
 
 #[test]
 fn limited_bulk_delivers_exactly_n_bytes() {

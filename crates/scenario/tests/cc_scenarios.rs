@@ -5,40 +5,10 @@
 //! * With 1% random loss BBR keeps ≥ 80% of the link while NewReno and CUBIC fall below 30%.
 //! * PROBE_RTT recurs about every 10 s.
 
-use rantcp_scenario::{run_quiet, Column, RunOutput};
+mod common;
 
-fn ov(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
-}
-
-fn col<'a>(out: &'a RunOutput, name: &str) -> &'a Column {
-    &out.tables[0]
-        .columns
-        .iter()
-        .find(|(n, _)| n == name)
-        .unwrap()
-        .1
-}
-
-fn f64s(out: &RunOutput, name: &str) -> Vec<f64> {
-    match col(out, name) {
-        Column::F64(v) => v.clone(),
-        Column::I64(v) => v.iter().map(|&x| x as f64).collect(),
-        _ => panic!(),
-    }
-}
-
-/// Goodput (bit/s) of the single flow between two sample times.
-fn goodput_between(out: &RunOutput, t0: f64, t1: f64) -> f64 {
-    let t = f64s(out, "time_s");
-    let d = f64s(out, "delivered_bytes");
-    let i0 = t.iter().position(|&x| x >= t0 - 1e-9).unwrap();
-    let i1 = t.iter().rposition(|&x| x <= t1 + 1e-9).unwrap();
-    (d[i1] - d[i0]) * 8.0 / (t[i1] - t[i0])
-}
+use common::{f64s, goodput_between, ov};
+use rantcp_scenario::run_quiet;
 
 /// 100 Mbit/s, 20 ms one way (40 ms RTT), `queue` of drop-tail buffer.
 fn path(cc: &str, queue: &str, loss: &str, duration: &str) -> Vec<(String, String)> {

@@ -5,33 +5,10 @@
 //!   within ±25% at p = 1e-3 and 1e-2.
 //! * At p = 0 the flow is link-limited: goodput ≥ 95% of the bottleneck's payload rate.
 
-use rantcp_scenario::{run_quiet, Column, RunOutput};
+mod common;
 
-fn ov(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
-}
-
-fn col<'a>(out: &'a RunOutput, name: &str) -> &'a Column {
-    &out.tables[0]
-        .columns
-        .iter()
-        .find(|(n, _)| n == name)
-        .unwrap()
-        .1
-}
-
-/// Goodput (bit/s) from the delivered-bytes column between two sample times.
-fn goodput_between(out: &RunOutput, t0: f64, t1: f64) -> f64 {
-    let (Column::F64(t), Column::I64(d)) = (col(out, "time_s"), col(out, "delivered_bytes")) else {
-        panic!()
-    };
-    let i0 = t.iter().position(|&x| x >= t0 - 1e-9).unwrap();
-    let i1 = t.iter().rposition(|&x| x <= t1 + 1e-9).unwrap();
-    (d[i1] - d[i0]) as f64 * 8.0 / (t[i1] - t[i0])
-}
+use common::{goodput_between, ov};
+use rantcp_scenario::run_quiet;
 
 /// Padhye et al. 1998, eq. (32): packets per second.
 fn padhye_pps(p: f64, rtt: f64, t0: f64, b: f64, w_max: f64) -> f64 {
