@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import shutil
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -50,7 +49,7 @@ def normalise_overrides(overrides: Mapping[str, Any] | None) -> list[tuple[str, 
 
 def validate(scenario: str, overrides: Mapping[str, Any] | None = None, seed: int | None = None) -> dict[str, Any]:
     """Validate a scenario and return its effective config. Raises ConfigError."""
-    return json.loads(_native.validate(scenario, normalise_overrides(overrides), seed))
+    return json.loads(_native.validate(scenario, _check_overrides(overrides), _check_seed(seed)))
 
 
 @dataclass
@@ -88,6 +87,45 @@ def _write_outputs(out: Path, summary_text: str, frames: dict[str, pd.DataFrame]
         _plots.run_plots(out, json.loads(summary_text), frames)
 
 
+SEED_MAX = 2**63 - 1
+"""Seeds span 0..2**63-1: TOML integers are signed 64-bit (sweeps derive seeds in this range too)."""
+
+
+def _check_seed(seed: Any) -> int | None:
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise _native.ConfigError(f"seed: {seed!r} is not an integer (allowed: 0 to {SEED_MAX})")
+    if not 0 <= seed <= SEED_MAX:
+        raise _native.ConfigError(f"seed: {seed} is out of range (allowed: 0 to {SEED_MAX})")
+    return seed
+
+
+def _check_overrides(overrides: Any) -> list[tuple[str, str]]:
+    if overrides is not None and not isinstance(overrides, Mapping):
+        raise _native.ConfigError(
+            f"overrides: expected a mapping of config paths to values, e.g. {{'flow.cc': 'cubic'}}, not {type(overrides).__name__}"
+        )
+    return normalise_overrides(overrides)
+
+
+def _advance(sim: Any, progress: Callable[[float, float], None] | None) -> None:
+    """Run to the end in chunks of about 0.1 s of wall time, so Ctrl-C and progress stay live."""
+    end = sim.end_ns
+    now = sim.now_ns
+    chunk = max(end // 1000, 1)
+    while now < end:
+        t0 = time.perf_counter()
+        now = sim.step(min(now + chunk, end))
+        dt = time.perf_counter() - t0
+        if dt < 0.05:
+            chunk *= 2
+        elif dt > 0.2:
+            chunk = max(chunk // 2, 1)
+        if progress is not None:
+            progress(now / 1e9, end / 1e9)
+
+
 def run(
     scenario: str,
     seed: int | None = None,
@@ -97,47 +135,39 @@ def run(
 ) -> Result:
     """Run a scenario (``builtin:NAME`` or a TOML path) and return its results.
 
-    seed: replaces the config's seed. overrides: {"dotted.path": value}. out: write the output
-    folder there (written to ``<out>.partial`` first and moved into place on success, so a
-    failed run never leaves a half-written folder or damages an earlier one).
+    seed: replaces the config's seed (0 to 2**64-1). overrides: {"dotted.path": value}.
+    out: write the output folder there. The folder must be new, empty, or an earlier rantcp run
+    folder (replaced atomically on success); anything else is refused before the simulation
+    starts, so rantcp never deletes a file it did not write (see ``rantcp.outdir``).
     progress: called with (simulated seconds, total seconds) as the run advances.
     Raises ConfigError (a ValueError) for bad input.
     """
-    ov = normalise_overrides(overrides)
-    out_path = Path(out) if out is not None else None
-    partial = out_path.with_name(out_path.name + ".partial") if out_path is not None else None
-    if partial is not None:
-        if partial.exists():
-            shutil.rmtree(partial)
-        partial.mkdir(parents=True)
+    from rantcp.outdir import Staging
+
+    seed = _check_seed(seed)
+    ov = _check_overrides(overrides)
+    staging = Staging(out) if out is not None else None
     sim = None
     try:
-        sim = _native.Simulation(scenario, ov, seed, str(partial) if partial is not None else None)
+        sim = _native.Simulation(scenario, ov, seed, str(staging.path) if staging is not None else None)
         start = time.perf_counter()
-        end = sim.end_ns
-        steps = 100
-        for k in range(1, steps + 1):
-            t = sim.step(end * k // steps)
-            if progress is not None:
-                progress(t / 1e9, end / 1e9)
+        _advance(sim, progress)
         wall = time.perf_counter() - start
         summary_text, tables = sim.finish(wall)
         frames = {name: pd.DataFrame(cols) for name, cols in tables.items()}
         summary = json.loads(summary_text)
-        if partial is not None and out_path is not None:
-            _write_outputs(partial, summary_text, frames, summary["config"]["output"]["plots"])
-            if out_path.exists():
-                shutil.rmtree(out_path)
-            partial.rename(out_path)
+        if staging is not None:
+            _write_outputs(staging.path, summary_text, frames, summary["config"]["output"]["plots"])
+            staging.commit(_native.version())
     except BaseException:
-        if partial is not None and partial.exists():
-            shutil.rmtree(partial)
+        if staging is not None:
+            staging.discard()
         raise
     finally:
         # The native run is not thread-safe to drop elsewhere: release it on this thread even
         # when a profiler (Dask's) keeps this frame alive.
         sim = None
-    return Result(summary=summary, timeseries=frames, out=out_path)
+    return Result(summary=summary, timeseries=frames, out=Path(out) if out is not None else None)
 
 
 def load_result(folder: str | os.PathLike[str]) -> Result:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -186,9 +187,18 @@ def _cmd_schema(_: argparse.Namespace) -> int:
     return 0
 
 
+def _on_sigterm(signum: int, frame: object) -> None:
+    # Unwind like Ctrl-C so a run's staging folder is removed (nothing half-written is left).
+    raise KeyboardInterrupt
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    import signal
+
     import rantcp
 
+    if threading_main():
+        signal.signal(signal.SIGTERM, _on_sigterm)
     parser = _build_parser()
     args = parser.parse_args(argv)
     handlers = {
@@ -208,6 +218,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("rantcp: interrupted\n")
         return 130
+    except BrokenPipeError:
+        # The reader went away (`rantcp schema | head -1`): stop quietly.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+
+
+def threading_main() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
 
 
 if __name__ == "__main__":

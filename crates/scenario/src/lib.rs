@@ -148,7 +148,11 @@ pub fn load(
         config::set_path(&mut table, path, config::override_value(value))?;
     }
     if let Some(s) = seed {
-        table.insert("seed".into(), toml::Value::Integer(s as i64));
+        // TOML integers are i64: seeds span 0..=2^63-1 everywhere (sweeps derive them so too).
+        let s = i64::try_from(s).map_err(|_| {
+            ConfigError::new("seed", format!("{s} is out of range (allowed: 0 to {})", i64::MAX))
+        })?;
+        table.insert("seed".into(), toml::Value::Integer(s));
     }
     let names: Vec<&str> = BUILTINS.iter().map(|b| b.name).collect();
     let kind = match table.get("scenario") {

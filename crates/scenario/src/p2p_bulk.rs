@@ -123,6 +123,7 @@ pub struct P2pBulk {
     pub duration: Dur,
     /// Run seed (`--seed` overrides it).
     #[serde(default = "d_seed")]
+    #[schemars(range(max = 9_223_372_036_854_775_807u64))]
     pub seed: u64,
     #[serde(default)]
     pub access: Access,

@@ -206,6 +206,7 @@ pub struct RanScenario {
     /// "lte-cell", "lte-7cell", "mmwave-blockage" or "mmwave-urban".
     pub scenario: String,
     pub duration: Dur,
+    #[schemars(range(max = 9_223_372_036_854_775_807u64))]
     pub seed: u64,
     /// Number of UEs.
     pub ues: u32,
