@@ -14,8 +14,7 @@ use rantcp_wire::{Ipv4Header, Packet, Transport, UdpHeader, IPV4_HEADER_LEN, UDP
 use std::net::Ipv4Addr;
 use std::path::Path;
 
-/// Index of a node.
-pub type NodeId = usize;
+pub use rantcp_nf::{Device, NodeId};
 /// Index of an interface (one end of a link).
 pub type IfaceId = usize;
 /// Index of a flow.
@@ -57,23 +56,6 @@ struct Iface {
     node: NodeId,
     egress: Egress,
     pcap: Option<PcapSink>,
-}
-
-/// A layer-2 device joining several nodes over a shared medium (e.g. a radio cell joining an
-/// eNB/gNB and its UEs). Sans-IO (design.md §3): the simulator hands it packets and wakes it at
-/// [`Device::poll_timeout`]; after every input it drains [`Device::poll_deliver`].
-pub trait Device: std::any::Any + Send {
-    /// `p` leaves node `from` (attached to this device) through it.
-    fn handle_packet(&mut self, now: Time, from: NodeId, p: Packet);
-    /// The device's timer fired. Early or stale calls are harmless.
-    fn handle_timeout(&mut self, now: Time);
-    /// The next packet the device hands to an attached node.
-    fn poll_deliver(&mut self, now: Time) -> Option<(NodeId, Packet)>;
-    /// When the device next wants [`Device::handle_timeout`].
-    fn poll_timeout(&self) -> Option<Time>;
-    /// Sampling hook, called at every time-series sample.
-    fn sample(&mut self, _now: Time) {}
-    fn as_any(&self) -> &dyn std::any::Any;
 }
 
 struct DeviceSlot {

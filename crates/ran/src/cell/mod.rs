@@ -57,7 +57,7 @@ use crate::pdcp::{PdcpConfig, PdcpEntity, PdcpSnSize};
 use crate::radio::RadioEnvironment;
 use crate::rlc::{RlcConfig, RlcEntity, RlcLayout, RlcPdu, RlcSdu};
 use rantcp_core::{Duration, Time};
-use rantcp_net::{Device, NodeId};
+use rantcp_nf::{Device, NodeId};
 use rantcp_wire::{Packet, Transport};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};

@@ -1,0 +1,171 @@
+//! An ordered list of functions at one site, with the owner's bookkeeping of the contract.
+
+use crate::{
+    BufferEvent, Ctx, NetworkFunction, Output, Point, Points, RanView, Rnti, SampleSink,
+    UlBuffer, Verdict,
+};
+use rantcp_core::Time;
+use rantcp_wire::Packet;
+
+/// The functions attached at one site, in attachment order. An empty chain, or one whose
+/// functions do not want a point, costs a bit test per packet at that point.
+#[derive(Default)]
+pub struct Chain {
+    fns: Vec<Box<dyn NetworkFunction>>,
+    /// Union of the functions' points.
+    mask: Points,
+    /// Verdicts other than `Pass`, per function: (drops, consumed).
+    drops: Vec<u64>,
+    consumed: Vec<u64>,
+}
+
+impl Chain {
+    pub fn new() -> Self {
+        Chain::default()
+    }
+
+    /// Attach `f` after the functions already attached.
+    pub fn push(&mut self, f: Box<dyn NetworkFunction>) {
+        self.mask |= f.points();
+        self.fns.push(f);
+        self.drops.push(0);
+        self.consumed.push(0);
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.fns.is_empty()
+    }
+    pub fn len(&self) -> usize {
+        self.fns.len()
+    }
+    /// Does any function want `p`?
+    #[inline]
+    pub fn wants(&self, p: Points) -> bool {
+        self.mask.intersects(p)
+    }
+
+    /// Run the functions that want `cx.point` on `pkt`, stopping at the first `Drop` or
+    /// `Consume`.
+    #[inline]
+    pub fn handle_packet(&mut self, cx: &Ctx, pkt: &mut Packet) -> Verdict {
+        let bit = cx.point.bit();
+        if !self.mask.intersects(bit) {
+            return Verdict::Pass;
+        }
+        for (k, f) in self.fns.iter_mut().enumerate() {
+            if !f.points().intersects(bit) {
+                continue;
+            }
+            match f.handle_packet(cx, pkt) {
+                Verdict::Pass => {}
+                v @ Verdict::Drop(_) => {
+                    self.drops[k] += 1;
+                    return v;
+                }
+                Verdict::Consume => {
+                    self.consumed[k] += 1;
+                    return Verdict::Consume;
+                }
+            }
+        }
+        Verdict::Pass
+    }
+
+    /// Hand an uplink-buffer event to every function that wants [`Point::UeUlBuffer`].
+    #[inline]
+    pub fn handle_ul_buffer(&mut self, cx: &Ctx, ev: BufferEvent, q: &mut UlBuffer) {
+        if !self.mask.intersects(Points::UE_UL_BUFFER) {
+            return;
+        }
+        for f in &mut self.fns {
+            if f.points().intersects(Points::UE_UL_BUFFER) {
+                f.handle_ul_buffer(cx, ev, q);
+            }
+        }
+    }
+
+    /// Downlink bytes the pulling functions hold for `rnti`.
+    #[inline]
+    pub fn dl_backlog(&self, rnti: Rnti) -> u64 {
+        if !self.mask.intersects(Points::DL_PULL) {
+            return 0;
+        }
+        self.fns
+            .iter()
+            .filter(|f| f.points().intersects(Points::DL_PULL))
+            .map(|f| f.dl_backlog(rnti))
+            .sum()
+    }
+
+    /// Ask the pulling functions, in order, for up to `bytes` of packets for `cx.rnti`.
+    pub fn pull_dl(&mut self, cx: &Ctx, bytes: u64, out: &mut Vec<Packet>) {
+        if !self.mask.intersects(Points::DL_PULL) {
+            return;
+        }
+        for f in &mut self.fns {
+            if !f.points().intersects(Points::DL_PULL) {
+                continue;
+            }
+            let got: u64 = out.iter().map(|p| p.len() as u64).sum();
+            if got >= bytes {
+                break;
+            }
+            f.pull_dl(cx, bytes - got, out);
+        }
+    }
+
+    /// The earliest timer of any function.
+    pub fn poll_timeout(&self) -> Option<Time> {
+        self.fns.iter().filter_map(|f| f.poll_timeout()).min()
+    }
+
+    /// Fire the timers that are due at `now`.
+    pub fn handle_timeout(&mut self, now: Time, ran: Option<&dyn RanView>) {
+        for f in &mut self.fns {
+            if f.poll_timeout().is_some_and(|t| t <= now) {
+                f.handle_timeout(now, ran);
+            }
+        }
+    }
+
+    /// The next output of any function (functions in attachment order).
+    pub fn poll_output(&mut self) -> Option<Output> {
+        self.fns.iter_mut().find_map(|f| f.poll_output())
+    }
+
+    /// Sample every function.
+    pub fn sample(&mut self, now: Time, ran: Option<&dyn RanView>, out: &mut SampleSink) {
+        for f in &mut self.fns {
+            f.sample(now, ran, out);
+        }
+    }
+
+    /// Each function's kind and report. The chain adds `dropped` and `consumed` (packets the
+    /// function's verdicts kept out of the data path) to each report object.
+    pub fn reports(&self) -> Vec<(&'static str, serde_json::Value)> {
+        self.fns
+            .iter()
+            .enumerate()
+            .map(|(k, f)| {
+                let mut v = f.report();
+                if let serde_json::Value::Object(m) = &mut v {
+                    m.entry("dropped").or_insert(self.drops[k].into());
+                    m.entry("consumed").or_insert(self.consumed[k].into());
+                }
+                (f.kind(), v)
+            })
+            .collect()
+    }
+}
+
+/// [`Point`] at which a packet handed to [`Chain::handle_packet`] is, for the common cases.
+impl Point {
+    /// Is this a point of the radio access network?
+    pub fn is_radio(self) -> bool {
+        matches!(
+            self,
+            Point::UeUlBuffer | Point::DlIngress | Point::DlEgress | Point::UlEgress
+        )
+    }
+}
