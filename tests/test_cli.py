@@ -81,9 +81,20 @@ def test_run_writes_output_folder(cli, tmp_path: Path):
     assert summary["scenario"] == "p2p-bulk"
     assert summary["flows"][0]["bytes_delivered"] > 0
     assert (out / "flows.parquet").stat().st_size > 0
-    assert (out / "plots" / "flows.png").stat().st_size > 1000
     assert not (tmp_path / "run.partial").exists()
     assert "goodput" in r.stdout
+    # Plots are opt-in (matplotlib's start-up is several times a short run); one line says how.
+    assert not (out / "plots").exists()
+    assert r.stderr.strip().splitlines() == ["plots: not drawn (add --plots for plots/*.png, about half a second more)"]
+
+
+def test_run_with_plots(cli, tmp_path: Path):
+    out = tmp_path / "run"
+    r = cli("run", "builtin:p2p-bulk", "--out", str(out), "--set", "duration=3s", "--plots", "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert (out / "plots" / "flows.png").stat().st_size > 1000
+    assert json.loads((out / "summary.json").read_text())["config"]["output"]["plots"] is True
+    assert r.stderr == "" and r.stdout == ""
 
 
 def test_schema_is_json_and_shipped_copy_is_current(cli):

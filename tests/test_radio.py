@@ -10,7 +10,7 @@ import rantcp
 
 def test_radio_run_writes_tables_and_plot(tmp_path: Path):
     out = tmp_path / "run"
-    r = rantcp.run("builtin:mmwave-blockage", seed=1, overrides={"duration": "2s", "ue.los_duration": "500ms", "ue.nlos_duration": "500ms"}, out=out)
+    r = rantcp.run("builtin:mmwave-blockage", seed=1, overrides={"duration": "2s", "ue.los_duration": "500ms", "ue.nlos_duration": "500ms", "output.plots": True}, out=out)
     radio = r.timeseries["radio"]
     for col in ["time_s", "ue", "sinr_db", "cqi", "mcs", "tbs_bytes", "prbs", "harq_new", "harq_retx", "harq_failed", "rlc_queue_bytes", "rlc_drops", "sr", "bsr", "ul_grants", "los"]:
         assert col in radio.columns

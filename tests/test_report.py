@@ -148,13 +148,10 @@ def test_report_of_a_non_folder_is_one_line(cli, tmp_path: Path):
 
 
 def test_sweep_plot_functions(tmp_path: Path):
-    import importlib
-
     import pandas as pd
 
     from rantcp import sweep_plots
-
-    sweep_mod = importlib.import_module("rantcp.sweep")
+    from rantcp.sweeps import stats as sweep_mod
     df = pd.DataFrame(
         {
             "status": ["ok"] * 8,

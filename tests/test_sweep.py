@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import os
 import signal
 import subprocess
@@ -15,11 +14,10 @@ import pandas.testing as pdt
 import pytest
 
 import rantcp
-from rantcp import store
+from rantcp.sweeps import spec as sweep_spec
+from rantcp.sweeps import store
 
 from conftest import RANTCP, ROOT
-
-sweep_mod = importlib.import_module("rantcp.sweep")  # `rantcp.sweep` the attribute is the function
 
 SMALL = {
     "sweep": {"name": "small", "scenario": "builtin:p2p-bulk", "repetitions": 2, "seed": 7},
@@ -39,7 +37,7 @@ def deterministic(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def test_cross_zip_ranges_and_seeds():
-    spec = sweep_mod.parse_spec(
+    spec = sweep_spec.parse_spec(
         {
             "sweep": {"scenario": "builtin:p2p-bulk", "repetitions": 3, "seed": 5, "zip": [["flow.cc", "flow.pacing"]]},
             "axes": {
@@ -58,14 +56,14 @@ def test_cross_zip_ranges_and_seeds():
     assert spec.points[-1] == {"flow.cc": "bbr", "bottleneck.rate": "30Mbps", "flow.pacing": True, "bottleneck.loss": 1e-2}
     assert {(p["flow.cc"], p["flow.pacing"]) for p in spec.points} == {("newreno", False), ("bbr", True)}
     # Seeds: documented derivation, distinct, the same for every point of a repetition.
-    assert spec.seeds == [sweep_mod.derive_seed(5, r) for r in range(3)]
+    assert spec.seeds == [sweep_spec.derive_seed(5, r) for r in range(3)]
     assert len(set(spec.seeds)) == 3 and all(0 <= s < 2**63 for s in spec.seeds)
     tasks = spec.tasks()
     assert len(tasks) == 54 and len({t.point_id for t in tasks}) == 54
     assert {t.seed for t in tasks if t.repetition == 1} == {spec.seeds[1]}
     assert tasks[0].overrides["output.plots"] is False
     # Stable ids: the same spec parsed again gives the same ids.
-    again = sweep_mod.parse_spec(
+    again = sweep_spec.parse_spec(
         {
             "sweep": {"scenario": "builtin:p2p-bulk", "repetitions": 3, "seed": 5, "zip": True},
             "axes": {"flow.cc": ["newreno", "bbr"], "flow.pacing": [False, True]},
@@ -73,18 +71,18 @@ def test_cross_zip_ranges_and_seeds():
     )
     assert [p["flow.cc"] for p in again.points] == ["newreno", "bbr"]
     # Pinned: derive_seed is part of the documented format (old sweep folders stay resumable).
-    assert sweep_mod.derive_seed(5, 0) == 8375576346411456744
+    assert sweep_spec.derive_seed(5, 0) == 8375576346411456744
 
 
 def test_linear_ranges_and_default_seed():
-    spec = sweep_mod.parse_spec(
+    spec = sweep_spec.parse_spec(
         {"sweep": {"scenario": "builtin:p2p-bulk"}, "axes": {"flow.mss": {"start": 500, "stop": 1500, "num": 3}, "bottleneck.loss": {"start": 0, "stop": 0.3, "step": 0.1}}}
     )
     assert spec.axes["flow.mss"] == [500, 1000, 1500]
     assert spec.axes["bottleneck.loss"] == [0.0, 0.1, 0.2, 0.3]
     # Without sweep.seed the base scenario's seed is the base seed.
     assert spec.base_seed == rantcp.validate("builtin:p2p-bulk")["seed"]
-    explicit = sweep_mod.parse_spec({"sweep": {"scenario": "builtin:p2p-bulk", "seeds": [3, 4]}})
+    explicit = sweep_spec.parse_spec({"sweep": {"scenario": "builtin:p2p-bulk", "seeds": [3, 4]}})
     assert explicit.seeds == [3, 4] and explicit.points == [{}]
 
 
@@ -107,7 +105,7 @@ BAD_SPECS = [
 @pytest.mark.parametrize("what,data,needle", BAD_SPECS, ids=[b[0] for b in BAD_SPECS])
 def test_bad_spec_is_one_line_config_error(tmp_path: Path, what, data, needle):
     with pytest.raises(rantcp.ConfigError) as e:
-        sweep_mod.parse_spec(data, tmp_path)
+        sweep_spec.parse_spec(data, tmp_path)
     msg = str(e.value)
     assert needle in msg and "\n" not in msg
 
@@ -329,19 +327,18 @@ def test_kill_9_and_resume(tmp_path: Path):
 
 @pytest.mark.parametrize("stage", ["files-written", "renamed", "inserted", "committed"])
 def test_kill_9_inside_a_commit(tmp_path: Path, stage: str):
-    """SIGKILL at each step of recording the third run (RANTCP_TEST_KILL_AT, a test hook):
-    afterwards the store holds the rows committed before (and the third once committed), never
-    a partial or duplicated one, and a restart completes it exactly like an uninterrupted sweep."""
+    """SIGKILL at each step of recording the third run (tests/kill_at.py wraps the store's
+    methods in a subprocess; nothing of it is in rantcp): afterwards the store holds the rows
+    committed before (and the third once committed), never a partial or duplicated one, and a
+    restart completes it exactly like an uninterrupted sweep."""
     spec = {**SMALL, "axes": {"flow.cc": ["newreno", "bbr"], "bottleneck.loss": [0.0, 1e-2]}, "sweep": {**SMALL["sweep"], "repetitions": 1}}
     path = tmp_path / "s.toml"
-    path.write_text(sweep_mod._to_toml(spec))
+    path.write_text(sweep_spec.to_toml(spec))
     out = tmp_path / "o"
-    env = {**os.environ, "RANTCP_TEST_KILL_AT": f"{stage}:3"}
     p = subprocess.Popen(
-        [*RANTCP, "sweep", str(path), "--out", str(out), "--workers", "1", "--quiet"],
+        [sys.executable, str(ROOT / "tests" / "kill_at.py"), stage, "3", "--", "sweep", str(path), "--out", str(out), "--workers", "1", "--quiet"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
-        env=env,
         start_new_session=True,
     )
     try:

@@ -8,16 +8,55 @@
     >>> rantcp.load("out/cc-loss")   # a Sweep (or a Result for a run folder)
 
 Times in results are seconds (``time_s``) or milliseconds (``*_ms``); rates are bit/s.
+
+Importing the package loads only the native core: everything heavier (pandas, pyarrow,
+matplotlib, DuckDB, Dask) is imported by the attribute or function that needs it, so the
+command line answers at once (``tests/test_startup.py`` keeps it so).
 """
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from rantcp._native import ConfigError, builtin_toml, config_schema, scenarios, version
-from rantcp import phy
-from rantcp.api import Result, load_result, run, validate
-from rantcp.sweep import Sweep, load, sweep  # noqa: E402  (binds rantcp.sweep to the function)
+
+if TYPE_CHECKING:
+    from rantcp import phy, sweep_plots
+    from rantcp.api import Result, load_result, run, validate
+    from rantcp.sweeps import Sweep, load, sweep
 
 __version__ = version()
+
+# Public name -> (module, attribute or None for the module itself), resolved on first use.
+_LAZY: dict[str, tuple[str, str | None]] = {
+    "Result": ("rantcp.api", "Result"),
+    "load_result": ("rantcp.api", "load_result"),
+    "run": ("rantcp.api", "run"),
+    "validate": ("rantcp.api", "validate"),
+    "Sweep": ("rantcp.sweeps", "Sweep"),
+    "load": ("rantcp.sweeps", "load"),
+    "sweep": ("rantcp.sweeps", "sweep"),
+    "phy": ("rantcp.phy", None),
+    "sweep_plots": ("rantcp.sweep_plots", None),
+}
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module, attr = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'rantcp' has no attribute {name!r}") from None
+    value = importlib.import_module(module)
+    if attr is not None:
+        value = getattr(value, attr)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])
+
 
 __all__ = [
     "ConfigError",

@@ -15,7 +15,6 @@ Target: <= 50 ms per run.
 
 from __future__ import annotations
 
-import importlib
 import shutil
 import tempfile
 import time
@@ -50,11 +49,11 @@ def main() -> None:
     import statistics
 
     import rantcp
-    from rantcp import store
+    from rantcp.sweeps import store
+    from rantcp.sweeps.spec import parse_spec
 
-    sm = importlib.import_module("rantcp.sweep")
     spec = _spec(6)
-    parsed = sm.parse_spec(spec)
+    parsed = parse_spec(spec)
     tasks = parsed.tasks()
     n = len(tasks)
     rantcp.run("builtin:p2p-bulk", overrides={"duration": "1s"})  # warm caches and imports

@@ -4,25 +4,28 @@ A run's output folder holds:
   summary.json        run metadata (version, seed, config echo), per-flow and per-link figures;
                       wall-clock fields live only under the "wall" key
   <table>.parquet     time series, e.g. flows.parquet (one row per flow per sample)
-  plots/*.png         goodput, cwnd and RTT over time
+  plots/*.png         goodput, cwnd and RTT over time (when output.plots is set: they cost
+                      matplotlib's start-up, about half a second)
   pcap/<iface>.pcap   when output.pcap is set
 Same config and seed give byte-identical summary.json (apart from "wall") and Parquet files.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from rantcp import _native
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def _override_text(value: Any) -> str:
@@ -52,16 +55,69 @@ def validate(scenario: str, overrides: Mapping[str, Any] | None = None, seed: in
     return json.loads(_native.validate(scenario, _check_overrides(overrides), _check_seed(seed)))
 
 
+class Tables(Mapping[str, "pd.DataFrame"]):
+    """Time-series tables by name (e.g. "flows"), each a pandas DataFrame made on first access.
+
+    A run keeps its tables as Arrow tables (what the Parquet files hold), so writing a run folder
+    never imports pandas; ``result.flows`` converts once and caches.
+    """
+
+    def __init__(self, arrow: Mapping[str, Any]) -> None:
+        self._arrow = dict(arrow)
+        self._frames: dict[str, pd.DataFrame] = {}
+
+    @classmethod
+    def wrap(cls, tables: Mapping[str, Any]) -> Tables:
+        """Tables from Arrow tables or DataFrames (either is accepted; both are kept as given)."""
+        if isinstance(tables, Tables):
+            return tables
+        t = cls({})
+        for name, table in tables.items():
+            if hasattr(table, "to_pandas"):
+                t._arrow[name] = table
+            else:
+                t._frames[name] = table
+        return t
+
+    def __getitem__(self, name: str) -> pd.DataFrame:
+        if name not in self._frames:
+            self._frames[name] = self._arrow[name].to_pandas()
+        return self._frames[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys([*self._arrow, *self._frames]))
+
+    def __len__(self) -> int:
+        return len(set(self._arrow) | set(self._frames))
+
+    def arrow(self, name: str) -> Any:
+        """Table `name` as a pyarrow Table (no pandas involved when the run made it)."""
+        if name in self._arrow:
+            return self._arrow[name]
+        import pyarrow as pa
+
+        return pa.Table.from_pandas(self._frames[name], preserve_index=False).replace_schema_metadata(None)
+
+    def __repr__(self) -> str:
+        return f"Tables({list(self)})"
+
+
 @dataclass
 class Result:
     """A finished run."""
 
     summary: dict[str, Any]
     """The content of summary.json."""
-    timeseries: dict[str, pd.DataFrame] = field(default_factory=dict)
-    """Time-series tables by name (e.g. "flows")."""
+    timeseries: Mapping[str, pd.DataFrame] = field(default_factory=dict)
+    """Time-series tables by name (e.g. "flows"), pandas DataFrames (made on first access)."""
     out: Path | None = None
     """The output folder, when one was written."""
+    timings: dict[str, float] = field(default_factory=dict)
+    """Wall seconds per phase of the run that made this result (``build``, ``simulate``,
+    ``collect``, ``write Parquet``, ``plots``); empty for a loaded folder."""
+
+    def __post_init__(self) -> None:
+        self.timeseries = Tables.wrap(self.timeseries)
 
     @property
     def flows(self) -> pd.DataFrame:
@@ -70,21 +126,57 @@ class Result:
 
     def flow_summary(self) -> pd.DataFrame:
         """Per-flow summary figures as a DataFrame."""
+        import pandas as pd
+
         return pd.DataFrame(self.summary["flows"])
 
 
-def _write_outputs(out: Path, summary_text: str, frames: dict[str, pd.DataFrame], plots: bool) -> None:
+def arrow_table(columns: Mapping[str, list[Any]]) -> Any:
+    """A time-series table from the core's column lists, typed as the Parquet files have always
+    been: strings large_string, integers int64, floats float64 with NaN (and None) stored as
+    null, an empty column of type null, no schema metadata.
+
+    Built from buffers because ``pyarrow.array`` imports pandas on its first call (0.4 s, more
+    than a short run takes); nothing here does."""
     import pyarrow as pa
+
+    return pa.Table.from_arrays([_column_array(v) for v in columns.values()], names=list(columns))
+
+
+def _column_array(values: list[Any]) -> Any:
+    import numpy as np
+    import pyarrow as pa
+
+    n = len(values)
+    first = next((v for v in values if v is not None), None)
+    if first is None:
+        return pa.nulls(n)
+    present = np.fromiter((v is not None for v in values), dtype=bool, count=n)
+    if isinstance(first, str):
+        encoded = [v.encode() if v is not None else b"" for v in values]
+        offsets = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.fromiter((len(e) for e in encoded), dtype=np.int64, count=n), out=offsets[1:])
+        data: list[Any] = [pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))]
+        kind = pa.large_string()
+        valid = present
+    else:
+        is_int = isinstance(first, int) and not isinstance(first, float)
+        dtype = np.int64 if is_int else np.float64
+        filled = values if present.all() else [v if v is not None else 0 for v in values]
+        arr = np.asarray(filled, dtype=dtype)
+        data = [pa.py_buffer(arr)]
+        kind = pa.int64() if is_int else pa.float64()
+        valid = present if is_int else present & ~np.isnan(arr)
+    nulls = int(n - np.count_nonzero(valid))
+    bitmap = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
+    return pa.Array.from_buffers(kind, n, [bitmap, *data], null_count=nulls)
+
+
+def _write_parquet(out: Path, tables: Mapping[str, Any]) -> None:
     import pyarrow.parquet as pq
 
-    (out / "summary.json").write_text(summary_text + "\n")
-    for name, df in frames.items():
-        table = pa.Table.from_pandas(df, preserve_index=False).replace_schema_metadata(None)
+    for name, table in tables.items():
         pq.write_table(table, out / f"{name}.parquet", compression="zstd")
-    if plots:
-        from rantcp import plots as _plots
-
-        _plots.run_plots(out, json.loads(summary_text), frames)
 
 
 SEED_MAX = 2**63 - 1
@@ -109,7 +201,26 @@ def _check_overrides(overrides: Any) -> list[tuple[str, str]]:
     return normalise_overrides(overrides)
 
 
-def _advance(sim: Any, progress: Callable[[float, float], None] | None) -> None:
+Progress = Callable[..., None]
+"""progress(simulated_s, total_s) or progress(simulated_s, total_s, events)."""
+
+
+def _progress_caller(progress: Progress | None) -> Callable[[float, float, int], None] | None:
+    """Call `progress` with the events count too when it takes a third argument."""
+    if progress is None:
+        return None
+    import inspect
+
+    try:
+        inspect.signature(progress).bind(0.0, 0.0, 0)
+        return progress
+    except TypeError:
+        return lambda now_s, total_s, events: progress(now_s, total_s)
+    except ValueError:  # no signature (a builtin): call it as documented first
+        return lambda now_s, total_s, events: progress(now_s, total_s)
+
+
+def _advance(sim: Any, progress: Callable[[float, float, int], None] | None) -> None:
     """Run to the end in chunks of about 0.1 s of wall time, so Ctrl-C and progress stay live."""
     end = sim.end_ns
     now = sim.now_ns
@@ -123,7 +234,40 @@ def _advance(sim: Any, progress: Callable[[float, float], None] | None) -> None:
         elif dt > 0.2:
             chunk = max(chunk // 2, 1)
         if progress is not None:
-            progress(now / 1e9, end / 1e9)
+            progress(now / 1e9, end / 1e9, sim.events)
+
+
+def _prefetch(*modules: str) -> None:
+    """Import `modules` on a helper thread while this one simulates (the core releases the GIL
+    while it steps, so on two cores the imports cost no wall time). Errors are left for the
+    real import to report."""
+    import threading
+
+    def load() -> None:
+        for m in modules:
+            try:
+                importlib.import_module(m)
+            except BaseException:  # noqa: BLE001 - the caller's own import raises it properly
+                return
+
+    threading.Thread(target=load, name="rantcp-prefetch", daemon=True).start()
+
+
+PLOT_MODULES = ("matplotlib.figure", "matplotlib.backends.backend_agg")
+"""What drawing a run's plots imports (rantcp.plots uses matplotlib's object API only)."""
+
+
+class _Phases:
+    """Wall seconds per named phase, in the order first entered."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._t = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.seconds[name] = self.seconds.get(name, 0.0) + now - self._t
+        self._t = now
 
 
 def run(
@@ -131,33 +275,46 @@ def run(
     seed: int | None = None,
     overrides: Mapping[str, Any] | None = None,
     out: str | os.PathLike[str] | None = None,
-    progress: Callable[[float, float], None] | None = None,
+    progress: Progress | None = None,
 ) -> Result:
     """Run a scenario (``builtin:NAME`` or a TOML path) and return its results.
 
-    seed: replaces the config's seed (0 to 2**64-1). overrides: {"dotted.path": value}.
+    seed: replaces the config's seed (0 to 2**63-1). overrides: {"dotted.path": value}.
     out: write the output folder there. The folder must be new, empty, or an earlier rantcp run
     folder (replaced atomically on success); anything else is refused before the simulation
     starts, so rantcp never deletes a file it did not write (see ``rantcp.outdir``).
-    progress: called with (simulated seconds, total seconds) as the run advances.
-    Raises ConfigError (a ValueError) for bad input.
+    Plots (``plots/*.png``) are drawn when the config sets ``output.plots = true``.
+    progress: called with (simulated seconds, total seconds), or with (simulated seconds,
+    total seconds, events so far) when it takes three arguments, as the run advances.
+    Raises ConfigError (a ValueError) for bad input. ``Result.timings`` says where the time went.
     """
     from rantcp.outdir import Staging
 
+    phases = _Phases()
     seed = _check_seed(seed)
     ov = _check_overrides(overrides)
     staging = Staging(out) if out is not None else None
+    if staging is not None:
+        _prefetch("pyarrow.parquet")
     sim = None
     try:
         sim = _native.Simulation(scenario, ov, seed, str(staging.path) if staging is not None else None)
+        plots = staging is not None and bool(json.loads(sim.config_json())["output"]["plots"])
+        if plots:
+            _prefetch(*PLOT_MODULES)
+        phases.lap("build")
         start = time.perf_counter()
-        _advance(sim, progress)
+        _advance(sim, _progress_caller(progress))
         wall = time.perf_counter() - start
-        summary_text, tables = sim.finish(wall)
-        frames = {name: pd.DataFrame(cols) for name, cols in tables.items()}
+        phases.lap("simulate")
+        summary_text, columns = sim.finish(wall)
+        sim = None
         summary = json.loads(summary_text)
+        tables = {name: arrow_table(cols) for name, cols in columns.items()}
+        phases.lap("collect")
         if staging is not None:
-            _write_outputs(staging.path, summary_text, frames, summary["config"]["output"]["plots"])
+            (staging.path / "summary.json").write_text(summary_text + "\n")
+            _write_outputs(staging.path, summary, tables, plots, phases)
             staging.commit(_native.version())
     except BaseException:
         if staging is not None:
@@ -167,12 +324,32 @@ def run(
         # The native run is not thread-safe to drop elsewhere: release it on this thread even
         # when a profiler (Dask's) keeps this frame alive.
         sim = None
-    return Result(summary=summary, timeseries=frames, out=Path(out) if out is not None else None)
+    return Result(summary=summary, timeseries=tables, out=Path(out) if out is not None else None, timings=phases.seconds)
+
+
+def _write_outputs(out: Path, summary: dict[str, Any], tables: Mapping[str, Any], plots: bool, phases: _Phases) -> None:
+    """Parquet files, and the plots drawn meanwhile (writing Parquet releases the GIL)."""
+    if not plots:
+        _write_parquet(out, tables)
+        phases.lap("write Parquet")
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    from rantcp import plots as _plots
+
+    with ThreadPoolExecutor(1, thread_name_prefix="rantcp-parquet") as pool:
+        written = pool.submit(_write_parquet, out, tables)
+        _plots.run_plots(out, summary, tables)
+        phases.lap("plots")
+        written.result()
+    phases.lap("write Parquet")
 
 
 def load_result(folder: str | os.PathLike[str]) -> Result:
     """Open an existing run folder."""
+    import pyarrow.parquet as pq
+
     p = Path(folder)
     summary = json.loads((p / "summary.json").read_text())
-    frames = {f.stem: pd.read_parquet(f) for f in sorted(p.glob("*.parquet"))}
-    return Result(summary=summary, timeseries=frames, out=p)
+    tables = {f.stem: pq.read_table(f) for f in sorted(p.glob("*.parquet"))}
+    return Result(summary=summary, timeseries=tables, out=p)

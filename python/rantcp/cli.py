@@ -1,20 +1,28 @@
 """The `rantcp` command line.
 
-    rantcp run SCENARIO [--out DIR] [--seed N] [--set path.to.field=value ...]
+    rantcp run SCENARIO [--out DIR] [--seed N] [--set path.to.field=value ...] [--plots] [--profile]
     rantcp scenarios
     rantcp validate FILE [--set ...]
     rantcp schema
     rantcp --version
 
 SCENARIO is a TOML file or builtin:NAME. Bad input prints one line to stderr and exits 2.
+
+Start-up is kept short (``tests/test_startup.py``): nothing heavier than argparse and the native
+core is imported before a command needs it, and `run` imports what it will write with (pyarrow,
+rich, matplotlib for --plots) on a helper thread while the core simulates.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import sys
+import time
+
+_T_IMPORTED = time.perf_counter()
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import sys  # noqa: E402
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
@@ -66,6 +74,12 @@ def _build_parser() -> argparse.ArgumentParser:
     r.add_argument("scenario", help="a TOML file or builtin:NAME (see `rantcp scenarios`)")
     r.add_argument("--out", type=Path, help="output folder (default: out/<scenario>)")
     r.add_argument("--quiet", action="store_true", help="no progress bar or summary table")
+    r.add_argument(
+        "--plots",
+        action="store_true",
+        help="also draw plots/*.png (same as --set output.plots=true; about half a second more)",
+    )
+    r.add_argument("--profile", action="store_true", help="print the wall time of each phase of the run to stderr")
     _add_common(r)
 
     sub.add_parser("scenarios", help="list built-in scenarios")
@@ -74,7 +88,8 @@ def _build_parser() -> argparse.ArgumentParser:
     v.add_argument("scenario", help="a TOML file or builtin:NAME")
     _add_common(v)
 
-    sub.add_parser("schema", help="print the JSON Schema of scenario configs")
+    sc = sub.add_parser("schema", help="print the JSON Schema of scenario configs (or of sweep files)")
+    sc.add_argument("--sweep", action="store_true", help="the schema of sweep files instead")
 
     _register_extra_commands(sub)
     return p
@@ -125,17 +140,80 @@ def _print_summary(summary: dict, out: Path) -> None:
     )
 
 
+RATE_AFTER_S = 1.0
+"""The progress bar adds events/s once a run has taken this long."""
+
+
+def rate_text(events: int, elapsed_s: float) -> str:
+    """The progress bar's events/s field: empty during the first second."""
+    if elapsed_s < RATE_AFTER_S or elapsed_s <= 0:
+        return ""
+    rate = events / elapsed_s
+    return f"{rate / 1e6:.1f} M events/s" if rate >= 1e5 else f"{rate / 1e3:.1f} k events/s"
+
+
+def empty_tables_note(summary: dict, table_rows: dict[str, int]) -> str | None:
+    """One line when the run wrote time-series tables without a row: the sample interval is
+    longer than the run, so flows.parquet & co. are empty."""
+    if not table_rows or any(table_rows.values()):
+        return None
+    interval = ((summary.get("config") or {}).get("output") or {}).get("sample_interval", "?")
+    return (
+        f"note: the time series are empty: output.sample_interval ({interval}) is longer than the "
+        f"run ({summary.get('duration_s', 0):g} s simulated); set a shorter one, e.g. --set output.sample_interval=100ms"
+    )
+
+
+def _process_age_s() -> float | None:
+    """Seconds since this process started (Linux /proc; None elsewhere): the interpreter's
+    own start-up and the imports before main."""
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            started_ticks = int(f.read().rsplit(b")", 1)[1].split()[19])
+        with open("/proc/uptime", "rb") as f:
+            uptime = float(f.read().split()[0])
+        return max(0.0, uptime - started_ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _print_profile(phases: dict[str, float], t_main: float) -> None:
+    total = time.perf_counter() - t_main
+    rows = list(phases.items())
+    age = _START_AGE
+    if age is not None:
+        rows.insert(0, ("start-up (interpreter, imports)", age))
+        total += age
+    width = max(len(k) for k, _ in rows)
+    lines = [f"{'phase':<{width}}  wall s"]
+    lines += [f"{k:<{width}}  {v:6.3f}" for k, v in rows]
+    lines.append(f"{'total':<{width}}  {total:6.3f}")
+    sys.stderr.write("\n".join(lines) + "\n")
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     import rantcp
+    from rantcp import api
 
+    t_main = _T_MAIN
     sets = _parse_sets(args.sets)
+    if args.plots:
+        sets["output.plots"] = "true"
     scenario: str = args.scenario
     if not scenario.startswith("builtin:") and not Path(scenario).is_file():
         _fail(f"scenario file {scenario!r} not found (give a TOML file or builtin:NAME)")
+    show_progress = not args.quiet and sys.stderr.isatty()
+    if not args.quiet:
+        api._prefetch("rich.console", "rich.table", *(["rich.progress"] if show_progress else []))
+    phases: dict[str, float] = {}
+    t0 = time.perf_counter()
     # Validate before touching the output folder, so bad input never costs earlier results.
     cfg = rantcp.validate(scenario, sets, args.seed)
     out: Path = args.out or Path("out") / cfg["scenario"]
-    show_progress = not args.quiet and sys.stderr.isatty()
+    from rantcp.outdir import check_target
+
+    check_target(out)
+    phases["config"] = time.perf_counter() - t0
     if show_progress:
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -144,18 +222,30 @@ def _cmd_run(args: argparse.Namespace) -> int:
             BarColumn(),
             TextColumn("{task.completed:.1f} / {task.total:.1f} s simulated"),
             TimeElapsedColumn(),
+            TextColumn("{task.fields[rate]}"),
             transient=True,
         ) as bar:
-            task = bar.add_task(cfg["scenario"], total=1.0)
+            task = bar.add_task(cfg["scenario"], total=1.0, rate="")
+            started = time.perf_counter()
 
-            def tick(now_s: float, total_s: float) -> None:
-                bar.update(task, completed=now_s, total=total_s)
+            def tick(now_s: float, total_s: float, events: int) -> None:
+                bar.update(task, completed=now_s, total=total_s, rate=rate_text(events, time.perf_counter() - started))
 
             result = rantcp.run(scenario, seed=args.seed, overrides=sets, out=out, progress=tick)
     else:
         result = rantcp.run(scenario, seed=args.seed, overrides=sets, out=out)
+    phases.update(result.timings)
+    t0 = time.perf_counter()
     if not args.quiet:
         _print_summary(result.summary, out)
+        note = empty_tables_note(result.summary, {k: len(result.timeseries.arrow(k)) for k in result.timeseries})
+        if note:
+            sys.stderr.write(note + "\n")
+        if not result.summary["config"]["output"]["plots"]:
+            sys.stderr.write("plots: not drawn (add --plots for plots/*.png, about half a second more)\n")
+    phases["summary table"] = time.perf_counter() - t0
+    if args.profile:
+        _print_profile(phases, t_main)
     return 0
 
 
@@ -180,10 +270,15 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_schema(_: argparse.Namespace) -> int:
+def _cmd_schema(args: argparse.Namespace) -> int:
     import rantcp
 
-    print(rantcp.config_schema())
+    if args.sweep:
+        from rantcp.sweeps.spec import json_schema
+
+        print(json.dumps(json_schema(), indent=2))
+    else:
+        print(rantcp.config_schema())
     return 0
 
 
@@ -192,10 +287,18 @@ def _on_sigterm(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+_T_MAIN = _T_IMPORTED
+_START_AGE: float | None = None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     import signal
 
     import rantcp
+
+    global _T_MAIN, _START_AGE
+    _T_MAIN = time.perf_counter()
+    _START_AGE = _process_age_s()
 
     if threading_main():
         signal.signal(signal.SIGTERM, _on_sigterm)

@@ -211,7 +211,8 @@ def _choose_axes(df: pd.DataFrame, axes: Sequence[str]) -> tuple[str | None, str
 def render_sweep(folder: str | os.PathLike[str]) -> str:
     """The HTML report of one sweep folder."""
     from rantcp import sweep_plots
-    from rantcp.sweep import Sweep, summarise
+    from rantcp.sweeps.api import Sweep
+    from rantcp.sweeps.stats import summarise
 
     sw = Sweep(folder)
     df = sw.df
@@ -361,7 +362,8 @@ def _sweep_timeseries(page: _Page, sw: Any, ok: pd.DataFrame, axes: Sequence[str
 
 def write_report(folder: str | os.PathLike[str], output: str | os.PathLike[str] | None = None) -> Path:
     """Write the report of a run or sweep folder (default ``folder/report.html``); returns its path."""
-    from rantcp import ConfigError, store
+    from rantcp import ConfigError
+    from rantcp.sweeps import store
 
     p = Path(folder)
     if store.is_sweep_folder(p):

@@ -68,12 +68,13 @@ class _PlainProgress:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    sm = _sweep_module()
+    from rantcp.sweeps.spec import load_spec
+
     if not Path(args.spec).is_file():
         raise _config_error(f"sweep file {str(args.spec)!r} not found")
     if args.workers is not None and args.workers < 1:
         raise _config_error("--workers: expected N >= 1")
-    spec = sm.load_spec(args.spec)
+    spec = load_spec(args.spec)
     out: Path = args.out or Path("out") / spec.name
     tasks = spec.tasks()
     quiet = args.quiet
@@ -96,10 +97,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             def tick(ok: int, failed: int, total: int) -> None:
                 bar.update(task, completed=ok + failed, total=total, ok=ok, failed=failed)
 
-            outcome = _run(sm, spec, out, args, tick)
+            outcome = _run(spec, out, args, tick)
     else:
         plain = None if quiet else _PlainProgress(spec.name)
-        outcome = _run(sm, spec, out, args, plain)
+        outcome = _run(spec, out, args, plain)
 
     if outcome is None:
         return EXIT_WORKERS_DIED
@@ -116,19 +117,15 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run(sm: Any, spec: Any, out: Path, args: argparse.Namespace, progress: Any) -> Any:
+def _run(spec: Any, out: Path, args: argparse.Namespace, progress: Any) -> Any:
+    from rantcp.sweeps.coordinator import run_sweep
+    from rantcp.sweeps.executors import SweepAborted
+
     try:
-        return sm.run_sweep(spec, out, workers=args.workers, dask=args.dask, retry_failed=args.retry_failed, progress=progress)
-    except sm.SweepAborted as e:
+        return run_sweep(spec, out, workers=args.workers, dask=args.dask, retry_failed=args.retry_failed, progress=progress)
+    except SweepAborted as e:
         sys.stderr.write(f"rantcp: error: {e}\n")
         return None
-
-
-def _sweep_module() -> Any:
-    """The module rantcp.sweep (the package attribute `rantcp.sweep` is the function)."""
-    import importlib
-
-    return importlib.import_module("rantcp.sweep")
 
 
 def _config_error(msg: str) -> Exception:
@@ -142,13 +139,13 @@ def _print_table(spec: Any, out: Path, ids: list[str]) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from rantcp import store
+    from rantcp.sweeps import store
+    from rantcp.sweeps.stats import summarise
 
-    sm = _sweep_module()
     df = store.read_table(out, ids=ids)
     heads = {"goodput_mbps": "goodput Mbit/s", "rtt_mean_ms": "mean RTT ms"}
     metrics = [m for m in heads if m in df]
-    s = sm.summarise(df, metrics, list(spec.axes))
+    s = summarise(df, metrics, list(spec.axes))
     fails = df[df["status"] == "failed"]
     console = Console(width=None if sys.stdout.isatty() else 120)
     t = Table(title=f"{spec.name}: mean ± 95 % interval over repetitions")

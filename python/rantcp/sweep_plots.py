@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from rantcp.sweep import t975
+from rantcp.sweeps.stats import t975
 
 __all__ = ["cdf", "metric_vs_axis", "png_bytes", "shade_intervals", "timeseries", "timeseries_band"]
 

@@ -275,8 +275,9 @@ pub struct OutputConfig {
     /// pcap capture: true (every interface), false, or a list of interface names.
     #[serde(default)]
     pub pcap: PcapSelection,
-    /// Write PNG plots.
-    #[serde(default = "d_true")]
+    /// Draw PNG plots into plots/ (off by default: matplotlib's start-up costs about half a
+    /// second, several times a short run; `rantcp run --plots` turns them on).
+    #[serde(default)]
     pub plots: bool,
 }
 

@@ -52,7 +52,7 @@ from rantcp._native import ConfigError
 if TYPE_CHECKING:
     import pandas as pd
 
-    from rantcp.sweep import RunTask, SweepSpec
+    from rantcp.sweeps.spec import RunTask, SweepSpec
 
 DB_NAME = "sweep.duckdb"
 SPEC_NAME = "sweep.toml"
@@ -244,12 +244,6 @@ class Store:
         self.runs_dir = folder / RUNS_DIR
         self._types: dict[str, str] = {}
         self._id_cache: set[str] | None = None
-        self._commits = 0
-        self._batch = range(0)
-        self._kill_at: tuple[str, int] | None = None
-        hook = os.environ.get("RANTCP_TEST_KILL_AT")
-        if hook and ":" in hook and hook.rsplit(":", 1)[1].isdigit():
-            self._kill_at = (hook.rsplit(":", 1)[0], int(hook.rsplit(":", 1)[1]))
         self._reload_types()
 
     # -- opening --------------------------------------------------------------------------
@@ -258,6 +252,7 @@ class Store:
     def open(cls, folder: str | os.PathLike[str], spec: SweepSpec) -> Store:
         """Create the store or reopen it for the same sweep; clean up what a crash left."""
         folder = Path(folder)
+        check_folder(folder)
         db = folder / DB_NAME
         if folder.exists() and not db.exists() and any(folder.iterdir()):
             raise ConfigError(f"{folder}: exists and is not a sweep folder (no {DB_NAME}); choose another --out")
@@ -401,68 +396,71 @@ class Store:
                     row[k] = v
         return row
 
-    def _place_files(self, task: RunTask, outcome: Mapping[str, Any]) -> None:
-        final = self.runs_dir / task.point_id
-        if outcome["status"] != "ok":
-            if final.exists():
-                shutil.rmtree(final)
-            return
+    def _write_files(self, task: RunTask, outcome: Mapping[str, Any]) -> Path:
+        """A finished run's files in a temporary folder of runs/ (not yet a run folder)."""
         tmp = self.runs_dir / f".tmp-{task.point_id}-{uuid.uuid4().hex[:8]}"
         tmp.mkdir()
         for rel, data in (outcome.get("files") or {}).items():
             p = tmp / rel
             p.parent.mkdir(parents=True, exist_ok=True)
             p.write_bytes(data)
-        self._kill_point("files-written")
+        return tmp
+
+    def _move_into_place(self, tmp: Path | None, task: RunTask) -> None:
+        """Rename the temporary folder to runs/<point_id> (a failed run has none: any old folder
+        of that id goes)."""
+        final = self.runs_dir / task.point_id
         if final.exists():
             shutil.rmtree(final)
-        tmp.rename(final)
+        if tmp is not None:
+            tmp.rename(final)
+
+    def _insert_rows(self, items: Sequence[tuple[RunTask, Mapping[str, Any]]], rows: Sequence[dict[str, Any]]) -> None:
+        """The rows of a batch, inside the caller's open transaction."""
+        con = self.con
+        for (task, _), row in zip(items, rows):
+            for k, v in row.items():
+                self._ensure_column(k, _sql_value(v))
+            if task.point_id in self._ids:  # a failed run done again (--retry-failed)
+                con.execute("DELETE FROM runs WHERE point_id = ?", [task.point_id])
+            names = list(row)
+            con.execute(
+                f"INSERT INTO runs ({', '.join(quote(n) for n in names)}) VALUES ({', '.join('?' for _ in names)})",
+                [_sql_value(row[n]) for n in names],
+            )
 
     def commit_many(self, items: Sequence[tuple[RunTask, Mapping[str, Any]]]) -> None:
-        """Record finished runs: each run's files renamed into place, then all their rows in
-        one transaction (the commit point; one log sync for the lot)."""
+        """Record finished runs: each run's files written and renamed into place, then all their
+        rows inserted in one transaction (the commit point; one log sync for the lot)."""
         if not items:
             return
-        self._batch = range(self._commits + 1, self._commits + len(items) + 1)
         rows = [self._row(t, o) for t, o in items]
         for t, o in items:
-            self._place_files(t, o)
-        self._kill_point("renamed")
+            tmp = self._write_files(t, o) if o["status"] == "ok" else None
+            self._move_into_place(tmp, t)
         con = self.con
         con.execute("BEGIN TRANSACTION")
         try:
-            for (task, _), row in zip(items, rows):
-                for k, v in row.items():
-                    self._ensure_column(k, _sql_value(v))
-                if task.point_id in self._ids:  # a failed run done again (--retry-failed)
-                    con.execute("DELETE FROM runs WHERE point_id = ?", [task.point_id])
-                names = list(row)
-                con.execute(
-                    f"INSERT INTO runs ({', '.join(quote(n) for n in names)}) VALUES ({', '.join('?' for _ in names)})",
-                    [_sql_value(row[n]) for n in names],
-                )
-            self._kill_point("inserted")
+            self._insert_rows(items, rows)
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
             self._reload_types()
             raise
         self._ids.update(t.point_id for t, _ in items)
-        self._kill_point("committed")
-        self._commits += len(items)
-
-    def _kill_point(self, stage: str) -> None:
-        """Test hook: RANTCP_TEST_KILL_AT=<stage>:<n> sends SIGKILL to this process at `stage`
-        of the commit that records the n-th run (stages: files-written, renamed, inserted,
-        committed)."""
-        if self._kill_at is not None and self._kill_at[0] == stage and self._kill_at[1] in self._batch:
-            import signal
-
-            os.kill(os.getpid(), signal.SIGKILL)
 
 
 # ---------------------------------------------------------------------------------------------
 # Reading a sweep folder
+
+
+def check_folder(folder: Path) -> None:
+    """Raise ConfigError (one line) when `folder` cannot be a sweep folder: a file, or a
+    symbolic link to one."""
+    if str(folder) == "":
+        raise ConfigError("--out: empty path (give a folder name, e.g. --out out/sweep1)")
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"--out {folder}: exists and is not a folder; give a new folder or an earlier sweep folder")
 
 
 def is_sweep_folder(folder: str | os.PathLike[str]) -> bool:

@@ -1,0 +1,251 @@
+"""Where a sweep's runs go: a local process pool or a dask.distributed cluster. Each executor
+yields (task, outcome) as runs finish, with a bounded number in flight, and None at the end of
+each wait round (what finished together is committed together)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any
+
+from rantcp._native import ConfigError
+from rantcp.sweeps.spec import RunTask
+from rantcp.sweeps.worker import run_point
+
+__all__ = ["SweepAborted", "WorkersCannotStart", "dask_client", "dask_runs", "default_workers", "local_runs"]
+
+Outcomes = Iterator["tuple[RunTask, dict[str, Any]] | None"]
+
+
+def _mp_context() -> multiprocessing.context.BaseContext:
+    methods = multiprocessing.get_all_start_methods()
+    if "forkserver" in methods:
+        ctx = multiprocessing.get_context("forkserver")
+        # Workers fork from a server that has already imported rantcp: fast start.
+        ctx.set_forkserver_preload(["rantcp.sweeps.worker"])
+        return ctx
+    return multiprocessing.get_context("spawn")
+
+
+def default_workers() -> int:
+    """All cores this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return max(1, os.cpu_count() or 1)
+
+
+def _crashed(task: RunTask, why: str) -> dict[str, Any]:
+    return {"point_id": task.point_id, "status": "failed", "error": why, "files": {}, "wall_s": float("nan"), "version": None}
+
+
+class SweepAborted(RuntimeError):
+    """The workers, not a run, failed; the runs in flight stay unfinished (the same command resumes)."""
+
+
+class WorkersCannotStart(SweepAborted):
+    """The local pool's worker processes die before finishing any run."""
+
+
+def local_runs(tasks: Sequence[RunTask], workers: int) -> Iterator[tuple[RunTask, dict[str, Any]] | None]:
+    """A process pool; a run that kills its worker twice is recorded as failed. A pool that
+    breaks twice in a row without finishing any run stops the sweep (nothing is recorded).
+    Yields (task, outcome) as runs finish and None at the end of each wait round."""
+    pending = list(reversed(tasks))
+    attempts: dict[str, int] = {}
+    window = max(2 * workers, workers + 2)
+    barren_pools = 0
+    with _main_path_hidden_if_unimportable():
+        while pending:
+            pool = ProcessPoolExecutor(max_workers=workers, mp_context=_mp_context(), initializer=_worker_init, initargs=(os.getpid(),))
+            inflight: dict[Future[dict[str, Any]], RunTask] = {}
+            broken = False
+            finished = 0
+            try:
+                while pending or inflight:
+                    while pending and len(inflight) < window and not broken:
+                        t = pending.pop()
+                        try:
+                            inflight[pool.submit(run_point, t)] = t
+                        except BrokenProcessPool:
+                            pending.append(t)
+                            broken = True
+                    if not inflight:
+                        break
+                    done, _ = wait(inflight, timeout=0.25, return_when=FIRST_COMPLETED)
+                    for fut in done:
+                        t = inflight.pop(fut)
+                        try:
+                            outcome = fut.result()
+                        except BrokenProcessPool:
+                            broken = True
+                            attempts[t.point_id] = attempts.get(t.point_id, 0) + 1
+                            pending.append(t)
+                            continue
+                        finished += 1
+                        yield t, outcome
+                    yield None  # end of a round: what finished together is committed together
+            finally:
+                pool.shutdown(wait=True, cancel_futures=True)
+            if not broken:
+                continue
+            barren_pools = 0 if finished else barren_pools + 1
+            if barren_pools >= 2:
+                raise WorkersCannotStart(
+                    "the local worker processes die before finishing any run (see the messages above; a script "
+                    "that calls rantcp.sweep must do so under `if __name__ == \"__main__\":`); nothing was recorded "
+                    "for the runs in flight"
+                )
+            # A run that broke the pool twice (while others finish) is recorded as failed.
+            for t in [t for t in pending if attempts.get(t.point_id, 0) >= 2]:
+                pending.remove(t)
+                yield t, _crashed(t, "the worker process died while running this point (twice)")
+            yield None
+
+
+def _worker_init(coordinator_pid: int) -> None:
+    """In each pool worker: exit when the coordinating process is gone (killed, even with -9),
+    instead of idling forever on a queue nobody writes to."""
+    import threading
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(0.5)
+            if not _alive(coordinator_pid) or os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="rantcp-coordinator-watch", daemon=True).start()
+
+
+def _alive(pid: int) -> bool:
+    """Whether process `pid` runs (a zombie, killed but not yet reaped, does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rsplit(b")", 1)[1].split()[0]
+        return state not in (b"Z", b"X")
+    except (OSError, IndexError):
+        return True
+
+
+class _main_path_hidden_if_unimportable:
+    """Worker processes re-import the parent's __main__ from its file; a __main__ read from stdin
+    or a notebook has no such file, which would kill every worker. Hide the bogus path."""
+
+    def __enter__(self) -> None:
+        self.main = sys.modules.get("__main__")
+        self.saved = getattr(self.main, "__file__", None)
+        spec = getattr(self.main, "__spec__", None)
+        if self.main is not None and self.saved is not None and spec is None and not os.path.isfile(self.saved):
+            del self.main.__file__
+        else:
+            self.saved = None
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.saved is not None and self.main is not None:
+            self.main.__file__ = self.saved
+
+
+def check_dask_address(dask: Any) -> None:
+    """Raise ConfigError (one line) unless `dask` looks like local, local:N, a scheduler address
+    (scheme://host:port or host:port) or a distributed.Client; checked before anything is
+    written."""
+    if not isinstance(dask, str):
+        return  # a Client (checked when used)
+    if dask == "local" or dask.startswith("local:"):
+        n_text = dask.partition(":")[2]
+        if n_text and (not n_text.isdigit() or int(n_text) < 1):
+            raise ConfigError(f"--dask {dask}: expected local:N with N >= 1")
+        return
+    rest = dask.split("://", 1)[1] if "://" in dask else dask
+    host, sep, port = rest.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise ConfigError(f"--dask {dask!r}: expected a scheduler address such as tcp://host:8786, or local:N")
+
+
+def dask_client(dask: Any) -> tuple[Any, Any, int]:
+    """(client, cluster or None, number of worker threads) for an address, local:N or a Client."""
+    import distributed
+
+    if isinstance(dask, distributed.Client):
+        return dask, None, max(1, sum(dask.nthreads().values()))
+    if not isinstance(dask, str) or not dask:
+        raise ConfigError("--dask: expected a scheduler address (tcp://host:8786) or local:N")
+    if dask.startswith("local:") or dask == "local":
+        n_text = dask.partition(":")[2] or str(default_workers())
+        if not n_text.isdigit() or int(n_text) < 1:
+            raise ConfigError(f"--dask {dask}: expected local:N with N >= 1")
+        import logging
+
+        cluster = distributed.LocalCluster(
+            n_workers=int(n_text),
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            host="127.0.0.1",
+            silence_logs=logging.ERROR,
+        )
+        client = distributed.Client(cluster)
+        return client, cluster, int(n_text)
+    check_dask_address(dask)
+    try:
+        client = distributed.Client(dask, timeout="20s")
+    except (OSError, ValueError, TypeError) as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ConfigError(f"--dask {dask}: cannot reach the scheduler ({first})") from None
+    return client, None, max(1, sum(client.nthreads().values()))
+
+
+def dask_runs(tasks: Sequence[RunTask], client: Any, threads: int) -> Iterator[tuple[RunTask, dict[str, Any]] | None]:
+    import uuid
+
+    import distributed
+    from distributed.scheduler import KilledWorker
+
+    pending = list(reversed(tasks))
+    window = max(2 * threads, threads + 2)
+    inflight: dict[Any, RunTask] = {}
+    run_tag = uuid.uuid4().hex[:8]
+    try:
+        while pending or inflight:
+            while pending and len(inflight) < window:
+                t = pending.pop()
+                fut = client.submit(run_point, t, key=f"rantcp-run-{t.point_id}-{run_tag}", pure=False)
+                inflight[fut] = t
+            try:
+                res = distributed.wait(list(inflight), timeout=0.25, return_when="FIRST_COMPLETED")
+                done = res.done
+            except distributed.TimeoutError:
+                done = set()
+            for fut in done:
+                t = inflight.pop(fut)
+                if fut.status == "finished":
+                    outcome = fut.result()
+                else:
+                    try:
+                        exc = fut.exception()
+                    except BaseException as e:  # cancelled
+                        exc = e
+                    if not isinstance(exc, KilledWorker):
+                        # The cluster, not the run, failed: stop; the run stays unfinished.
+                        raise SweepAborted(f"dask: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from exc
+                    # The run killed every worker that tried it (e.g. out of memory): record it.
+                    outcome = _crashed(t, f"dask: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+                fut.release()
+                yield t, outcome
+            yield None
+    finally:
+        for fut in inflight:
+            fut.cancel()
