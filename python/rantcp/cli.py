@@ -215,6 +215,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     check_target(out)
     phases["config"] = time.perf_counter() - t0
     if show_progress:
+        from rich.console import Console
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
         with Progress(
@@ -223,6 +224,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             TextColumn("{task.completed:.1f} / {task.total:.1f} s simulated"),
             TimeElapsedColumn(),
             TextColumn("{task.fields[rate]}"),
+            console=Console(stderr=True),
             transient=True,
         ) as bar:
             task = bar.add_task(cfg["scenario"], total=1.0, rate="")

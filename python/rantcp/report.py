@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import base64
 import datetime as _dt
-import html
 import json
 import math
 import os
@@ -35,28 +34,16 @@ KEY_METRICS = ("goodput_mbps", "rtt_mean_ms", "retransmitted_segments", "rtos", 
 _MAX_TABLE_ROWS = 500
 _MAX_PANELS = 6
 
-_CSS = """
-body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto; max-width: 1100px;
-       padding: 0 1em; color: #1d1d1f; }
-h1 { font-size: 1.6em; margin-bottom: 0.2em; } h2 { font-size: 1.25em; margin-top: 1.8em;
-     border-bottom: 1px solid #ddd; padding-bottom: 0.2em; }
-.meta { color: #555; }
-table { border-collapse: collapse; margin: 0.6em 0; font-size: 0.92em; }
-th, td { border: 1px solid #ddd; padding: 0.25em 0.6em; text-align: right; }
-th { background: #f4f4f6; } td.l, th.l { text-align: left; }
-tr.failed td { background: #fff1f0; }
-figure { margin: 1em 0; } figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
-figcaption { color: #555; font-size: 0.9em; }
-pre { background: #f7f7f9; padding: 0.8em; overflow-x: auto; font-size: 0.85em; border: 1px solid #eee; }
-.note { color: #8a5a00; } .scroll { overflow-x: auto; }
-"""
+
+def _is_identifier(key: str | None) -> bool:
+    """Seeds, ids and indices are printed as they are, without thousands separators."""
+    if not key:
+        return False
+    k = key.rsplit(".", 1)[-1]
+    return "seed" in k or k.endswith(("_id", "index", "rnti")) or k in ("cell", "ue", "repetition")
 
 
-def _esc(v: Any) -> str:
-    return html.escape(str(v), quote=True)
-
-
-def _fmt(v: Any) -> str:
+def _fmt(v: Any, key: str | None = None) -> str:
     if v is None:
         return "–"
     if isinstance(v, float):
@@ -68,68 +55,82 @@ def _fmt(v: Any) -> str:
             return f"{v:.4g}"
         return f"{v:.4g}" if abs(v) < 1000 else f"{v:,.1f}"
     if isinstance(v, int) and not isinstance(v, bool):
-        return f"{v:,}" if abs(v) >= 10000 else str(v)
+        return f"{v:,}" if abs(v) >= 10000 and not _is_identifier(key) else str(v)
     return str(v)
 
 
-def _table(rows: Sequence[Sequence[Any]], head: Sequence[str], left: int = 0, row_class: Sequence[str] | None = None) -> str:
-    out = ['<div class="scroll"><table><thead><tr>']
-    out += [f'<th class="{"l" if i < left else ""}">{_esc(h)}</th>' for i, h in enumerate(head)]
-    out.append("</tr></thead><tbody>")
+def _table(rows: Sequence[Sequence[Any]], head: Sequence[str], left: int = 0, row_class: Sequence[str] | None = None, keys_in_first_cell: bool = False) -> dict[str, Any]:
+    """A table block; cells are formatted by their column name (or, for tables of figures
+    down and items across, by the figure name in the first cell)."""
+    out_rows = []
     for ri, r in enumerate(rows):
-        cls = f' class="{row_class[ri]}"' if row_class and row_class[ri] else ""
-        out.append(f"<tr{cls}>" + "".join(f'<td class="{"l" if i < left else ""}">{_esc(_fmt(v))}</td>' for i, v in enumerate(r)) + "</tr>")
-    out.append("</tbody></table></div>")
-    return "".join(out)
+        key_of_row = str(r[0]) if keys_in_first_cell and r else None
+        cells = [_fmt(v, key_of_row or (head[i] if i < len(head) else None)) for i, v in enumerate(r)]
+        out_rows.append({"cells": cells, "cls": row_class[ri] if row_class else ""})
+    return {"kind": "table", "head": list(head), "rows": out_rows, "left": left}
 
 
 class _Page:
+    """The blocks of a report page, rendered by the jinja2 template templates/report.html.j2."""
+
     def __init__(self, title: str) -> None:
         self.title = title
-        self.parts: list[str] = []
+        self.blocks: list[dict[str, Any]] = []
         self.figures = 0
 
     def h(self, text: str, level: int = 2) -> None:
-        self.parts.append(f"<h{level}>{_esc(text)}</h{level}>")
+        self.blocks.append({"kind": "heading", "text": text, "level": level})
 
     def p(self, text: str, cls: str = "") -> None:
-        c = f' class="{cls}"' if cls else ""
-        self.parts.append(f"<p{c}>{_esc(text)}</p>")
+        self.blocks.append({"kind": "paragraph", "text": text, "cls": cls})
 
-    def raw(self, fragment: str) -> None:
-        self.parts.append(fragment)
+    def raw(self, block: dict[str, Any]) -> None:
+        self.blocks.append(block)
 
     def pre(self, text: str) -> None:
-        self.parts.append(f"<pre>{_esc(text)}</pre>")
+        self.blocks.append({"kind": "pre", "text": text})
 
     def figure(self, png: bytes, caption: str) -> None:
         self.figures += 1
-        data = base64.b64encode(png).decode("ascii")
-        self.parts.append(
-            f'<figure id="fig{self.figures}"><img alt="{_esc(caption)}" src="data:image/png;base64,{data}">'
-            f"<figcaption>Figure {self.figures}. {_esc(caption)}</figcaption></figure>"
-        )
+        self.blocks.append({"kind": "figure", "number": self.figures, "caption": caption, "data": base64.b64encode(png).decode("ascii")})
 
     def html(self) -> str:
+        import jinja2
+
         import rantcp
 
-        stamp = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-        return (
-            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            '<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>{_esc(self.title)}</title><style>{_CSS}</style></head><body>"
-            + "\n".join(self.parts)
-            + f'<hr><p class="meta">rantcp {_esc(rantcp.__version__)} · report written {stamp}</p></body></html>\n'
+        env = jinja2.Environment(
+            loader=jinja2.PackageLoader("rantcp", "templates"),
+            autoescape=True,
+            undefined=jinja2.StrictUndefined,
+            keep_trailing_newline=True,
         )
+        stamp = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+        return env.get_template("report.html.j2").render(title=self.title, blocks=self.blocks, version=rantcp.__version__, stamp=stamp)
 
 
 # ---------------------------------------------------------------------------------------------
 # Runs
 
 
+def _item_tables(page: _Page, title: str, items: list[Any]) -> None:
+    """A table of a list of dicts (links, UEs, cells), one row per item."""
+    items = [it for it in items if isinstance(it, dict)]
+    if not items:
+        return
+    keys = list(items[0])
+    for it in items[1:]:
+        keys += [k for k in it if k not in keys]
+    keys = [k for k in keys if not isinstance(items[0].get(k), (dict, list))]
+    page.h(title)
+    page.raw(_table([[it.get(k) for k in keys] for it in items[:_MAX_TABLE_ROWS]], keys, left=1))
+    if len(items) > _MAX_TABLE_ROWS:
+        page.p(f"First {_MAX_TABLE_ROWS} of {len(items)}; summary.json has them all.", "note")
+
+
 def render_run(folder: str | os.PathLike[str]) -> str:
     """The HTML report of one run folder."""
-    from rantcp import api, plots, sweep_plots
+    from rantcp import api, plots, radio_plots, sweep_plots
 
     res = api.load_result(folder)
     s = res.summary
@@ -150,27 +151,34 @@ def render_run(folder: str | os.PathLike[str]) -> str:
             keys += [k for k in f if k not in keys and not isinstance(f[k], (dict, list))]
         if len(flows) <= 8:  # figures down, flows across: stays readable
             names = [str(f.get("name", i)) for i, f in enumerate(flows)]
-            page.raw(_table([[k, *[f.get(k) for f in flows]] for k in keys if k != "name"], ["figure", *names], left=1))
+            page.raw(_table([[k, *[f.get(k) for f in flows]] for k in keys if k != "name"], ["figure", *names], left=1, keys_in_first_cell=True))
         else:
             page.raw(_table([[f.get(k) for k in keys] for f in flows[:_MAX_TABLE_ROWS]], keys, left=3))
     for key, val in s.items():
         if key in ("flows", "config") or not isinstance(val, list) or not val or not isinstance(val[0], dict):
             continue
-        page.h(key.capitalize())
-        keys = list(val[0])
-        page.raw(_table([[it.get(k) for k in keys] for it in val[:_MAX_TABLE_ROWS]], keys, left=1))
+        _item_tables(page, key.capitalize(), val)
     other = {k: v for k, v in s.items() if k not in ("flows", "config", "wall") and not isinstance(v, (list, dict))}
     if other:
         page.h("Run")
-        page.raw(_table([[k, v] for k, v in other.items()], ["figure", "value"], left=1))
+        page.raw(_table([[k, v] for k, v in other.items()], ["figure", "value"], left=1, keys_in_first_cell=True))
 
     ts = res.timeseries.get("flows")
+    title = f"{s.get('scenario')} (seed {s.get('seed')})"
+    if ts is not None and not len(ts) and "flows" in res.timeseries:
+        interval = ((s.get("config") or {}).get("output") or {}).get("sample_interval", "?")
+        page.h("Time series")
+        page.p(
+            f"No time-series samples: output.sample_interval ({interval}) is longer than the run "
+            f"({_fmt(s.get('duration_s'))} s simulated). Run it again with a shorter interval.",
+            "note",
+        )
     if ts is not None and len(ts):
         page.h("Time series")
         import io
 
         buf = io.BytesIO()
-        plots.flow_timeseries(ts, f"{s.get('scenario')} (seed {s.get('seed')})", buf)  # type: ignore[arg-type]
+        plots.flow_timeseries(ts, title, buf)
         page.figure(buf.getvalue(), "Goodput, congestion window and smoothed RTT over time, one line per flow.")
         if "srtt_ms" in ts:
             samples = {str(k): g["srtt_ms"].dropna().tolist() for k, g in ts.groupby("flow", sort=False)}
@@ -181,10 +189,46 @@ def render_run(folder: str | os.PathLike[str]) -> str:
             samples = {str(k): (g["goodput_bps"] / 1e6).tolist() for k, g in ts.groupby("flow", sort=False)}
             fig = sweep_plots.cdf(samples, xlabel="goodput per sample interval (Mbit/s)", title="Sampled goodput")
             page.figure(sweep_plots.png_bytes(fig), "CDF of the goodput in each sample interval, per flow.")
+    _radio_section(page, s, res.timeseries, title)
     if "config" in s:
         page.h("Config")
         page.pre(json.dumps(s["config"], indent=2))
     return page.html()
+
+
+def _radio_section(page: _Page, s: dict[str, Any], tables: Any, title: str) -> None:
+    """A radio run's UEs and cells (summary.json → radio) and its radio figures."""
+    radio = s.get("radio")
+    if not isinstance(radio, dict):
+        return
+    import io
+
+    from rantcp import radio_plots
+
+    page.h("Radio")
+    scalars = {k: v for k, v in radio.items() if not isinstance(v, (list, dict))}
+    if scalars:
+        page.raw(_table([[k, v] for k, v in scalars.items()], ["figure", "value"], left=1, keys_in_first_cell=True))
+    for key, val in radio.items():
+        if isinstance(val, list):
+            _item_tables(page, f"Radio: {key}", val)
+    ts = tables.get("radio")
+    if ts is not None and len(ts):
+        buf = io.BytesIO()
+        radio_plots.radio_timeseries(ts, tables.get("flows"), title, buf)
+        n = ts["ue"].nunique()
+        shown = min(n, radio_plots.MAX_UES)
+        page.figure(
+            buf.getvalue(),
+            f"SINR, goodput and smoothed RTT over time of {shown} of {n} UEs"
+            + (f" (the first {shown}; radio.parquet has them all)" if n > shown else "")
+            + "; grey: NLOS intervals of the first UE, where its LOS state changes.",
+        )
+    cells = tables.get("cells")
+    if cells is not None and len(cells):
+        buf = io.BytesIO()
+        radio_plots.cell_usage(cells, title, buf)
+        page.figure(buf.getvalue(), "Downlink and uplink PRB utilisation and PDCCH use per cell over time.")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -212,7 +256,7 @@ def render_sweep(folder: str | os.PathLike[str]) -> str:
     """The HTML report of one sweep folder."""
     from rantcp import sweep_plots
     from rantcp.sweeps.api import Sweep
-    from rantcp.sweeps.stats import summarise
+    from rantcp.sweeps.stats import MIN_REPETITIONS_FOR_INTERVAL, interval
 
     sw = Sweep(folder)
     df = sw.df
@@ -238,15 +282,31 @@ def render_sweep(folder: str | os.PathLike[str]) -> str:
 
     metrics = [m for m in KEY_METRICS if m in df and pd.to_numeric(ok[m], errors="coerce").notna().any()]
     if len(ok) and metrics:
-        page.h("Results: mean ± 95 % interval over repetitions")
-        summ = summarise(df, metrics, axes)
-        head = [*axes, "ok runs", *metrics]
+        page.h("Results over repetitions")
+        page.p(
+            f"Each cell: the mean over a point's repetitions; with {MIN_REPETITIONS_FOR_INTERVAL} or more, its 95 % "
+            "Student-t interval clipped to what the quantity can physically be; with fewer, the lowest and "
+            "highest repetition (a t interval of 2 to 4 values says little)."
+        )
+        from rantcp import labels
+
+        head = [*axes, "ok runs", *[labels.label(m) for m in metrics]]
         rows = []
-        for _, r in summ.iterrows():
-            cells: list[Any] = [r[a] for a in axes] + [int(r["n"])]
+        groups = ok.groupby(axes, sort=False, dropna=False) if axes else [((), ok)]
+        for key, g in groups:
+            key = key if isinstance(key, tuple) else (key,)
+            cells: list[Any] = [*key, len(g)]
             for m in metrics:
-                mean, ci = r[f"{m}_mean"], r[f"{m}_ci95"]
-                cells.append("–" if mean != mean else (_fmt(mean) if ci != ci else f"{_fmt(mean)} ± {_fmt(ci)}"))
+                vals = pd.to_numeric(g[m], errors="coerce").dropna()
+                mean, lo, hi, n = interval(vals, *labels.bounds(m))
+                if not n:
+                    cells.append("–")
+                elif lo == lo:
+                    cells.append(f"{_fmt(mean)} [{_fmt(lo)}, {_fmt(hi)}]")
+                elif n > 1:
+                    cells.append(f"{_fmt(mean)} ({_fmt(float(vals.min()))}–{_fmt(float(vals.max()))})")
+                else:
+                    cells.append(_fmt(mean))
             rows.append(cells)
         page.raw(_table(rows[:_MAX_TABLE_ROWS], head, left=len(axes)))
 
@@ -269,17 +329,18 @@ def render_sweep(folder: str | os.PathLike[str]) -> str:
             facet_values = [dict(zip(facets, vals)) for vals in ok[facets].drop_duplicates().itertuples(index=False)]
         shown = facet_values[:_MAX_PANELS]
         plotted = [m for m in metrics if pd.to_numeric(ok[m], errors="coerce").nunique() > 1]
+        few = bool(len(ok)) and int(ok.groupby("point_index")["repetition"].nunique().min()) < MIN_REPETITIONS_FOR_INTERVAL
+        how = ", each repetition a dot (fewer than 5 repetitions: no interval)" if few else " with its 95 % interval"
         for m in plotted:
             if x is None:
                 fig = sweep_plots.cdf(ok, m, title=f"{m} over all runs")
                 page.figure(sweep_plots.png_bytes(fig), f"CDF of {m} over the runs.")
                 continue
-            plt = sweep_plots._plt()
-            fig, axs = plt.subplots(len(shown), 1, figsize=(7.5, 3.6 * len(shown)), squeeze=False)
-            for ax, fv in zip([a[0] for a in axs], shown):
+            fig, axs = sweep_plots.subplots(len(shown), figsize=(7.5, 3.6 * len(shown)))
+            for ax, fv in zip(axs, shown):
                 title = ", ".join(f"{k} = {v}" for k, v in fv.items()) or None
                 sweep_plots.metric_vs_axis(ok, m, x, group, ax=ax, where=fv, title=title)
-            cap = f"{m} against {x}" + (f", one line per {group}" if group else "") + "; mean and 95 % interval over repetitions."
+            cap = f"{m} against {x}" + (f", one line per {group}" if group else "") + f"; mean over repetitions{how}."
             if len(facet_values) > len(shown):
                 cap += f" First {len(shown)} of {len(facet_values)} combinations of {', '.join(facets)}."
             page.figure(sweep_plots.png_bytes(fig), cap)
@@ -342,12 +403,11 @@ def _sweep_timeseries(page: _Page, sw: Any, ok: pd.DataFrame, axes: Sequence[str
     if x is None:
         per_run["run"] = "all"
     by = x or "run"
-    plt = sweep_plots._plt()
-    fig, axs = plt.subplots(len(panels), 1, figsize=(7.5, 3.2 * len(panels)), squeeze=False, sharex=True)
-    for ax, pv in zip([a[0] for a in axs], panels):
+    fig, axs = sweep_plots.subplots(len(panels), figsize=(7.5, 3.2 * len(panels)), sharex=True)
+    for ax, pv in zip(axs, panels):
         d = per_run if pv is None else per_run[per_run[group] == pv]
         sweep_plots.timeseries_band(d, "goodput_bps", by=by, ax=ax, scale=1e-6, ylabel="goodput (Mbit/s)", title=None if pv is None else f"{group} = {pv}")
-    cap = "Goodput over time (all flows of a run summed): mean and 95 % band over repetitions"
+    cap = "Goodput over time (all flows of a run summed): mean over repetitions with its 95 % band (with fewer than 5 repetitions, each run a thin line)"
     if x:
         cap += f", one line per {x}"
     if group:

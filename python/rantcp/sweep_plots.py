@@ -1,9 +1,16 @@
-"""Plots for sweeps: a metric against an axis (mean and 95 % interval over repetitions, one line
-per value of another axis), empirical CDFs, and time series with shaded intervals.
+"""Plots for sweeps: a metric against an axis (mean over repetitions with its 95 % interval,
+one line per value of another axis), empirical CDFs, and time series with shaded intervals.
 
-Every function draws into a matplotlib Axes (made when not given) and returns the Figure;
-``png_bytes(fig)`` renders it for a report. The 95 % interval is Student's t over the
-repetitions of a point (mean ± t·s/√n); a point with one repetition has no interval.
+Every function draws into a matplotlib Axes (made when not given, with matplotlib's object API:
+no pyplot state) and returns the Figure; ``png_bytes(fig)`` renders it for a report. Axes are
+labelled from ``rantcp.labels`` (``goodput (Mbit/s)``, not ``goodput_mbps``); loss-like axes are
+logarithmic.
+
+Intervals (``rantcp.sweeps.stats.interval``): with at least
+``MIN_REPETITIONS_FOR_INTERVAL`` (5) repetitions, the mean ± Student t·s/√n, clipped to the
+quantity's physical bounds (goodput ≥ 0, a fairness index ≤ 1); with fewer, every repetition's
+value is drawn as a dot beside the mean, since a t interval of 2 or 3 values is wider than
+anything it could mean.
 """
 
 from __future__ import annotations
@@ -15,35 +22,32 @@ from typing import Any
 
 import pandas as pd
 
-from rantcp.sweeps.stats import t975
+from rantcp import labels
+from rantcp.plots import new_figure
+from rantcp.sweeps.stats import interval
 
 __all__ = ["cdf", "metric_vs_axis", "png_bytes", "shade_intervals", "timeseries", "timeseries_band"]
 
 _MAX_GROUPS = 10
 
 
-def _plt() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def _axes(ax: Any, size: tuple[float, float] = (7.0, 3.6)) -> tuple[Any, Any]:
     if ax is not None:
         return ax.figure, ax
-    fig, ax = _plt().subplots(figsize=size)
+    fig, (ax,) = new_figure(1, 1, figsize=size)
     return fig, ax
 
 
+def subplots(nrows: int, figsize: tuple[float, float], **kw: Any) -> tuple[Any, list[Any]]:
+    """A figure of `nrows` stacked axes (object API)."""
+    return new_figure(nrows, 1, figsize=figsize, **kw)
+
+
 def png_bytes(fig: Any, dpi: int = 100) -> bytes:
-    """The figure as PNG bytes (no timestamp metadata), and close it."""
+    """The figure as PNG bytes (no timestamp metadata)."""
     buf = io.BytesIO()
     fig.tight_layout()
     fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
-    _plt().close(fig)
     return buf.getvalue()
 
 
@@ -60,16 +64,6 @@ def _ordered_unique(values: Iterable[Any]) -> list[Any]:
     return seen
 
 
-def _mean_ci(vals: pd.Series) -> tuple[float, float, int]:
-    vals = pd.to_numeric(vals, errors="coerce").dropna()
-    n = len(vals)
-    if n == 0:
-        return float("nan"), float("nan"), 0
-    mean = float(vals.mean())
-    ci = float(t975(n - 1) * vals.std(ddof=1) / math.sqrt(n)) if n > 1 else 0.0
-    return mean, ci, n
-
-
 def metric_vs_axis(
     df: pd.DataFrame,
     metric: str,
@@ -79,10 +73,11 @@ def metric_vs_axis(
     where: Mapping[str, Any] | None = None,
     title: str | None = None,
 ) -> Any:
-    """`metric` against axis `x`: the mean over repetitions with its 95 % interval, one line
-    per value of `group`. Only ok runs count; `where` keeps rows whose columns equal the
-    given values (fix the other axes). Numeric x gets a numeric (log when it spans ≥ 100×)
-    scale with a shaded band; other x values are categories with error bars."""
+    """`metric` against axis `x`: the mean over repetitions with its 95 % interval (or each
+    repetition as a dot when there are fewer than 5), one line per value of `group`. Only ok
+    runs count; `where` keeps rows whose columns equal the given values (fix the other axes).
+    Numeric x gets a numeric scale (logarithmic for loss-like axes and when the values span
+    ≥ 100×) with a shaded band; other x values are categories with error bars."""
     fig, ax = _axes(ax)
     d = df[df["status"] == "ok"] if "status" in df else df
     for k, v in (where or {}).items():
@@ -91,43 +86,59 @@ def metric_vs_axis(
     numeric = _is_numeric(xs)
     if numeric:
         xs = sorted(xs)
+    lower, upper = labels.bounds(metric)
     groups = _ordered_unique(d[group])[:_MAX_GROUPS] if group else [None]
     width = 0.8 / max(1, len(groups))
+    few = False
     for gi, g in enumerate(groups):
         sub = d if g is None else d[d[group] == g]
         pts = []
         for xi, xv in enumerate(xs):
-            mean, ci, n = _mean_ci(sub.loc[sub[x] == xv, metric])
+            vals = pd.to_numeric(sub.loc[sub[x] == xv, metric], errors="coerce").dropna()
+            mean, lo, hi, n = interval(vals, lower, upper)
             if n:
-                pts.append((xv if numeric else xi + (gi - (len(groups) - 1) / 2) * width, mean, ci))
+                px = xv if numeric else xi + (gi - (len(groups) - 1) / 2) * width
+                pts.append((px, mean, lo, hi, list(vals)))
         if not pts:
             continue
-        px, pm, pc = zip(*pts)
-        label = None if g is None else f"{group} = {g}"
+        px, pm, plo, phi, pvals = zip(*pts)
+        label = None if g is None else f"{labels.describe(group).name} = {g}" if group else None
+        has_band = all(lo == lo for lo in plo)
         if numeric:
             (line,) = ax.plot(px, pm, marker="o", lw=1.5, ms=4, label=label)
-            ax.fill_between(px, [m - c for m, c in zip(pm, pc)], [m + c for m, c in zip(pm, pc)], color=line.get_color(), alpha=0.2, lw=0)
+            if has_band:
+                ax.fill_between(px, plo, phi, color=line.get_color(), alpha=0.2, lw=0)
         else:
-            ax.errorbar(px, pm, yerr=pc, fmt="o", capsize=3, ms=5, label=label)
+            yerr = [[m - lo for m, lo in zip(pm, plo)], [hi - m for m, hi in zip(pm, phi)]] if has_band else None
+            line = ax.errorbar(px, pm, yerr=yerr, fmt="o", capsize=3, ms=5, label=label).lines[0]
+        if not has_band:
+            few = True
+            dx = [p for p, vals in zip(px, pvals) for _ in vals]
+            dy = [v for vals in pvals for v in vals]
+            ax.scatter(dx, dy, s=10, color=line.get_color(), alpha=0.5, lw=0, zorder=3)
     if numeric:
-        _scale_x(ax, xs)
+        _scale_x(ax, xs, log=labels.log_scale(x))
     else:
         ax.set_xticks(range(len(xs)))
         ax.set_xticklabels([str(v) for v in xs])
-    _floor_at_zero(ax, d[metric])
-    ax.set_xlabel(x)
-    ax.set_ylabel(metric)
-    ax.set_title(title or f"{metric} vs {x} (mean, 95 % interval over repetitions)", fontsize="medium")
+    _y_limits(ax, d[metric], lower=lower, upper=upper)
+    ax.set_xlabel(labels.label(x))
+    ax.set_ylabel(labels.label(metric))
+    how = "mean; dots: each repetition" if few else "mean, 95 % interval over repetitions"
+    ax.set_title(title or f"{labels.describe(metric).name} against {labels.describe(x).name} ({how})", fontsize="medium")
     ax.grid(alpha=0.3)
     if group:
         ax.legend(fontsize="small")
     return fig
 
 
-def _scale_x(ax: Any, xs: Sequence[float]) -> None:
-    """Log scale when positive values span >= 100x (symmetric-log when 0 is among them)."""
+def _scale_x(ax: Any, xs: Sequence[float], log: bool = False) -> None:
+    """Log scale for loss-like axes (`log`) or when positive values span >= 100x;
+    symmetric-log (linear below the smallest positive value) when 0 is among them."""
     pos = [float(v) for v in xs if v > 0]
-    if len(pos) < 2 or max(pos) / min(pos) < 100 or any(v < 0 for v in xs):
+    if len(pos) < 2 or any(v < 0 for v in xs):
+        return
+    if not log and max(pos) / min(pos) < 100:
         return
     if len(pos) == len(xs):
         ax.set_xscale("log")
@@ -135,17 +146,20 @@ def _scale_x(ax: Any, xs: Sequence[float]) -> None:
         ax.set_xscale("symlog", linthresh=min(pos))
 
 
-def _floor_at_zero(ax: Any, values: Any, scale: float = 1.0) -> None:
-    """Keep the y axis near the observed values: from 0 for a quantity that is never negative,
-    up to a little above the largest run. An interval wider than that (few repetitions) is cut
-    at the frame rather than squashing the lines."""
+def _y_limits(ax: Any, values: Any, scale: float = 1.0, lower: float | None = 0.0, upper: float | None = None) -> None:
+    """Keep the y axis near the observed values: from the physical lower bound (0 for a
+    quantity that is never negative) to a little above the largest run, never past the upper
+    bound."""
     vals = pd.to_numeric(pd.Series(list(values)), errors="coerce").dropna() * scale
     if not len(vals):
         return
     lo, hi = float(vals.min()), float(vals.max())
     span = (hi - lo) or abs(hi) or 1.0
-    bottom = 0.0 if lo >= 0 else lo - 0.1 * span
-    ax.set_ylim(bottom=bottom, top=hi + 0.1 * span)
+    bottom = lower * scale if lower is not None and lo >= lower * scale else lo - 0.1 * span
+    top = hi + 0.1 * span
+    if upper is not None:
+        top = min(top, upper * scale * 1.02)
+    ax.set_ylim(bottom=bottom, top=top)
 
 
 def _ecdf(vals: Sequence[float]) -> tuple[list[float], list[float]]:
@@ -183,7 +197,7 @@ def cdf(
             ax.step(xs, ys, where="post", label=label, lw=1.5)
     ax.set_ylim(0, 1.02)
     ax.set_ylabel("CDF")
-    ax.set_xlabel(xlabel or metric or "value")
+    ax.set_xlabel(xlabel or (labels.label(metric) if metric else "value"))
     if title:
         ax.set_title(title, fontsize="medium")
     ax.grid(alpha=0.3)
@@ -229,8 +243,8 @@ def timeseries(
     groups = [(None, ts)] if not by else list(ts.groupby(by, sort=False))[:_MAX_GROUPS]
     for key, g in groups:
         ax.plot(g[x], g[y] * scale, lw=1, label=None if key is None else str(key))
-    ax.set_xlabel("time (s)" if x == "time_s" else x)
-    ax.set_ylabel(ylabel or y)
+    ax.set_xlabel(labels.label(x))
+    ax.set_ylabel(ylabel or labels.label(y))
     if title:
         ax.set_title(title, fontsize="medium")
     ax.grid(alpha=0.3)
@@ -251,24 +265,31 @@ def timeseries_band(
     ylabel: str | None = None,
     title: str | None = None,
 ) -> Any:
-    """Mean of `y` over the runs in `over` at each time, with the 95 % interval shaded; one line
-    per value of `by` (e.g. an axis)."""
+    """Mean of `y` over the runs in `over` at each time, one line per value of `by` (e.g. an
+    axis), with the 95 % interval shaded (clipped to the physical bounds of `y`); with fewer
+    than 5 runs each run is drawn as a thin line instead of a band."""
     fig, ax = _axes(ax)
     if intervals:
         shade_intervals(ax, intervals)
+    lower, upper = labels.bounds(y)
     for key, g in list(ts.groupby(by, sort=False))[:_MAX_GROUPS]:
-        agg = g.groupby(x)[y].agg(["mean", "std", "count"]).reset_index()
-        half = [
-            t975(int(n) - 1) * s / math.sqrt(n) if n > 1 and s == s else 0.0
-            for s, n in zip(agg["std"], agg["count"])
-        ]
-        m = agg["mean"] * scale
-        h = pd.Series(half) * scale
-        (line,) = ax.plot(agg[x], m, lw=1.2, label=f"{by} = {key}")
-        ax.fill_between(agg[x], m - h, m + h, color=line.get_color(), alpha=0.2, lw=0)
-    _floor_at_zero(ax, ts[y], scale)
-    ax.set_xlabel("time (s)" if x == "time_s" else x)
-    ax.set_ylabel(ylabel or y)
+        times, means, los, his = [], [], [], []
+        for t, at in g.groupby(x, sort=True)[y]:
+            mean, lo, hi, _ = interval(at, lower, upper)
+            times.append(t)
+            means.append(mean * scale)
+            los.append(lo * scale)
+            his.append(hi * scale)
+        (line,) = ax.plot(times, means, lw=1.2, label=f"{labels.describe(by).name} = {key}")
+        if all(lo == lo for lo in los):
+            ax.fill_between(times, los, his, color=line.get_color(), alpha=0.2, lw=0)
+        elif over in g:
+            for _, run in g.groupby(over, sort=False):
+                run = run.sort_values(x)
+                ax.plot(run[x], run[y] * scale, lw=0.5, alpha=0.35, color=line.get_color())
+    _y_limits(ax, ts[y], scale, lower=lower, upper=upper)
+    ax.set_xlabel(labels.label(x))
+    ax.set_ylabel(ylabel or labels.label(y))
     if title:
         ax.set_title(title, fontsize="medium")
     ax.grid(alpha=0.3)

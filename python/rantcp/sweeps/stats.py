@@ -7,7 +7,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["summarise", "t975"]
+__all__ = ["MIN_REPETITIONS_FOR_INTERVAL", "interval", "summarise", "t975"]
 
 _T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
          2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
@@ -45,3 +45,29 @@ def summarise(df: Any, metrics: Sequence[str], by: Sequence[str]) -> Any:
             row[f"{m}_ci95"] = float(t975(n - 1) * vals.std(ddof=1) / math.sqrt(n)) if n > 1 else float("nan")
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+MIN_REPETITIONS_FOR_INTERVAL = 5
+"""Below this many repetitions figures show every repetition's value instead of an interval:
+Student's t with n = 2 has t = 12.7, a band wider than anything physical (issue 20)."""
+
+
+def interval(values: Any, lower: float | None = None, upper: float | None = None) -> tuple[float, float, float, int]:
+    """(mean, low, high, n) of the finite values: low/high the mean ± t·s/√n clipped to the
+    quantity's physical bounds [lower, upper], or NaN when n < MIN_REPETITIONS_FOR_INTERVAL
+    (show the values themselves then)."""
+    vals = [float(v) for v in values if v is not None and v == v and math.isfinite(float(v))]
+    n = len(vals)
+    if n == 0:
+        return float("nan"), float("nan"), float("nan"), 0
+    mean = sum(vals) / n
+    if n < MIN_REPETITIONS_FOR_INTERVAL:
+        return mean, float("nan"), float("nan"), n
+    sd = math.sqrt(sum((v - mean) ** 2 for v in vals) / (n - 1))
+    half = t975(n - 1) * sd / math.sqrt(n)
+    lo, hi = mean - half, mean + half
+    if lower is not None:
+        lo = max(lo, lower)
+    if upper is not None:
+        hi = min(hi, upper)
+    return mean, lo, hi, n
