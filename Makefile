@@ -13,15 +13,24 @@ $(VENV)/bin/python:
 
 # Python dependencies, re-installed when pyproject.toml changes.
 $(VENV)/.deps: pyproject.toml | $(VENV)/bin/python
-	$(PY) -m pip install --quiet "maturin>=1.5,<2" "pandas>=2.2" "pyarrow>=15" "matplotlib>=3.8" "rich>=13" \
+	$(PY) -m pip install --quiet "maturin>=1.5,<2" "pandas>=2.2" "pyarrow>=15" "numpy>=1.26" "matplotlib>=3.8" "rich>=13" \
+		"pydantic>=2.6,<3" "tomli-w>=1.0" "jinja2>=3.1" \
 		"pytest>=8" "pytest-timeout>=2.3" "mypy>=1.10" "dask[distributed]>=2024.1" "duckdb>=1.0"
 	touch $@
 
 deps: $(VENV)/.deps
 
-# Build the Rust core and install the Python package (editable) into .venv.
-develop: $(VENV)/.deps
+# Build the Rust core and install the Python package (editable) into .venv, only when a Rust
+# source, a built-in scenario, a Cargo file or pyproject.toml changed since the last build (the
+# stamp); Python sources need no rebuild (the install is editable).
+NATIVE_SOURCES := $(shell find crates -type f \( -name '*.rs' -o -name '*.toml' -o -name '*.json' \) -not -path '*/target/*') \
+	Cargo.toml Cargo.lock pyproject.toml
+
+$(VENV)/.develop: $(VENV)/.deps $(NATIVE_SOURCES)
 	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/maturin develop --release --quiet
+	touch $@
+
+develop: $(VENV)/.develop
 
 # Debian packages the tests need: tshark (pcap validation).
 system-deps:
@@ -44,13 +53,15 @@ test-rust:
 test-python: develop system-deps
 	$(VENV)/bin/python -m pytest tests
 
-bench:
+bench: develop
 	cargo run --release -q -p rantcp-bench
 	$(VENV)/bin/python -m rantcp._bench_sweep
+	$(VENV)/bin/python -m rantcp._bench_process
 
-# Regenerate the shipped JSON Schema of the config (a test checks it is current).
+# Regenerate the shipped JSON Schemas of scenario configs and sweep files (tests check them).
 schema: develop
 	$(VENV)/bin/rantcp schema > python/rantcp/config.schema.json
+	$(VENV)/bin/rantcp schema --sweep > python/rantcp/sweep.schema.json
 
 clean:
 	cargo clean
