@@ -143,3 +143,21 @@ def test_result_tables_are_arrow_until_asked():
     assert r.timeseries.arrow("flows").num_rows == 10
     assert r.flows["time_s"].iloc[-1] == 1.0
     assert set(r.timings) >= {"build", "simulate", "collect"}
+
+
+def test_summary_text():
+    summary = {
+        "scenario": "p2p-bulk",
+        "seed": 1,
+        "duration_s": 30.0,
+        "events": 376659,
+        "wall": {"seconds": 0.0412, "events_per_second": 9.14e6},
+        "flows": [{"name": "flow0", "app": "bulk", "cc": "newreno", "goodput_mbps": 47.9612, "retransmitted_segments": 342, "rtos": 0, "rtt_mean_ms": 61.73}],
+    }
+    assert cli.summary_text(summary, Path("out/p2p-bulk")).splitlines() == [
+        "p2p-bulk · seed 1 · 30 s simulated",
+        "flow   app   cc       goodput Mbit/s  retx segs  RTOs  RTT mean ms",
+        "-----  ----  -------  --------------  ---------  ----  -----------",
+        "flow0  bulk  newreno           47.96        342     0         61.7",
+        "376,659 events in 0.041 s wall (9.1 M events/s) → out/p2p-bulk",
+    ]

@@ -9,8 +9,8 @@
 SCENARIO is a TOML file or builtin:NAME. Bad input prints one line to stderr and exits 2.
 
 Start-up is kept short (``tests/test_startup.py``): nothing heavier than argparse and the native
-core is imported before a command needs it, and `run` imports what it will write with (pyarrow,
-rich, matplotlib for --plots) on a helper thread while the core simulates.
+core is imported before a command needs it, and `run` imports what it will write with (pyarrow;
+matplotlib for --plots; rich for a progress bar) on a helper thread while the core simulates.
 """
 
 from __future__ import annotations
@@ -104,40 +104,42 @@ def _register_extra_commands(sub: argparse._SubParsersAction) -> None:  # type: 
     sweep_cli.register(sub)
 
 
-def _print_summary(summary: dict, out: Path) -> None:
-    from rich.console import Console
-    from rich.table import Table
+SUMMARY_COLUMNS = [
+    ("flow", "name", "{}"),
+    ("app", "app", "{}"),
+    ("cc", "cc", "{}"),
+    ("goodput Mbit/s", "goodput_mbps", "{:.2f}"),
+    ("retx segs", "retransmitted_segments", "{}"),
+    ("RTOs", "rtos", "{}"),
+    ("RTT mean ms", "rtt_mean_ms", "{:.1f}"),
+    ("download s", "download_time_s", "{:.3f}"),
+]
+_TEXT_COLUMNS = ("flow", "app", "cc")
 
-    console = Console(stderr=False)
-    t = Table(title=f"{summary['scenario']} · seed {summary['seed']} · {summary['duration_s']:g} s simulated")
-    cols = [
-        ("flow", "name", "{}"),
-        ("app", "app", "{}"),
-        ("cc", "cc", "{}"),
-        ("goodput Mbit/s", "goodput_mbps", "{:.2f}"),
-        ("retx segs", "retransmitted_segments", "{}"),
-        ("RTOs", "rtos", "{}"),
-        ("RTT mean ms", "rtt_mean_ms", "{:.1f}"),
-        ("download s", "download_time_s", "{:.3f}"),
-    ]
-    present = [c for c in cols if any(c[1] in f for f in summary["flows"])]
-    for head, _, _ in present:
-        t.add_column(head, justify="right" if head not in ("flow", "app", "cc") else "left")
-    shown = summary["flows"][:20]
-    for f in shown:
-        row = []
-        for _, key, fmt in present:
-            v = f.get(key)
-            row.append("-" if v is None else fmt.format(v))
-        t.add_row(*row)
-    console.print(t)
-    if len(summary["flows"]) > len(shown):
-        console.print(f"... {len(summary['flows']) - len(shown)} more flows in summary.json")
+
+def summary_text(summary: dict, out: Path, max_flows: int = 20) -> str:
+    """The table printed after a run: one row per flow (up to `max_flows`), then events and wall
+    time. Plain aligned text: a table library's import would cost more than a short run."""
+    flows = summary["flows"]
+    present = [c for c in SUMMARY_COLUMNS if any(c[1] in f for f in flows)]
+    rows = [[head for head, _, _ in present]]
+    for f in flows[:max_flows]:
+        rows.append(["-" if f.get(key) is None else fmt.format(f[key]) for _, key, fmt in present])
+    widths = [max(len(r[i]) for r in rows) for i in range(len(present))]
+    lines = [f"{summary['scenario']} · seed {summary['seed']} · {summary['duration_s']:g} s simulated"]
+    for ri, r in enumerate(rows):
+        cells = [c.ljust(w) if present[i][0] in _TEXT_COLUMNS else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))]
+        lines.append("  ".join(cells).rstrip())
+        if ri == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    if len(flows) > max_flows:
+        lines.append(f"... {len(flows) - max_flows} more flows in summary.json")
     wall = summary["wall"]
-    console.print(
+    lines.append(
         f"{summary['events']:,} events in {wall['seconds']:.3f} s wall "
         f"({wall['events_per_second'] / 1e6:.1f} M events/s) → {out}"
     )
+    return "\n".join(lines)
 
 
 RATE_AFTER_S = 1.0
@@ -203,8 +205,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if not scenario.startswith("builtin:") and not Path(scenario).is_file():
         _fail(f"scenario file {scenario!r} not found (give a TOML file or builtin:NAME)")
     show_progress = not args.quiet and sys.stderr.isatty()
-    if not args.quiet:
-        api._prefetch("rich.console", "rich.table", *(["rich.progress"] if show_progress else []))
+    api._prefetch("pyarrow.parquet", *(["rich.console", "rich.progress"] if show_progress else []))
     phases: dict[str, float] = {}
     t0 = time.perf_counter()
     # Validate before touching the output folder, so bad input never costs earlier results.
@@ -239,7 +240,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     phases.update(result.timings)
     t0 = time.perf_counter()
     if not args.quiet:
-        _print_summary(result.summary, out)
+        print(summary_text(result.summary, out))
         note = empty_tables_note(result.summary, {k: len(result.timeseries.arrow(k)) for k in result.timeseries})
         if note:
             sys.stderr.write(note + "\n")

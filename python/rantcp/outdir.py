@@ -18,12 +18,9 @@ and the folder always holds exactly one run.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import errno
 import json
 import os
-import secrets
 import shutil
 from pathlib import Path
 
@@ -100,7 +97,7 @@ class Staging:
         target = Path(os.path.abspath(self.out))
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            self.path = target.parent / f".{target.name}.partial-{os.getpid()}-{secrets.token_hex(4)}"
+            self.path = target.parent / f".{target.name}.partial-{os.getpid()}-{os.urandom(4).hex()}"
             self.path.mkdir()
         except OSError as e:
             raise ConfigError(f"--out {_describe(self.out)}: cannot create the folder ({e.strerror or e})") from None
@@ -123,7 +120,7 @@ class Staging:
         if _exchange(self.path, target):
             shutil.rmtree(self.path, ignore_errors=True)
             return
-        old = target.parent / f".{target.name}.old-{os.getpid()}-{secrets.token_hex(4)}"
+        old = target.parent / f".{target.name}.old-{os.getpid()}-{os.urandom(4).hex()}"
         os.rename(target, old)
         os.rename(self.path, target)
         shutil.rmtree(old, ignore_errors=True)
@@ -138,6 +135,9 @@ _AT_FDCWD = -100
 
 def _exchange(a: Path, b: Path) -> bool:
     """Atomically swap two paths (Linux renameat2 RENAME_EXCHANGE). False where unsupported."""
+    import ctypes
+    import ctypes.util
+
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
         fn = libc.renameat2
