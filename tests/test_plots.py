@@ -67,6 +67,13 @@ def test_interval_points_below_five_and_clipped_t_interval():
     assert stats.interval([float("nan"), None, 1.0])[3] == 1
 
 
+def test_interval_text():
+    assert stats.interval_text([]) == "–"
+    assert stats.interval_text([5.0]) == "5"
+    assert stats.interval_text([1.0, 3.0]) == "2 (1–3)"
+    assert stats.interval_text([0.1, 0.1, 0.1, 0.1, 9.0], lower=0.0) == "1.88 [0, 6.821]"  # 1.88 + 2.776 * 4.9749 / sqrt(5); the low end clipped at 0
+
+
 def test_nlos_intervals_only_where_the_state_changes():
     t = [0.1, 0.2, 0.3, 0.4, 0.5]
     assert radio_plots.nlos_intervals(t, [0, 0, 0, 0, 0]) == []  # LTE: NLOS by model, nothing to shade

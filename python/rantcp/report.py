@@ -256,7 +256,7 @@ def render_sweep(folder: str | os.PathLike[str]) -> str:
     """The HTML report of one sweep folder."""
     from rantcp import sweep_plots
     from rantcp.sweeps.api import Sweep
-    from rantcp.sweeps.stats import MIN_REPETITIONS_FOR_INTERVAL, interval
+    from rantcp.sweeps.stats import MIN_REPETITIONS_FOR_INTERVAL, interval_text
 
     sw = Sweep(folder)
     df = sw.df
@@ -297,16 +297,7 @@ def render_sweep(folder: str | os.PathLike[str]) -> str:
             key = key if isinstance(key, tuple) else (key,)
             cells: list[Any] = [*key, len(g)]
             for m in metrics:
-                vals = pd.to_numeric(g[m], errors="coerce").dropna()
-                mean, lo, hi, n = interval(vals, *labels.bounds(m))
-                if not n:
-                    cells.append("–")
-                elif lo == lo:
-                    cells.append(f"{_fmt(mean)} [{_fmt(lo)}, {_fmt(hi)}]")
-                elif n > 1:
-                    cells.append(f"{_fmt(mean)} ({_fmt(float(vals.min()))}–{_fmt(float(vals.max()))})")
-                else:
-                    cells.append(_fmt(mean))
+                cells.append(interval_text(pd.to_numeric(g[m], errors="coerce").dropna(), *labels.bounds(m), fmt=_fmt))
             rows.append(cells)
         page.raw(_table(rows[:_MAX_TABLE_ROWS], head, left=len(axes)))
 

@@ -139,31 +139,37 @@ def _print_table(spec: Any, out: Path, ids: list[str]) -> None:
     from rich.markup import escape
     from rich.table import Table
 
+    import pandas as pd
+
+    from rantcp import labels
     from rantcp.sweeps import store
-    from rantcp.sweeps.stats import summarise
+    from rantcp.sweeps.stats import MIN_REPETITIONS_FOR_INTERVAL, interval_text
 
     df = store.read_table(out, ids=ids)
     heads = {"goodput_mbps": "goodput Mbit/s", "rtt_mean_ms": "mean RTT ms"}
     metrics = [m for m in heads if m in df]
-    s = summarise(df, metrics, list(spec.axes))
+    ok = df[df["status"] == "ok"]
     fails = df[df["status"] == "failed"]
+    points = list(ok.groupby(list(spec.axes), sort=False, dropna=False)) if spec.axes else ([((), ok)] if len(ok) else [])
     console = Console(width=None if sys.stdout.isatty() else 120)
-    t = Table(title=f"{spec.name}: mean ± 95 % interval over repetitions")
+    t = Table(
+        title=f"{spec.name}: mean over repetitions, [95 % interval] with {MIN_REPETITIONS_FOR_INTERVAL} or more, (lowest–highest) with fewer"
+    )
     for a in spec.axes:
         t.add_column(a, no_wrap=True)
     t.add_column("ok runs", justify="right")
     for m in metrics:
         t.add_column(heads[m], justify="right", no_wrap=True)
-    for _, row in s.head(40).iterrows():
-        cells = [str(row[a]) for a in spec.axes] + [str(int(row["n"]))]
+    for key, g in points[:40]:
+        key = key if isinstance(key, tuple) else (key,)
+        cells = [str(k) for k in key] + [str(len(g))]
         for m in metrics:
-            mean, ci = row[f"{m}_mean"], row[f"{m}_ci95"]
-            cells.append("-" if mean != mean else (f"{mean:.4g}" if ci != ci else f"{mean:.4g} ± {ci:.2g}"))
+            cells.append(interval_text(pd.to_numeric(g[m], errors="coerce"), *labels.bounds(m)))
         t.add_row(*cells)
-    if metrics and len(s):
+    if metrics and points:
         console.print(t)
-    if len(s) > 40:
-        console.print(f"... {len(s) - 40} more points (rantcp.load({str(out)!r}).summarise())")
+    if len(points) > 40:
+        console.print(f"... {len(points) - 40} more points (rantcp.load({str(out)!r}).summarise())")
     for _, row in fails.head(10).iterrows():
         axes = ", ".join(f"{a}={row[a]}" for a in spec.axes)
         console.print(f"[red]failed[/] {escape(axes)} rep {row['repetition']}: {escape(str(row['error']))}", highlight=False)

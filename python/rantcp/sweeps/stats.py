@@ -7,7 +7,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["MIN_REPETITIONS_FOR_INTERVAL", "interval", "summarise", "t975"]
+__all__ = ["MIN_REPETITIONS_FOR_INTERVAL", "interval", "interval_text", "summarise", "t975"]
 
 _T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
          2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
@@ -71,3 +71,17 @@ def interval(values: Any, lower: float | None = None, upper: float | None = None
     if upper is not None:
         hi = min(hi, upper)
     return mean, lo, hi, n
+
+
+def interval_text(values: Any, lower: float | None = None, upper: float | None = None, fmt: Any = "{:.4g}".format) -> str:
+    """A table cell for the values of one point: "mean [low, high]" (the clipped 95 % interval,
+    n >= 5), "mean (min–max)" (2 to 4 values), "mean" (one), "–" (none)."""
+    vals = [float(v) for v in values if v is not None and v == v and math.isfinite(float(v))]
+    mean, lo, hi, n = interval(vals, lower, upper)
+    if not n:
+        return "–"
+    if lo == lo:
+        return f"{fmt(mean)} [{fmt(lo)}, {fmt(hi)}]"
+    if n > 1:
+        return f"{fmt(mean)} ({fmt(min(vals))}–{fmt(max(vals))})"
+    return fmt(mean)
