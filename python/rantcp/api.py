@@ -294,8 +294,7 @@ def run(
     seed = _check_seed(seed)
     ov = _check_overrides(overrides)
     staging = Staging(out) if out is not None else None
-    if staging is not None:
-        _prefetch("pyarrow.parquet")
+    _prefetch("pyarrow.parquet" if staging is not None else "pyarrow")  # the tables are Arrow
     sim = None
     try:
         sim = _native.Simulation(scenario, ov, seed, str(staging.path) if staging is not None else None)
