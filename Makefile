@@ -43,7 +43,7 @@ system-deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
 run: develop
-	$(VENV)/bin/rantcp run builtin:p2p-bulk --out out/p2p-bulk
+	$(VENV)/bin/rantcp run builtin:p2p-bulk --out out/p2p-bulk --plots
 
 test: develop system-deps test-rust test-python
 
