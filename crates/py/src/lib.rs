@@ -2,6 +2,7 @@
 //! `rantcp` (python/rantcp) wraps these into its public API and CLI.
 
 mod phy;
+mod trace;
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -143,5 +144,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
     phy::register(m)?;
+    trace::register(m)?;
     Ok(())
 }

@@ -11,7 +11,7 @@
 //!   - *spurious retransmission*: the data was already acknowledged by the other side
 //!     (`seq + len <= last ack`), so the retransmission was not needed (RFC 3522 §1).
 //! - *out-of-order*: a segment that does not advance `next_seq` but arrived less than the
-//!   handshake RTT (3 ms when no handshake was seen) after the segment that set `next_seq`, and
+//!   handshake RTT (last SYN → first ACK; 3 ms when unknown) after the segment that set `next_seq`, and
 //!   does not end exactly at `next_seq` — reordering rather than loss recovery. This is a timing
 //!   heuristic; a retransmission that closes a hole quickly is counted out-of-order (README).
 //! - *duplicate ACK*: a pure ACK (no data, no SYN/FIN/RST, window ≠ 0) repeating the previous
@@ -185,7 +185,8 @@ pub struct PacketResult {
 #[derive(Clone, Debug, Default)]
 pub struct Analyzer {
     pub dirs: [DirState; 2],
-    /// Handshake RTT (SYN → first ACK of the client), ns.
+    /// Reordering threshold learnt from the handshake: the time from the last SYN to the first
+    /// segment with ACK and without SYN (either direction), ns.
     pub first_rtt_ns: Option<i64>,
     last_syn_ts: Option<i64>,
 }
@@ -222,7 +223,11 @@ impl Analyzer {
                     }
                 }
             } else {
-                self.last_syn_ts = Some(ts_ns);
+                // A SYN stamped exactly at the epoch counts as no time (Wireshark keeps zero for
+                // "unset"; simulated captures start at 0), so the 3 ms default applies.
+                if ts_ns != 0 {
+                    self.last_syn_ts = Some(ts_ns);
+                }
                 match s.opts.wscale {
                     Some(w) => fwd.win_scale = WinScale::Shift(w),
                     None => {
@@ -233,9 +238,7 @@ impl Analyzer {
             }
         } else if has_ack && self.first_rtt_ns.is_none() {
             if let Some(t0) = self.last_syn_ts {
-                if d == 0 {
-                    self.first_rtt_ns = Some(ts_ns - t0);
-                }
+                self.first_rtt_ns = Some(ts_ns - t0);
             }
         }
 

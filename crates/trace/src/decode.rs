@@ -2,7 +2,7 @@
 //! 802.1Q/802.1ad VLAN tags, Linux cooked SLL and SLL2, BSD loopback, raw IP), IPv4 (RFC 791
 //! §3.1) or IPv6 with extension headers (RFC 8200 §4), and the TCP header with its options
 //! (RFC 9293 §3.1–3.2; window scale and timestamps RFC 7323 §2–3; SACK RFC 2018 §3). Header
-//! slicing is `etherparse`'s lax mode, which accepts frames cut short by the snapshot length.
+//! walk accepts frames cut short by the snapshot length as long as the TCP header is whole.
 //!
 //! Lengths (the dissertation's "invalid frame sizes", §5.3.1): the TCP payload length comes from
 //! the IP header, as on the wire, not from the bytes captured — a snapshot-length-truncated
@@ -10,8 +10,6 @@
 //! when it cannot be right: zero (a TSO/GSO super-frame captured before segmentation), shorter
 //! than its own headers, or longer than the frame on the wire (the record's original length);
 //! the repaired length is the one the frame itself implies.
-
-use etherparse::{ether_type, EtherType, LaxNetSlice, LaxSlicedPacket, TcpOptionElement, TransportSlice};
 
 use crate::reader::linktype;
 
@@ -72,24 +70,50 @@ pub enum Skip {
     Malformed,
 }
 
+const ETH_IPV4: u16 = 0x0800;
+const ETH_IPV6: u16 = 0x86dd;
+/// 802.1Q, 802.1ad and the pre-standard QinQ tag (IEEE 802.1Q §9.6).
+const ETH_VLAN: [u16; 3] = [0x8100, 0x88a8, 0x9100];
+
+#[inline]
+fn be16(d: &[u8], i: usize) -> u16 {
+    u16::from_be_bytes([d[i], d[i + 1]])
+}
+#[inline]
+fn be32(d: &[u8], i: usize) -> u32 {
+    u32::from_be_bytes([d[i], d[i + 1], d[i + 2], d[i + 3]])
+}
+
 /// Decode one frame of link type `linktype` with original (wire) length `orig_len`.
+///
+/// Our own header walk rather than a general packet library: it reads only the fields the
+/// analysis needs, without building a description of every layer, which made the library the
+/// largest cost of the whole pass (the tests cross-check it against `etherparse`).
 pub fn decode(linktype: u32, data: &[u8], orig_len: u32) -> Result<Segment, Skip> {
     if data.is_empty() {
         return Err(Skip::Malformed);
     }
-    // Bytes of link-layer header before the network layer, for the wire length of the IP packet.
-    let (sliced, link_len) = match linktype {
-        linktype::ETHERNET => match LaxSlicedPacket::from_ethernet(data) {
-            Ok(p) => {
-                let l = link_header_len(data, &p);
-                (p, l)
+    let (ethertype, link_len) = match linktype {
+        linktype::ETHERNET => {
+            if data.len() < 14 {
+                return Err(Skip::Malformed);
             }
-            Err(_) => return Err(Skip::Malformed),
-        },
+            let mut et = be16(data, 12);
+            let mut off = 14;
+            while ETH_VLAN.contains(&et) {
+                if data.len() < off + 4 {
+                    return Err(Skip::Malformed);
+                }
+                et = be16(data, off + 2);
+                off += 4;
+            }
+            (et, off)
+        }
         linktype::RAW | linktype::RAW_BSD12 | linktype::RAW_BSD14 | linktype::IPV4 | linktype::IPV6 => {
-            match LaxSlicedPacket::from_ip(data) {
-                Ok(p) => (p, 0),
-                Err(_) => return Err(Skip::Malformed),
+            match data[0] >> 4 {
+                4 => (ETH_IPV4, 0),
+                6 => (ETH_IPV6, 0),
+                _ => return Err(Skip::Malformed),
             }
         }
         linktype::LINUX_SLL => {
@@ -97,116 +121,162 @@ pub fn decode(linktype: u32, data: &[u8], orig_len: u32) -> Result<Segment, Skip
             if data.len() < 16 {
                 return Err(Skip::Malformed);
             }
-            let proto = u16::from_be_bytes([data[14], data[15]]);
-            (LaxSlicedPacket::from_ether_type(EtherType(proto), &data[16..]), 16)
+            (be16(data, 14), 16)
         }
         linktype::LINUX_SLL2 => {
             // 20-byte header, protocol type at bytes 0..2 (tcpdump.org LINKTYPE_LINUX_SLL2).
             if data.len() < 20 {
                 return Err(Skip::Malformed);
             }
-            let proto = u16::from_be_bytes([data[0], data[1]]);
-            (LaxSlicedPacket::from_ether_type(EtherType(proto), &data[20..]), 20)
+            (be16(data, 0), 20)
         }
         linktype::NULL | linktype::LOOP => {
-            if data.len() < 4 {
-                return Err(Skip::Malformed);
-            }
-            // Address family 2 is IPv4; IPv6 is 24, 28 or 30 depending on the OS; the byte order
-            // is the capturing host's, so look at the IP version nibble instead.
+            // The address family is in the capturing host's byte order and IPv6 has several
+            // values (24, 28, 30): the IP version nibble says more.
             match data.get(4).map(|b| b >> 4) {
-                Some(4) => (LaxSlicedPacket::from_ether_type(ether_type::IPV4, &data[4..]), 4),
-                Some(6) => (LaxSlicedPacket::from_ether_type(ether_type::IPV6, &data[4..]), 4),
-                _ => return Err(Skip::NotTcp),
+                Some(4) => (ETH_IPV4, 4),
+                Some(6) => (ETH_IPV6, 4),
+                Some(_) => return Err(Skip::NotTcp),
+                None => return Err(Skip::Malformed),
             }
         }
         _ => return Err(Skip::NotTcp),
     };
+    let ip = &data[link_len..];
     let frame_ip_len = orig_len.max(data.len() as u32).saturating_sub(link_len as u32);
-    segment(&sliced, data, frame_ip_len)
-}
-
-/// Link header length of an Ethernet frame: where the IP header starts.
-fn link_header_len(data: &[u8], p: &LaxSlicedPacket<'_>) -> usize {
-    match &p.net {
-        Some(LaxNetSlice::Ipv4(ip)) => ip.header().slice().as_ptr() as usize - data.as_ptr() as usize,
-        Some(LaxNetSlice::Ipv6(ip)) => ip.header().slice().as_ptr() as usize - data.as_ptr() as usize,
-        _ => 14,
-    }
-}
-
-fn segment(p: &LaxSlicedPacket<'_>, data: &[u8], frame_ip_len: u32) -> Result<Segment, Skip> {
     let mut src = [0u8; 16];
     let mut dst = [0u8; 16];
-    // (version, header bytes before TCP, IP length from the header)
-    let (ip_version, ip_hdr_len, hdr_ip_len, payload) = match &p.net {
-        Some(LaxNetSlice::Ipv4(ip)) => {
-            let h = ip.header();
-            src[..4].copy_from_slice(&h.source());
-            dst[..4].copy_from_slice(&h.destination());
-            let payload = ip.payload();
-            let hdr_len = (payload.payload.as_ptr() as usize - h.slice().as_ptr() as usize) as u32;
-            (4u8, hdr_len, h.total_len() as u32, payload)
-        }
-        Some(LaxNetSlice::Ipv6(ip)) => {
-            let h = ip.header();
-            src = h.source();
-            dst = h.destination();
-            let payload = ip.payload();
-            let hdr_len = (payload.payload.as_ptr() as usize - h.slice().as_ptr() as usize) as u32;
-            (6u8, hdr_len, 40 + h.payload_length() as u32, payload)
-        }
-        Some(_) => return Err(Skip::NotTcp),
-        None => {
-            return Err(if p.stop_err.is_some() { Skip::Malformed } else { Skip::NotTcp });
-        }
-    };
-    let _ = data;
-    let tcp = match &p.transport {
-        Some(TransportSlice::Tcp(t)) => t,
-        Some(_) => return Err(Skip::NotTcp),
-        None => {
-            if payload.ip_number != etherparse::ip_number::TCP || payload.fragmented {
+    // (version, bytes before the TCP header, IP length from the header)
+    let (ip_version, ip_hdr_len, hdr_ip_len) = match ethertype {
+        ETH_IPV4 => {
+            // RFC 791 §3.1.
+            if ip.len() < 20 || ip[0] >> 4 != 4 {
+                return Err(Skip::Malformed);
+            }
+            let ihl = (ip[0] & 0x0f) as usize * 4;
+            if ihl < 20 || ip.len() < ihl {
+                return Err(Skip::Malformed);
+            }
+            if ip[9] != 6 {
                 return Err(Skip::NotTcp);
             }
-            return Err(Skip::Malformed);
+            // A fragment other than the first carries no TCP header (RFC 791 §3.2).
+            if be16(ip, 6) & 0x1fff != 0 {
+                return Err(Skip::NotTcp);
+            }
+            src[..4].copy_from_slice(&ip[12..16]);
+            dst[..4].copy_from_slice(&ip[16..20]);
+            (4u8, ihl, be16(ip, 2) as u32)
         }
+        ETH_IPV6 => {
+            // RFC 8200 §3 and §4 (extension header chain).
+            if ip.len() < 40 || ip[0] >> 4 != 6 {
+                return Err(Skip::Malformed);
+            }
+            src.copy_from_slice(&ip[8..24]);
+            dst.copy_from_slice(&ip[24..40]);
+            let mut next = ip[6];
+            let mut off = 40usize;
+            loop {
+                match next {
+                    6 => break,
+                    // Hop-by-hop, routing, destination options: length in 8-octet units.
+                    0 | 43 | 60 => {
+                        if ip.len() < off + 2 {
+                            return Err(Skip::Malformed);
+                        }
+                        next = ip[off];
+                        off += (ip[off + 1] as usize + 1) * 8;
+                    }
+                    // Fragment header: only the first fragment has the TCP header.
+                    44 => {
+                        if ip.len() < off + 8 {
+                            return Err(Skip::Malformed);
+                        }
+                        if be16(ip, off + 2) & 0xfff8 != 0 {
+                            return Err(Skip::NotTcp);
+                        }
+                        next = ip[off];
+                        off += 8;
+                    }
+                    // Authentication header (RFC 4302 §2.2): length in 4-octet units, minus 2.
+                    51 => {
+                        if ip.len() < off + 2 {
+                            return Err(Skip::Malformed);
+                        }
+                        next = ip[off];
+                        off += (ip[off + 1] as usize + 2) * 4;
+                    }
+                    _ => return Err(Skip::NotTcp),
+                }
+            }
+            if ip.len() < off {
+                return Err(Skip::Malformed);
+            }
+            (6u8, off, 40 + be16(ip, 4) as u32)
+        }
+        _ => return Err(Skip::NotTcp),
     };
-    let tcp_hdr_len = tcp.data_offset() as u32 * 4;
-    let min_len = ip_hdr_len + tcp_hdr_len;
+    // TCP header, RFC 9293 §3.1.
+    let tcp = &ip[ip_hdr_len..];
+    if tcp.len() < 20 {
+        return Err(Skip::Malformed);
+    }
+    let tcp_hdr_len = (tcp[12] >> 4) as usize * 4;
+    if tcp_hdr_len < 20 || tcp.len() < tcp_hdr_len {
+        return Err(Skip::Malformed);
+    }
+    let min_len = (ip_hdr_len + tcp_hdr_len) as u32;
     let (ip_len, repaired) = if hdr_ip_len < min_len || hdr_ip_len > frame_ip_len {
         (frame_ip_len.max(min_len), true)
     } else {
         (hdr_ip_len, false)
     };
-    let mut opts = TcpOpts::default();
-    for o in tcp.options_iterator() {
-        match o {
-            Ok(TcpOptionElement::MaximumSegmentSize(m)) => opts.mss = Some(m),
-            Ok(TcpOptionElement::WindowScale(w)) => opts.wscale = Some(w),
-            Ok(TcpOptionElement::SelectiveAcknowledgementPermitted) => opts.sack_permitted = true,
-            Ok(TcpOptionElement::SelectiveAcknowledgement(_, rest)) => {
-                opts.sack_blocks = 1 + rest.iter().filter(|b| b.is_some()).count() as u8
-            }
-            Ok(TcpOptionElement::Timestamp(v, e)) => opts.timestamps = Some((v, e)),
-            Ok(_) => {}
-            Err(_) => break,
-        }
-    }
-    let flags = tcp.slice()[13];
     Ok(Segment {
         ip_version,
         src,
         dst,
-        sport: tcp.source_port(),
-        dport: tcp.destination_port(),
-        seq: tcp.sequence_number(),
-        ack: tcp.acknowledgment_number(),
-        flags,
-        window: tcp.window_size(),
+        sport: be16(tcp, 0),
+        dport: be16(tcp, 2),
+        seq: be32(tcp, 4),
+        ack: be32(tcp, 8),
+        flags: tcp[13],
+        window: be16(tcp, 14),
         ip_len,
         payload_len: ip_len - min_len,
         repaired,
-        opts,
+        opts: parse_options(&tcp[20..tcp_hdr_len]),
     })
+}
+
+/// TCP options (RFC 9293 §3.2: kind 0 ends the list, kind 1 is one byte of padding, every
+/// other kind has a length byte). A malformed option ends the walk; what was read stays.
+fn parse_options(mut o: &[u8]) -> TcpOpts {
+    let mut opts = TcpOpts::default();
+    while let Some(&kind) = o.first() {
+        match kind {
+            0 => break,
+            1 => {
+                o = &o[1..];
+                continue;
+            }
+            _ => {}
+        }
+        let Some(&len) = o.get(1) else { break };
+        let len = len as usize;
+        if len < 2 || len > o.len() {
+            break;
+        }
+        let v = &o[2..len];
+        match (kind, len) {
+            (2, 4) => opts.mss = Some(be16(v, 0)),
+            (3, 3) => opts.wscale = Some(v[0]),
+            (4, 2) => opts.sack_permitted = true,
+            (5, _) => opts.sack_blocks = ((len - 2) / 8) as u8,
+            (8, 10) => opts.timestamps = Some((be32(v, 0), be32(v, 4))),
+            _ => {}
+        }
+        o = &o[len..];
+    }
+    opts
 }
