@@ -97,6 +97,9 @@ def _build_parser() -> argparse.ArgumentParser:
 
 def _register_extra_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Commands contributed by other modules (sweep, report) when they are present."""
+    from rantcp.trace import cli as trace_cli  # light: heavy imports live in its handlers
+
+    trace_cli.register(sub)
     try:
         from rantcp import sweep_cli  # noqa: F401
     except ImportError:

@@ -1,6 +1,6 @@
 //! Python bindings of the packet-trace analysis (rantcp-trace): conversion only, no logic.
 //!
-//! `trace_open(path, idle_split_s, chunk_rows)` starts the analysis of one capture on its own
+//! `trace_open(path, idle_split_s, chunk_rows, session_base)` starts the analysis of one capture on its own
 //! thread and returns a `TraceIngest`; `next_chunk()` hands over the next packet rows as
 //! `{column: (bytes, numpy dtype)}` — fixed-width little-endian buffers that numpy/pyarrow wrap
 //! without per-element Python objects — and `None` at the end, after which `result()` gives the
@@ -64,6 +64,8 @@ struct TraceIngest {
     rx: Mutex<Receiver<Msg>>,
     worker: Option<JoinHandle<()>>,
     result: Option<Result<Analysis, String>>,
+    /// Added to each session's index in the capture to make the database's `session_id`.
+    session_base: i64,
 }
 
 #[pymethods]
@@ -78,7 +80,8 @@ impl TraceIngest {
         match msg {
             Ok(Msg::Chunk(c)) => {
                 let d = PyDict::new(py);
-                d.set_item("session", column(py, &c.session)?)?;
+                let ids: Vec<i64> = c.session.iter().map(|&s| self.session_base + s as i64).collect();
+                d.set_item("session_id", column(py, &ids)?)?;
                 d.set_item("frame", column(py, &c.frame)?)?;
                 d.set_item("ts_ns", column(py, &c.ts_ns)?)?;
                 d.set_item("dir", column(py, &c.dir)?)?;
@@ -255,8 +258,8 @@ fn open_err(path: &str, e: std::io::Error) -> PyErr {
 
 /// Start analysing the capture at `path` (see the module doc).
 #[pyfunction]
-#[pyo3(signature = (path, idle_split_s=300.0, chunk_rows=1 << 20))]
-fn trace_open(path: &str, idle_split_s: f64, chunk_rows: usize) -> PyResult<TraceIngest> {
+#[pyo3(signature = (path, idle_split_s=300.0, chunk_rows=1 << 20, session_base=0))]
+fn trace_open(path: &str, idle_split_s: f64, chunk_rows: usize, session_base: i64) -> PyResult<TraceIngest> {
     if !(idle_split_s > 0.0) {
         return Err(PyValueError::new_err(format!("idle split {idle_split_s} s: must be positive")));
     }
@@ -272,7 +275,7 @@ fn trace_open(path: &str, idle_split_s: f64, chunk_rows: usize) -> PyResult<Trac
             let _ = tx.send(Msg::Done(r.map_err(|e| e.to_string())));
         })
         .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-    Ok(TraceIngest { rx: Mutex::new(rx), worker: Some(worker), result: None })
+    Ok(TraceIngest { rx: Mutex::new(rx), worker: Some(worker), result: None, session_base })
 }
 
 /// BLAKE3 of a whole file, hex (the same hash `result()["capture"]["blake3"]` reports).
