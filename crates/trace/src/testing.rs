@@ -183,7 +183,8 @@ pub fn handshake_and_data() -> Vec<u8> {
 
 /// A synthetic Ethernet capture of `packets` frames for benchmarks, written to `out`: 64
 /// interleaved bulk downloads (1448-byte segments, an ACK every second segment, 10 ms RTT), one
-/// segment in 100 lost after the capture point and retransmitted 3 duplicate ACKs later. Frames
+/// segment in 100 lost after the capture point, ACKed three times (two duplicate ACKs) and
+/// fast-retransmitted. Frames
 /// are cut to a 96-byte snapshot length (headers only), as field captures usually are.
 /// Deterministic: the same `packets` gives the same bytes.
 pub fn write_synthetic<W: std::io::Write>(mut out: W, packets: u64) -> std::io::Result<()> {
@@ -237,7 +238,7 @@ pub fn write_synthetic<W: std::io::Write>(mut out: W, packets: u64) -> std::io::
             emit(Seg::s2c(isn + s, 78, ACK, MSS).ports(80, port), &mut buf);
             written += 1;
             if f.n % 100 == 50 {
-                // Lost after the capture point: the receiver sends three duplicate ACKs.
+                // Lost after the capture point: the receiver ACKs the hole three times.
                 for _ in 0..3 {
                     emit(Seg::c2s(78, isn + s, ACK, 0).ports(port, 80), &mut buf);
                 }
