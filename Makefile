@@ -32,12 +32,18 @@ $(VENV)/.develop: $(VENV)/.deps $(NATIVE_SOURCES)
 
 develop: $(VENV)/.develop
 
-# Debian packages the tests need: tshark (pcap validation).
+# Debian packages the tests need: tshark (pcap validation and the trace analysis's reference),
+# tcpdump, nftables, iproute2, curl and ethtool (real TCP transfers between network namespaces).
 system-deps:
 	@command -v tshark >/dev/null || { \
 		echo "installing tshark (Debian) for the pcap tests"; \
 		echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tshark >/dev/null; }
+	@for t in tcpdump:tcpdump nft:nftables ip:iproute2 tc:iproute2 curl:curl ethtool:ethtool; do \
+		command -v $${t%%:*} >/dev/null || need="$$need $${t#*:}"; done; \
+	if [ -n "$$need" ]; then \
+		echo "installing$$need (Debian) for the trace tests (network namespaces)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$need >/dev/null; fi
 	@command -v chromium >/dev/null || { \
 		echo "installing chromium (Debian) for the HTML report test"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
