@@ -63,6 +63,7 @@ bench: develop
 	cargo run --release -q -p rantcp-bench
 	$(VENV)/bin/python -m rantcp._bench_sweep
 	$(VENV)/bin/python -m rantcp._bench_process
+	$(VENV)/bin/python -m rantcp.trace._bench
 
 # Regenerate the shipped JSON Schemas of scenario configs and sweep files (tests check them).
 schema: develop
