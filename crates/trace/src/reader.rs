@@ -39,6 +39,8 @@ pub mod linktype {
 /// Largest block the reader accepts, bytes (pcapng blocks carry at most one 256 KiB packet in
 /// practice; tcpdump's maximum snapshot length is 262144).
 pub const MAX_BLOCK: usize = 1 << 20;
+/// Initial read buffer, bytes; doubled up to [`MAX_BLOCK`] when a block does not fit.
+const INITIAL_BUFFER: usize = 256 << 10;
 
 /// One captured frame, borrowed from the reader's buffer.
 #[derive(Clone, Copy, Debug)]
@@ -168,7 +170,8 @@ fn read_inner<R: Read + Send>(
     on_frame: &mut impl FnMut(&Frame<'_>),
     summary: &mut ReadSummary,
 ) -> Result<(), ReadError> {
-    let mut reader = match create_reader(MAX_BLOCK, &mut *input) {
+    let mut capacity = INITIAL_BUFFER;
+    let mut reader = match create_reader(capacity, &mut *input) {
         Ok(r) => r,
         Err(PcapError::Eof) => return Err(ReadError::NotACapture("empty file")),
         Err(PcapError::ReadError) => {
@@ -271,7 +274,14 @@ fn read_inner<R: Read + Send>(
             }
             Err(PcapError::UnexpectedEof) => return stop(summary, "file ends inside a record"),
             Err(PcapError::BufferTooSmall) => {
-                return stop(summary, "a record is larger than 1 MiB");
+                if capacity >= MAX_BLOCK {
+                    return stop(summary, "a record is larger than 1 MiB");
+                }
+                capacity *= 2;
+                reader.grow(capacity);
+                if reader.refill().is_err() {
+                    return stop(summary, "read failed");
+                }
             }
             Err(e) => {
                 let why = match e {

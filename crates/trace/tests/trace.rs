@@ -390,3 +390,20 @@ fn synthetic_capture_is_deterministic_and_analysable() {
     assert!(fast > 0);
     assert_eq!(dup, 2 * fast);
 }
+
+#[test]
+fn records_larger_than_the_initial_buffer_are_read() {
+    // A 60 KB TSO-style segment cut at 600 000 captured bytes: the record (600 KB) is larger
+    // than the reader's first buffer and must still be read whole.
+    let mut p = Pcap::new(linktype::RAW, 1 << 20);
+    let mut big = Seg::s2c(1, 1, ACK, 0).ipv4();
+    big.resize(600_000, 0);
+    p.record(1_000_000, &Seg::c2s(1, 0, SYN, 0).ipv4(), None);
+    p.record(2_000_000, &big, None);
+    p.record(3_000_000, &Seg::c2s(2, 2, ACK, 0).ipv4(), None);
+    let (a, c) = run(&p.bytes, Options::default());
+    assert!(!a.read.truncated, "{:?}", a.read.stop_reason);
+    assert_eq!(c.frame, vec![1, 2, 3]);
+    // The IP length field (40) is shorter than the frame: the frame is padding, not payload.
+    assert_eq!(c.payload_len[1], 0);
+}
