@@ -39,8 +39,8 @@ pub mod linktype {
 /// Largest block the reader accepts, bytes (pcapng blocks carry at most one 256 KiB packet in
 /// practice; tcpdump's maximum snapshot length is 262144).
 pub const MAX_BLOCK: usize = 1 << 20;
-/// Initial read buffer, bytes; doubled up to [`MAX_BLOCK`] when a block does not fit.
-const INITIAL_BUFFER: usize = 256 << 10;
+/// Initial read buffer, bytes (small inputs stay cheap); doubled up to [`MAX_BLOCK`] when a block does not fit.
+const INITIAL_BUFFER: usize = 64 << 10;
 
 /// One captured frame, borrowed from the reader's buffer.
 #[derive(Clone, Copy, Debug)]
@@ -148,7 +148,7 @@ pub fn read_frames<R: Read + Send>(
         let mut summary = ReadSummary::default();
         let result = read_inner(&mut hr, &mut on_frame, &mut summary);
         // Hash what is left unread (a truncated tail) so the hash is always of the whole file.
-        let mut rest = [0u8; 1 << 16];
+        let mut rest = [0u8; 8 << 10];
         loop {
             match hr.read(&mut rest) {
                 Ok(0) => break,

@@ -178,7 +178,7 @@ def compare(
         rows.append(_row(str(gname), gain, gb, len(g), int(g.n_baseline.sum()), int(g.n_treatment.sum())))
     if rows and group:
         gains = np.array([r["gain_pct"] for r in rows])
-        ob = np.mean(np.stack(group_boot), axis=0) if bootstrap else None
+        ob = np.mean(np.stack([b for b in group_boot if b is not None]), axis=0) if bootstrap else None
         rows.append(_row("overall", float(gains.mean()), ob, sum(r["cells"] for r in rows),
                          sum(r["sessions_baseline"] for r in rows), sum(r["sessions_treatment"] for r in rows)))
     table = pd.DataFrame(rows, columns=["group", "gain_pct", "ci_low_pct", "ci_high_pct", "cells", "sessions_baseline", "sessions_treatment"])
