@@ -187,8 +187,23 @@ fn read_inner<R: Read + Send>(
     let mut legacy_nanos = false;
     // pcapng state: interfaces of the current section.
     let mut ifaces: Vec<Interface> = Vec::new();
+    // Byte order of the current pcapng section, once its header was read.
+    let mut ng_big_endian: Option<bool> = None;
     let mut number = 0u64;
     loop {
+        // Every pcapng block is at least 12 bytes (type, length, length; pcapng §3.1). pcap-parser
+        // 0.17 subtracts 12 from the length before checking it for some block types, which
+        // panics in builds with overflow checks (found by fuzzing): check it here first.
+        if let Some(be) = ng_big_endian {
+            let d = reader.data();
+            if d.len() >= 8 && d[..4] != [0x0a, 0x0d, 0x0d, 0x0a] {
+                let l = [d[4], d[5], d[6], d[7]];
+                let len = if be { u32::from_be_bytes(l) } else { u32::from_le_bytes(l) };
+                if len < 12 {
+                    return stop(summary, &format!("malformed block (length {len} < 12)"));
+                }
+            }
+        }
         match reader.next() {
             Ok((offset, block)) => {
                 match block {
@@ -217,7 +232,10 @@ fn read_inner<R: Read + Send>(
                     PcapBlockOwned::NG(block) => {
                         summary.format = Some(Format::PcapNg);
                         match block {
-                            Block::SectionHeader(_) => ifaces.clear(),
+                            Block::SectionHeader(shb) => {
+                                ifaces.clear();
+                                ng_big_endian = Some(shb.big_endian());
+                            }
                             Block::InterfaceDescription(idb) => ifaces.push(Interface {
                                 linktype: idb.linktype.0 as u32,
                                 // An invalid if_tsresol falls back to the default, microseconds.

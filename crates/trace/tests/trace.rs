@@ -407,3 +407,21 @@ fn records_larger_than_the_initial_buffer_are_read() {
     // The IP length field (40) is shorter than the frame: the frame is padding, not payload.
     assert_eq!(c.payload_len[1], 0);
 }
+
+#[test]
+fn pcapng_block_shorter_than_its_header_stops_cleanly() {
+    // Found by the fuzzer: an editcap section header, then a "process information" block whose
+    // length (4) is below the 12-byte minimum (pcap-parser 0.17 underflows on it).
+    let crash = [
+        10u8, 13, 13, 10, 108, 0, 0, 0, 77, 60, 43, 26, 1, 0, 0, 0, 255, 255, 255, 255, 255, 255, 255, 255, 4, 0, 69, 0,
+        69, 100, 105, 116, 99, 97, 112, 32, 50, 87, 105, 114, 101, 115, 104, 97, 114, 107, 41, 32, 52, 46, 48, 46, 49,
+        55, 32, 40, 71, 105, 116, 32, 118, 52, 46, 48, 46, 49, 55, 36, 112, 97, 99, 107, 97, 103, 101, 100, 32, 97,
+        115, 32, 52, 46, 48, 46, 49, 55, 45, 48, 43, 100, 101, 98, 49, 50, 117, 51, 41, 0, 0, 0, 0, 0, 0, 0, 108, 0, 0,
+        0, 1, 0, 0, 128, 4, 0, 0, 0, 101, 0, 0, 0, 255, 255, 0, 0, 20, 0, 0, 0, 10, 0, 182, 0, 15, 0, 0, 0, 0, 6, 0, 0,
+        0, 72, 0, 0, 0, 0,
+    ];
+    let (a, c) = run(&crash, Options::default());
+    assert!(a.read.truncated);
+    assert_eq!(a.read.stop_reason.as_deref(), Some("malformed block (length 4 < 12)"));
+    assert_eq!(c.len(), 0);
+}
