@@ -379,6 +379,8 @@ def test_report_trace_section(lossy_run: Path, tmp_path: Path) -> None:
 
 def test_ingest_speed_smoke(tmp_path: Path) -> None:
     """Not the benchmark (`make bench`): 200k packets end to end, a floor far below the target."""
+    import pyarrow  # noqa: F401  (imports are not what this measures)
+
     big = tmp_path / "s.pcap"
     _native.trace_write_synthetic(str(big), 200_000)
     t = time.perf_counter()
