@@ -228,6 +228,16 @@ def test_malformed_files_one_line_each_exit_2_and_nothing_lost(tmp_path: Path, c
     assert con.execute("SELECT count(*) FROM packet_rows").fetchall()[0][0] == before + 13 + 2
 
 
+def test_not_a_database_is_one_line(tmp_path: Path, cli) -> None:
+    bad = tmp_path / "t.duckdb"
+    bad.write_text("not a database")
+    for args in (["ingest", str(port_reuse_pcap(tmp_path / "a.pcap"))], ["sessions"], ["graph", "--session", "0"]):
+        r = cli("trace", *args, "--db", str(bad))
+        assert r.returncode == 2
+        assert r.stderr.startswith(f"rantcp: error: trace database '{bad}': ") and r.stderr.count("\n") == 1, r.stderr
+    assert bad.read_text() == "not a database"
+
+
 def test_ingest_is_idempotent_by_content(tmp_path: Path, cli) -> None:
     db = tmp_path / "t.duckdb"
     a = port_reuse_pcap(tmp_path / "a.pcap")

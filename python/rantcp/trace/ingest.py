@@ -174,11 +174,15 @@ def connect(db: str | Path, read_only: bool = False) -> Any:
 
     from rantcp import _native
 
-    if read_only:
-        if not Path(db).is_file():
-            raise TraceInputError(f"trace database {str(db)!r} not found (run `rantcp trace ingest` first)")
-        return duckdb.connect(str(db), read_only=True)
-    con = duckdb.connect(str(db))
+    try:
+        if read_only:
+            if not Path(db).is_file():
+                raise TraceInputError(f"trace database {str(db)!r} not found (run `rantcp trace ingest` first)")
+            return duckdb.connect(str(db), read_only=True)
+        con = duckdb.connect(str(db))
+    except duckdb.Error as e:
+        # Locked by another process, not a DuckDB file, no permission: one line.
+        raise TraceInputError(f"trace database {str(db)!r}: {str(e).splitlines()[0]}") from None
     con.execute("SET enable_progress_bar = false")
     con.execute("BEGIN")
     for ddl in (schema.META, schema.CAPTURES, schema.TAGS, schema.SESSIONS, schema.PACKET_ROWS):
