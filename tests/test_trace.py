@@ -397,3 +397,14 @@ def test_ingest_speed_smoke(tmp_path: Path) -> None:
     rep = trace.ingest([big], tmp_path / "t.duckdb")
     assert rep.packets >= 200_000
     assert rep.packets / (time.perf_counter() - t) > 100_000
+
+
+def test_uncompressed_ingest_stores_the_same_rows(tmp_path: Path) -> None:
+    pcap = mid_connection_pcap(tmp_path / "m.pcap")
+    trace.ingest([pcap], tmp_path / "a.duckdb")
+    trace.ingest([pcap], tmp_path / "b.duckdb", compress=False)
+    a = duckdb.connect(str(tmp_path / "a.duckdb"), read_only=True)
+    b = duckdb.connect(str(tmp_path / "b.duckdb"), read_only=True)
+    for sql in ("SELECT * FROM packets ORDER BY frame", "SELECT * EXCLUDE (path) FROM sessions JOIN captures USING (capture_id)"):
+        x, y = a.execute(sql).df(), b.execute(sql).df()
+        assert x.drop(columns=[c for c in x.columns if c == "ingest_s"]).equals(y.drop(columns=[c for c in y.columns if c == "ingest_s"]))
