@@ -408,3 +408,25 @@ def test_uncompressed_ingest_stores_the_same_rows(tmp_path: Path) -> None:
     for sql in ("SELECT * FROM packets ORDER BY frame", "SELECT * EXCLUDE (path) FROM sessions JOIN captures USING (capture_id)"):
         x, y = a.execute(sql).df(), b.execute(sql).df()
         assert x.drop(columns=[c for c in x.columns if c == "ingest_s"]).equals(y.drop(columns=[c for c in y.columns if c == "ingest_s"]))
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--manifest", "MISSING"], "manifest 'MISSING' not found"),
+        (["--manifest", "BADHEAD"], "the first column must be headed 'file' (a glob), the others tag names"),
+        (["--pattern", "{a}_{a}.pcap"], "--pattern '{a}_{a}.pcap': {a} must be a new name of letters, digits and _"),
+        (["--pattern", "plain.pcap"], "--pattern 'plain.pcap': give at least one {tag}"),
+        (["--tag", "novalue"], "--tag 'novalue': expected KEY=VALUE"),
+        (["--idle-split", "0"], "--idle-split 0.0: must be a positive number of seconds"),
+    ],
+)
+def test_bad_ingest_options_are_one_line(tmp_path: Path, cli, args: list[str], message: str) -> None:
+    (tmp_path / "BADHEAD").write_text("name,region\nx,R1\n")
+    pcap = port_reuse_pcap(tmp_path / "a.pcap")
+    args = [str(tmp_path / a) if a in ("MISSING", "BADHEAD") else a for a in args]
+    message = message.replace("'MISSING'", repr(str(tmp_path / "MISSING")))
+    r = cli("trace", "ingest", str(pcap), "--db", str(tmp_path / "t.duckdb"), *args)
+    assert r.returncode == 2
+    assert r.stderr.strip().endswith(message), r.stderr
+    assert r.stderr.count("\n") == 1
