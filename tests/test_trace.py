@@ -377,14 +377,18 @@ def test_trace_cli_import_stays_light() -> None:
 
 
 def test_report_trace_section(lossy_run: Path, tmp_path: Path) -> None:
-    from rantcp.report import trace_section_html
+    from rantcp.report import render_run, render_trace
 
     db = tmp_path / "t.duckdb"
     trace.ingest([lossy_run / "pcap" / "receiver-eth0.pcap"], db)
-    html = trace_section_html(db)
-    assert "<h2>Trace analysis</h2>" in html
+    html = render_trace(db)
+    assert ">Trace analysis</h2>" in html
     assert "data:image/png;base64," in html
-    assert "10.0.0.1" in html
+    assert "10.0.0.1:49152 → 10.0.1.1:5201" in html
+    # A run folder with pcaps: the section follows the run's own, figures numbered on.
+    page = render_run(lossy_run)
+    assert ">Trace analysis</h2>" in page
+    assert "Time-sequence graph of session" in page
 
 
 def test_ingest_speed_smoke(tmp_path: Path) -> None:

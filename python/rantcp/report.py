@@ -190,7 +190,7 @@ def render_run(folder: str | os.PathLike[str]) -> str:
             fig = sweep_plots.cdf(samples, xlabel="goodput per sample interval (Mbit/s)", title="Sampled goodput")
             page.figure(sweep_plots.png_bytes(fig), "CDF of the goodput in each sample interval, per flow.")
     _radio_section(page, s, res.timeseries, title)
-    page.raw(_trace_section_for_run(Path(folder)))
+    _trace_section_for_run(page, Path(folder))
     if "config" in s:
         page.h("Config")
         page.pre(json.dumps(s["config"], indent=2))
@@ -435,50 +435,62 @@ def write_report(folder: str | os.PathLike[str], output: str | os.PathLike[str] 
 # Trace analysis (rantcp.trace): one self-contained section
 
 
-def trace_section_html(db: str | os.PathLike[str], max_sessions: int = 20) -> str:
-    """The "Trace analysis" section of a trace database: the sessions with the most packets
-    and the time-sequence graph of the largest one, as an HTML fragment."""
+def trace_blocks(db: str | os.PathLike[str], max_sessions: int = 20) -> list[dict[str, Any]]:
+    """The "Trace analysis" section of a trace database as page blocks: the sessions with the
+    most packets and the time-sequence graph of the largest one."""
     import io
 
     from rantcp import trace
 
+    page = _Page("")
+    page.h("Trace analysis")
     df = trace.sessions(db)
     if not len(df):
-        return "<h2>Trace analysis</h2><p>No TCP sessions in the captures.</p>"
+        page.p("No TCP sessions in the captures.")
+        return page.blocks
     df = df.sort_values(["packets", "session_id"], ascending=[False, True])
+    page.p(f"{len(df)} TCP sessions; metrics as defined in the README, section “Trace analysis”.")
     head = ["session", "capture", "client → server", "packets", "data MB", "duration s", "throughput Mbit/s",
             "retx %", "dup ACK %", "out-of-order", "RTT median ms"]
+    nan = float("nan")
     rows = [
         [r.session_id, Path(r.path).name, f"{r.client_ip}:{r.client_port} → {r.server_ip}:{r.server_port}", r.packets,
-         r.data_bytes / 1e6, r.duration_s, r.throughput_bps / 1e6 if r.throughput_bps == r.throughput_bps else None,
-         None if r.retx_ratio != r.retx_ratio else 100 * r.retx_ratio,
-         None if r.dup_ack_ratio != r.dup_ack_ratio else 100 * r.dup_ack_ratio, r.out_of_order, r.rtt_median_ms]
+         r.data_bytes / 1e6, r.duration_s, r.throughput_bps / 1e6, 100 * r.retx_ratio, 100 * r.dup_ack_ratio,
+         r.out_of_order, r.rtt_median_ms if r.rtt_median_ms is not None else nan]
         for r in df.head(max_sessions).itertuples()
     ]
+    page.raw(_table(rows, head, left=3))
+    if len(df) > max_sessions:
+        page.p(f"{len(df) - max_sessions} more sessions in {db}.")
     buf = io.BytesIO()
     top = int(df.iloc[0].session_id)
     trace.time_sequence_graph(db, top, out=buf)
-    png = base64.b64encode(buf.getvalue()).decode("ascii")
-    more = f"<p>{len(df) - max_sessions} more sessions in {_esc(str(db))}.</p>" if len(df) > max_sessions else ""
-    return (
-        "<h2>Trace analysis</h2>"
-        f"<p>{len(df)} TCP sessions; metrics as defined in the README, section “Trace analysis”.</p>"
-        + _table(rows, head, left=3)
-        + more
-        + f'<figure><img alt="time-sequence graph of session {top}" src="data:image/png;base64,{png}">'
-        f"<figcaption>Time-sequence graph of session {top}: data segments, ACK and ACK + receive-window lines; "
-        "retransmissions and duplicate ACKs in red.</figcaption></figure>"
-    )
+    page.figures = 100  # numbered after the page's own figures: see _trace_section_for_run
+    page.figure(buf.getvalue(), f"Time-sequence graph of session {top}: data segments, ACK and ACK + receive-window "
+                                "lines; retransmissions and duplicate ACKs in red.")
+    return page.blocks
 
 
-def _trace_section_for_run(folder: Path) -> str:
-    """The trace section of a run folder that wrote pcaps (analysed into a temporary database)."""
+def render_trace(db: str | os.PathLike[str]) -> str:
+    """A report page of a trace database: its "Trace analysis" section alone."""
+    page = _Page(f"rantcp · trace analysis · {Path(db).name}")
+    for b in trace_blocks(db):
+        page.raw(b)
+    return page.html()
+
+
+def _trace_section_for_run(page: _Page, folder: Path) -> None:
+    """Add the trace section of a run folder that wrote pcaps (analysed into a temporary database)."""
     import tempfile
 
     if not any((folder / "pcap").glob("*.pcap")):
-        return ""
+        return
     from rantcp import trace
 
     with tempfile.TemporaryDirectory() as tmp:
         trace.ingest([folder / "pcap"], Path(tmp) / "trace.duckdb")
-        return trace_section_html(Path(tmp) / "trace.duckdb")
+        for b in trace_blocks(Path(tmp) / "trace.duckdb"):
+            if b["kind"] == "figure":
+                page.figures += 1
+                b = {**b, "number": page.figures}
+            page.raw(b)
