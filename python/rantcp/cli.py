@@ -96,10 +96,12 @@ def _build_parser() -> argparse.ArgumentParser:
 
 
 def _register_extra_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Commands contributed by other modules (sweep, report) when they are present."""
+    """Commands contributed by other modules (sweep, report, trace, reproduce) when they are present."""
+    from rantcp.reproductions import cli as reproduce_cli  # light: no pandas/duckdb at import
     from rantcp.trace import cli as trace_cli  # light: heavy imports live in its handlers
 
     trace_cli.register(sub)
+    reproduce_cli.register(sub)
     try:
         from rantcp import sweep_cli  # noqa: F401
     except ImportError:
