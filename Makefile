@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 export CARGO_TERM_COLOR := never
 
-.PHONY: run test test-rust test-python bench develop deps system-deps schema clean
+.PHONY: run test test-rust test-python bench bench-reproduce develop deps system-deps schema clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -15,7 +15,7 @@ $(VENV)/bin/python:
 $(VENV)/.deps: pyproject.toml | $(VENV)/bin/python
 	$(PY) -m pip install --quiet "maturin>=1.5,<2" "pandas>=2.2" "pyarrow>=15" "numpy>=1.26" "matplotlib>=3.8" "rich>=13" \
 		"pydantic>=2.6,<3" "tomli-w>=1.0" "jinja2>=3.1" \
-		"pytest>=8" "pytest-timeout>=2.3" "mypy>=1.10" "dask[distributed]>=2024.1" "duckdb>=1.0"
+		"pytest>=8" "pytest-timeout>=2.3" "mypy>=1.10" "dask[distributed]>=2024.1" "duckdb>=1.3"
 	touch $@
 
 deps: $(VENV)/.deps
@@ -64,6 +64,13 @@ bench: develop
 	$(VENV)/bin/python -m rantcp._bench_sweep
 	$(VENV)/bin/python -m rantcp._bench_process
 	$(VENV)/bin/python -m rantcp.trace._bench
+	$(VENV)/bin/python -m rantcp._bench_reproduce
+
+# Opt-in (≈ 250 runs of 60 s: 30 min on this shared 2-core machine): the whole seed-004 reproduction
+# from scratch; `make bench`
+# then reports its wall time.
+bench-reproduce: develop
+	$(VENV)/bin/python -m rantcp._bench_reproduce --run
 
 # Regenerate the shipped JSON Schemas of scenario configs and sweep files (tests check them).
 schema: develop

@@ -15,6 +15,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -42,15 +43,19 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(handler=cmd_reproduce)
 
 
-def _progress(quiet: bool) -> object:
-    state = {"last": 0.0, "t0": time.monotonic()}
+def _progress(quiet: bool) -> Callable[[str, int, int, int], None]:
+    """A line on stderr when a sweep's count changed and 10 s have passed, or it finished."""
+    t0 = time.monotonic()
+    state: dict[str, object] = {"last": 0.0, "seen": None}
 
     def tick(sweep: str, ok: int, failed: int, total: int) -> None:
         now = time.monotonic()
-        if quiet or total == 0 or (now - state["last"] < 5.0 and ok + failed < total):
+        key = (sweep, ok, failed, total)
+        done = ok + failed == total
+        if quiet or total == 0 or key == state["seen"] or (now - float(state["last"]) < 10.0 and not done):  # type: ignore[arg-type]
             return
-        state["last"] = now
-        sys.stderr.write(f"{sweep}: {ok + failed}/{total} runs ({failed} failed), {now - state['t0']:.0f} s\n")
+        state["last"], state["seen"] = now, key
+        sys.stderr.write(f"{sweep}: {ok + failed}/{total} runs ({failed} failed), {now - t0:.0f} s\n")
         sys.stderr.flush()
 
     return tick
@@ -79,8 +84,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         return EXIT_SWEEP_FAILED
     if not args.quiet:
         _print(o)
-    for e in o.errors:
-        sys.stderr.write(f"rantcp: error: {e}\n")
+    for err in o.errors:
+        sys.stderr.write(f"rantcp: error: {err}\n")
     return EXIT_ERRORS if o.errors else 0
 
 

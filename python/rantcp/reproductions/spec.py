@@ -282,7 +282,7 @@ def load_folder(folder: Path) -> Reproduction:
     if not isinstance(qset, Mapping):
         raise _fail("reproduction.toml quick.set", "expected a table of config path = value")
 
-    sweeps = []
+    sweeps: list[SweepDef] = []
     for p in sorted((folder / "sweeps").glob("*.toml")):
         sd = _read_toml(p)
         sw = sd.get("sweep")
