@@ -91,6 +91,15 @@ def _need(df: pd.DataFrame, cols: Sequence[str], fig: Figure) -> None:
         raise ConfigError(f"figure {fig.id!r}: the query has no column {missing[0]!r} (a {fig.kind} figure needs {', '.join(cols)})")
 
 
+def _data(res: Results, fig: Figure, cols: Sequence[str]) -> pd.DataFrame:
+    """The figure's query result; checks the kind's columns, adds an empty `series` if absent."""
+    df = res.query(fig.query or "", f"figure {fig.id!r}")
+    _need(df, cols, fig)
+    if "series" not in df:
+        df["series"] = ""
+    return df
+
+
 def _color(style: Mapping[str, Any], label: Any, i: int) -> Any:
     return style.get("colors", {}).get(str(label), f"C{i % 10}")
 
@@ -131,10 +140,7 @@ def _stats(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 
 
 def _bars(res: Results, fig: Figure, style: Mapping[str, Any]) -> Drawn:
-    df = res.query(fig.query or "", f"figure {fig.id!r}")
-    _need(df, ["x", "y"], fig)
-    if "series" not in df:
-        df["series"] = ""
+    df = _data(res, fig, ["x", "y"])
     st = _stats(df, ["x", "series"])
     xs = _order(list(st["x"]), fig.options.get("x_order"))
     series = _order(list(st["series"]), fig.options.get("series_order"))
@@ -162,17 +168,13 @@ def _bars(res: Results, fig: Figure, style: Mapping[str, Any]) -> Drawn:
     ax.set_xticks(range(len(xs)))
     ax.set_xticklabels([str(x) for x in xs])
     _finish(ax, fig, legend=True)
-    n = st["count"]
-    notes = [f"bars: mean over {int(n.min())}–{int(n.max())} run(s) per bar; whiskers: smallest to largest run" if len(n) and n.min() != n.max()
-             else f"bars: mean over {int(n.max()) if len(n) else 0} run(s) per bar; whiskers: smallest to largest run"]
-    return Drawn(fig, png_bytes(f), data=st, notes=notes)
+    lo, hi = (int(st["count"].min()), int(st["count"].max())) if len(st) else (0, 0)
+    runs = f"{lo}" if lo == hi else f"{lo}–{hi}"
+    return Drawn(fig, png_bytes(f), data=st, notes=[f"bars: mean over {runs} run(s) each; whiskers: smallest to largest run"])
 
 
 def _lines(res: Results, fig: Figure, style: Mapping[str, Any]) -> Drawn:
-    df = res.query(fig.query or "", f"figure {fig.id!r}")
-    _need(df, ["x", "y"], fig)
-    if "series" not in df:
-        df["series"] = ""
+    df = _data(res, fig, ["x", "y"])
     df["x"] = pd.to_numeric(df["x"], errors="coerce")
     st = _stats(df, ["series", "x"]).sort_values(["x"], kind="stable")
     f, ax = _axes(fig)
@@ -187,10 +189,7 @@ def _lines(res: Results, fig: Figure, style: Mapping[str, Any]) -> Drawn:
 
 
 def _cdf(res: Results, fig: Figure, style: Mapping[str, Any]) -> Drawn:
-    df = res.query(fig.query or "", f"figure {fig.id!r}")
-    _need(df, ["value"], fig)
-    if "series" not in df:
-        df["series"] = ""
+    df = _data(res, fig, ["value"])
     f, ax = _axes(fig)
     for si, s in enumerate(_order(list(df["series"]), fig.options.get("series_order"))):
         v = sorted(pd.to_numeric(df.loc[df["series"] == s, "value"], errors="coerce").dropna())
@@ -247,10 +246,7 @@ def _shade(res: Results, ax: Any, sh: Shading, run: str, where: str) -> list[str
 
 def _timeseries(res: Results, fig: Figure, style: Mapping[str, Any], shading: Mapping[str, Shading]) -> Drawn:
     where = f"figure {fig.id!r}"
-    df = res.query(fig.query or "", where)
-    _need(df, ["x", "y"], fig)
-    if "series" not in df:
-        df["series"] = ""
+    df = _data(res, fig, ["x", "y"])
     f, ax = _axes(fig)
     notes: list[str] = []
     runs = list(dict.fromkeys(df["run"])) if "run" in df else []
@@ -290,10 +286,7 @@ def _timeseries(res: Results, fig: Figure, style: Mapping[str, Any], shading: Ma
 
 
 def _xy(res: Results, fig: Figure, style: Mapping[str, Any]) -> Drawn:
-    df = res.query(fig.query or "", f"figure {fig.id!r}")
-    _need(df, ["x", "y"], fig)
-    if "series" not in df:
-        df["series"] = ""
+    df = _data(res, fig, ["x", "y"])
     f, ax = _axes(fig)
     for si, s in enumerate(_order(list(df["series"]), fig.options.get("series_order"))):
         sub = df[df["series"] == s]
