@@ -295,7 +295,7 @@ def _xy(res: Results, fig: Figure, style: Mapping[str, Any]) -> Drawn:
         ax.plot([p["x"]], [p["y"]], marker=p.get("marker", "^"), color=p.get("color", "k"), ms=8)
         ax.annotate(p.get("label", ""), (p["x"], p["y"]), textcoords="offset points", xytext=(5, 5), fontsize="small")
     if fig.options.get("aspect") == "equal":
-        ax.set_aspect("equal", adjustable="datalim")
+        ax.set_aspect("equal", adjustable="box")
     _finish(ax, fig, legend=df["series"].nunique() > 1)
     return Drawn(fig, png_bytes(f), data=df)
 
