@@ -346,6 +346,7 @@ def test_tiny_reproduction_runs_resumes_and_keeps_modes_apart(tmp_path: Path):
         ("claims.toml", '[[claim]]\nid = "a"\nwhere = "x"\nstatement = "s"\nmetric = "SELECT 1 AS value"\nholds = "true"\nverdict = "holds"\n', "claim 1.verdict: unknown key"),
         ("figures.toml", '[[figure]]\nid = "g"\nkind = "pie"\ncaption = "c"\nquery = "SELECT 1"\n', "kind: 'pie'"),
         ("figures.toml", '[[figure]]\nid = "g"\nkind = "timeseries"\ncaption = "c"\nquery = "SELECT 1"\nshading = "nope"\n', "shading: 'nope'"),
+        ("figures.toml", '[[figure]]\nid = "g"\nkind = "bars"\ncaption = "c"\nquery = "SELECT 1"\nylabel = "x"\n', "figure 'g'.ylabel: unknown key"),
     ],
 )
 def test_bad_definitions_name_the_field(tmp_path: Path, file: str, text: str, message: str):

@@ -168,8 +168,8 @@ def _bars(res: Results, fig: Figure, style: Mapping[str, Any]) -> Drawn:
     ax.set_xticks(range(len(xs)))
     ax.set_xticklabels([str(x) for x in xs])
     _finish(ax, fig, legend=True)
-    lo, hi = (int(st["count"].min()), int(st["count"].max())) if len(st) else (0, 0)
-    runs = f"{lo}" if lo == hi else f"{lo}–{hi}"
+    fewest, most = (int(st["count"].min()), int(st["count"].max())) if len(st) else (0, 0)
+    runs = f"{fewest}" if fewest == most else f"{fewest}–{most}"
     return Drawn(fig, png_bytes(f), data=st, notes=[f"bars: mean over {runs} run(s) each; whiskers: smallest to largest run"])
 
 

@@ -27,6 +27,11 @@ from rantcp._native import ConfigError
 __all__ = ["config_value", "Claim", "Figure", "QuickMode", "Reproduction", "Shading", "SweepDef", "load_folder"]
 
 FIGURE_KINDS = ("bars", "lines", "cdf", "timeseries", "xy", "table", "config", "custom")
+FIGURE_OPTIONS = {
+    "x_label", "y_label", "title", "size", "x_order", "series_order", "y_min", "y_max", "x_scale", "y_scale",
+    "legend", "x_range", "y_range", "note", "ref", "shading", "x_range_query", "x_range_note", "points", "aspect",
+    "rows", "sweep", "function",
+}
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
@@ -241,6 +246,7 @@ def _figures(path: Path, timeseries: list[str]) -> tuple[list[Figure], dict[str,
         sh = f.get("shading")
         if sh is not None and sh not in shading:
             raise _fail(f"{where}.shading", f"{sh!r} is not a [shading.NAME] of {path.name}")
+        _only(where, f, FIGURE_OPTIONS | {"id", "kind", "caption", "where", "query"})
         opts = {k: v for k, v in f.items() if k not in ("id", "kind", "caption", "where", "query")}
         figures.append(Figure(fid, kind, _str(where, f, "caption"), _str(where, f, "where", ""), query, opts))
     if not figures:
