@@ -66,9 +66,8 @@ bench: develop
 	$(VENV)/bin/python -m rantcp.trace._bench
 	$(VENV)/bin/python -m rantcp._bench_reproduce
 
-# Opt-in (≈ 250 runs of 60 s: 30 min on this shared 2-core machine): the whole seed-004 reproduction
-# from scratch; `make bench`
-# then reports its wall time.
+# Opt-in (253 runs of 60 s: 14-30 min on this shared 2-core machine): the whole seed-004
+# reproduction from scratch; `make bench` then reports its wall time.
 bench-reproduce: develop
 	$(VENV)/bin/python -m rantcp._bench_reproduce --run
 

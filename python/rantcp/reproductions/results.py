@@ -15,7 +15,7 @@ Tables:
 
 Queries are plain SQL, read-only in effect: the connection has no file-system access (DuckDB's
 ``enable_external_access = false``), the prelude may only CREATE, and claim and figure queries
-must be one SELECT each.
+must be one SELECT each. One DuckDB thread, so the same runs give byte-identical claims.
 """
 
 from __future__ import annotations
@@ -56,7 +56,9 @@ class Results:
         if "run" not in runs:
             raise ValueError("runs: a `run` column (unique run key) is required")
         self.runs = runs
-        self.con = duckdb.connect(":memory:", config={"enable_external_access": False})
+        # One thread: parallel aggregation sums floats in varying order (last-digit differences
+        # between identical runs); the tables are small.
+        self.con = duckdb.connect(":memory:", config={"enable_external_access": False, "threads": 1})
         self.con.register("runs", runs)
         for name, df in (timeseries or {}).items():
             self.con.register(f"_ts_{name}", df)
