@@ -37,6 +37,11 @@ const CASES: &[Case] = &[
         overrides: &[("ues", "40"), ("duration", "10s")],
     },
     Case {
+        name: "lte-7cell 60 UEs 10s",
+        spec: "builtin:lte-7cell",
+        overrides: &[("ues", "60"), ("duration", "10s")],
+    },
+    Case {
         name: "mmwave-urban newreno 60s route",
         spec: "builtin:mmwave-urban",
         overrides: &[("flow.cc", "newreno")],
