@@ -2,13 +2,27 @@
 //!
 //! * [`link`]: point-to-point links with rate, propagation delay, drop-tail queues and error
 //!   models.
-//! * [`sim`]: nodes with IPv4 forwarding by routes, hosts that own sans-IO TCP endpoints and
-//!   applications (bulk send, file download, UDP constant bit rate), per-flow metrics and time
-//!   series, and per-interface pcap capture. One run is single-threaded and deterministic.
+//! * [`topology`]: nodes, interfaces, longest-prefix routes, shared-medium devices, pcap.
+//! * [`host`]: forwarding and the hashed TCP/UDP demultiplexer of each host.
+//! * [`app`]: applications over flows (bulk send, file download, UDP constant bit rate) and
+//!   their TCP connections.
+//! * [`functions`]: network functions at nodes (rantcp-nf's contract, node side) and feedback
+//!   to TCP senders.
+//! * [`metrics`]: per-flow results and time series, link counters, function reports.
+//! * [`sim`]: the event loop. One run is single-threaded and deterministic.
 
+pub mod app;
+pub mod functions;
+pub mod host;
 pub mod link;
+pub mod metrics;
 mod pcapsink;
 pub mod sim;
+pub mod topology;
 
+pub use app::{FlowId, FlowKind, FlowSpec};
 pub use link::{ErrorUnit, LinkParams, LinkStats, QueueLimit};
-pub use sim::*;
+pub use metrics::{FlowResult, FlowSeries, FunctionReport, LinkReport};
+pub use rantcp_nf::{Device, NodeId};
+pub use sim::Sim;
+pub use topology::IfaceId;

@@ -2085,6 +2085,13 @@ impl Endpoint {
             self.enter_closed();
         }
     }
+    /// An externally supplied signal about the path (e.g. RAN feedback for radio-aware TCP,
+    /// seed 002), handed to the congestion controller; controllers that do not use it ignore
+    /// it. Drain [`Endpoint::poll_transmit`] afterwards.
+    pub fn handle_feedback(&mut self, now: Time, fb: &crate::cc::Feedback) {
+        self.cc.on_feedback(now, fb);
+    }
+
     pub fn state(&self) -> State {
         self.state
     }

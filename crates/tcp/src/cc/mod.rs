@@ -83,6 +83,19 @@ pub struct CcTrace {
     pub cubic_k_s: Option<f64>,
 }
 
+/// Information about the path from outside TCP, e.g. what a base station measured for
+/// radio-aware TCP (seed 002's loose coupling), handed to the controller by
+/// [`crate::Endpoint::handle_feedback`].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Feedback {
+    /// When it was measured.
+    pub sampled_at: Time,
+    /// Achievable data rate R(t), bit/s.
+    pub rate_bps: Option<f64>,
+    /// Layer-2 queue Q(t), bytes.
+    pub queue_bytes: Option<u64>,
+}
+
 /// The congestion-control contract. All sizes in bytes.
 pub trait CongestionControl {
     /// Congestion window, bytes.
@@ -112,6 +125,8 @@ pub trait CongestionControl {
     /// Retransmission timeout (RFC 5681 §3.1 eq. 4: ssthresh = max(FlightSize/2, 2·SMSS),
     /// cwnd = 1 loss window).
     fn on_rto(&mut self, now: Time, bytes_in_flight: u64, mss: u32);
+    /// External feedback about the path ([`Feedback`]); ignored by default.
+    fn on_feedback(&mut self, _now: Time, _fb: &Feedback) {}
     /// Internal state for the time series.
     fn trace(&self) -> CcTrace {
         CcTrace::default()
@@ -241,6 +256,9 @@ impl CongestionControl for Cc {
     #[inline]
     fn on_rto(&mut self, now: Time, in_flight: u64, mss: u32) {
         dispatch!(self, c => c.on_rto(now, in_flight, mss))
+    }
+    fn on_feedback(&mut self, now: Time, fb: &Feedback) {
+        dispatch!(self, c => c.on_feedback(now, fb))
     }
     #[inline]
     fn trace(&self) -> CcTrace {

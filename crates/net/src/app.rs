@@ -1,0 +1,308 @@
+//! Applications over flows: bulk TCP send (iperf-like), a file download (request, then the
+//! response over the same connection) and UDP constant bit rate. Each flow's TCP connections
+//! are sans-IO endpoints (RFC 9293) owned here; the simulator drains their transmissions and
+//! arms their timers after every input (the endpoint's documented calling order).
+
+use crate::host::conn_key;
+use crate::metrics::{FlowResult, FlowSeries};
+use crate::sim::Ev;
+use crate::{NodeId, Sim};
+use rantcp_core::{Duration, Rng, Time};
+use rantcp_tcp::{Endpoint, State, TcpConfig};
+use rantcp_wire::{Ipv4Header, Packet, UdpHeader, IPV4_HEADER_LEN, UDP_HEADER_LEN};
+
+/// Index of a flow.
+pub type FlowId = usize;
+
+/// What an application does over a flow.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FlowKind {
+    /// Bulk TCP send from source to destination: `bytes = None` is unlimited (full buffer).
+    Bulk { bytes: Option<u64> },
+    /// The destination opens a connection to the source, sends a `request_bytes` request, and
+    /// the source answers `bytes` then closes.
+    Download { request_bytes: u64, bytes: u64 },
+    /// UDP constant bit rate from source to destination: `rate_bps` of IP packets of
+    /// `packet_bytes` (IP length).
+    UdpCbr { rate_bps: u64, packet_bytes: u32 },
+}
+
+/// A flow between two hosts. "Source" is where the data comes from.
+#[derive(Clone, Debug)]
+pub struct FlowSpec {
+    pub name: String,
+    pub kind: FlowKind,
+    pub src: NodeId,
+    pub dst: NodeId,
+    pub src_port: u16,
+    pub dst_port: u16,
+    pub start: Time,
+    /// TCP configuration of the data sender (source side).
+    pub tcp_sender: TcpConfig,
+    /// TCP configuration of the data receiver (destination side).
+    pub tcp_receiver: TcpConfig,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Role {
+    BulkSender,
+    BulkReceiver,
+    DownloadServer,
+    DownloadClient,
+}
+
+pub(crate) struct Conn {
+    pub(crate) node: NodeId,
+    pub(crate) flow: FlowId,
+    role: Role,
+    pub(crate) ep: Endpoint,
+    /// Its 4-tuple key at the host, once it has a remote end.
+    pub(crate) key: Option<u64>,
+    /// Time of the timer event currently in the queue for this connection, if any.
+    timer_at: Option<Time>,
+    /// Bytes still to hand to the socket (sender roles); `u64::MAX` for unlimited.
+    to_write: u64,
+    request_read: u64,
+    /// The application has data to send (bulk from the start; download once requested).
+    writing: bool,
+    closed_by_app: bool,
+}
+
+pub(crate) struct Flow {
+    pub(crate) spec: FlowSpec,
+    pub(crate) sender: Option<usize>,
+    pub(crate) receiver: Option<usize>,
+    pub(crate) result: FlowResult,
+    pub(crate) last_sample_delivered: u64,
+    pub(crate) series: FlowSeries,
+}
+
+impl Sim {
+    /// Add a flow; it starts at `spec.start`.
+    pub fn add_flow(&mut self, spec: FlowSpec) -> FlowId {
+        let id = self.flows.len();
+        self.q
+            .schedule(spec.start, Ev::FlowStart { flow: id as u32 });
+        self.flows.push(Flow {
+            spec,
+            sender: None,
+            receiver: None,
+            result: FlowResult::default(),
+            last_sample_delivered: 0,
+            series: FlowSeries::default(),
+        });
+        id
+    }
+
+    fn new_conn(
+        &mut self,
+        node: NodeId,
+        flow: FlowId,
+        role: Role,
+        ep: Endpoint,
+        to_write: u64,
+    ) -> usize {
+        let id = self.conns.len();
+        let writing = to_write > 0;
+        let passive = ep.state() == State::Listen;
+        let key = (!passive).then(|| conn_key(ep.local().1, ep.remote()));
+        self.conns.push(Conn {
+            node,
+            flow,
+            role,
+            ep,
+            key,
+            timer_at: None,
+            to_write,
+            request_read: 0,
+            writing,
+            closed_by_app: false,
+        });
+        self.nodes[node].host.register(id, key, passive);
+        id
+    }
+
+    fn iss_for(&self, flow: FlowId, side: &str) -> u32 {
+        Rng::for_entity(self.seed, &format!("tcp/iss/{flow}/{side}")).next_u64() as u32
+    }
+
+    pub(crate) fn on_flow_start(&mut self, now: Time, f: FlowId) {
+        let spec = self.flows[f].spec.clone();
+        let src = (self.nodes[spec.src].addr, spec.src_port);
+        let dst = (self.nodes[spec.dst].addr, spec.dst_port);
+        match spec.kind {
+            FlowKind::Bulk { bytes } => {
+                let rx_ep = Endpoint::listen(dst, self.iss_for(f, "rx"), spec.tcp_receiver.clone());
+                let rx = self.new_conn(spec.dst, f, Role::BulkReceiver, rx_ep, 0);
+                let tx_ep = Endpoint::connect(
+                    now,
+                    src,
+                    dst,
+                    self.iss_for(f, "tx"),
+                    spec.tcp_sender.clone(),
+                );
+                let tx = self.new_conn(
+                    spec.src,
+                    f,
+                    Role::BulkSender,
+                    tx_ep,
+                    bytes.unwrap_or(u64::MAX),
+                );
+                self.flows[f].sender = Some(tx);
+                self.flows[f].receiver = Some(rx);
+                self.service(now, tx);
+            }
+            FlowKind::Download { .. } => {
+                let srv_ep = Endpoint::listen(src, self.iss_for(f, "tx"), spec.tcp_sender.clone());
+                let srv = self.new_conn(spec.src, f, Role::DownloadServer, srv_ep, 0);
+                let cl_ep = Endpoint::connect(
+                    now,
+                    dst,
+                    src,
+                    self.iss_for(f, "rx"),
+                    spec.tcp_receiver.clone(),
+                );
+                let cl = self.new_conn(spec.dst, f, Role::DownloadClient, cl_ep, 0);
+                self.flows[f].sender = Some(srv);
+                self.flows[f].receiver = Some(cl);
+                self.service(now, cl);
+            }
+            FlowKind::UdpCbr { .. } => {
+                self.nodes[spec.dst].host.add_udp_sink(spec.dst_port, f);
+                self.on_cbr_tick(now, f);
+            }
+        }
+    }
+
+    pub(crate) fn on_cbr_tick(&mut self, now: Time, f: FlowId) {
+        let spec = &self.flows[f].spec;
+        let FlowKind::UdpCbr {
+            rate_bps,
+            packet_bytes,
+        } = spec.kind
+        else {
+            return;
+        };
+        let (src, dst, sp, dp) = (spec.src, spec.dst, spec.src_port, spec.dst_port);
+        let payload = packet_bytes.saturating_sub(IPV4_HEADER_LEN + UDP_HEADER_LEN);
+        let mut ip = Ipv4Header::new(self.nodes[src].addr, self.nodes[dst].addr);
+        ip.identification = self.nodes[src].ip_id;
+        self.nodes[src].ip_id = self.nodes[src].ip_id.wrapping_add(1);
+        let p = Packet::udp(
+            ip,
+            UdpHeader {
+                src_port: sp,
+                dst_port: dp,
+            },
+            payload,
+        );
+        let r = &mut self.flows[f].result;
+        r.udp_sent_packets += 1;
+        r.udp_sent_bytes += payload as u64;
+        self.transmit(now, src, p);
+        let gap = Duration::transmission(packet_bytes as u64, rate_bps);
+        self.q.schedule(now + gap, Ev::CbrTick { flow: f as u32 });
+    }
+
+    pub(crate) fn on_timer(&mut self, now: Time, c: usize) {
+        let conn = &mut self.conns[c];
+        if conn.timer_at != Some(now) {
+            return; // superseded by an earlier re-arm
+        }
+        conn.timer_at = None;
+        if conn.ep.poll_timeout().is_some_and(|t| t <= now) {
+            conn.ep.handle_timeout(now);
+        }
+        self.service(now, c);
+    }
+
+    /// Run the application on connection `c`, drain its transmissions and re-arm its timer.
+    pub(crate) fn service(&mut self, now: Time, c: usize) {
+        let f = self.conns[c].flow;
+        let conn = &mut self.conns[c];
+        match conn.role {
+            Role::BulkSender => write_pending(conn),
+            Role::DownloadServer => {
+                let FlowKind::Download {
+                    request_bytes,
+                    bytes,
+                } = self.flows[f].spec.kind
+                else {
+                    unreachable!()
+                };
+                conn.request_read += conn.ep.recv(u64::MAX);
+                if conn.request_read >= request_bytes && !conn.writing {
+                    conn.to_write = bytes;
+                    conn.writing = true;
+                }
+                write_pending(conn);
+            }
+            Role::BulkReceiver | Role::DownloadClient => {
+                let flow = &mut self.flows[f];
+                if conn.role == Role::DownloadClient
+                    && flow.result.request_at.is_none()
+                    && conn.ep.state() == State::Established
+                {
+                    let FlowKind::Download { request_bytes, .. } = flow.spec.kind else {
+                        unreachable!()
+                    };
+                    conn.ep.send(request_bytes);
+                    flow.result.request_at = Some(now);
+                }
+                let got = conn.ep.recv(u64::MAX);
+                if got > 0 {
+                    let r = &mut flow.result;
+                    r.delivered_bytes += got;
+                    r.first_delivery.get_or_insert(now);
+                    r.last_delivery = Some(now);
+                    if let FlowKind::Download { bytes, .. } = flow.spec.kind {
+                        if r.delivered_bytes >= bytes && r.completed_at.is_none() {
+                            r.completed_at = Some(now);
+                        }
+                    }
+                }
+                if conn.ep.peer_closed() && !conn.closed_by_app {
+                    conn.ep.close();
+                    conn.closed_by_app = true;
+                }
+            }
+        }
+        let node = conn.node;
+        while let Some(p) = self.conns[c].ep.poll_transmit(now) {
+            self.transmit(now, node, p);
+        }
+        let conn = &mut self.conns[c];
+        if let Some(t) = conn.ep.poll_timeout() {
+            let t = t.max(now);
+            if conn.timer_at.is_none_or(|at| t < at) {
+                conn.timer_at = Some(t);
+                self.q.schedule(t, Ev::Timer { conn: c as u32 });
+            }
+        }
+    }
+}
+
+/// Hand the socket as much of the application's remaining data as the send buffer takes, and
+/// close once everything was handed over (limited transfers only).
+#[inline]
+fn write_pending(conn: &mut Conn) {
+    if conn.to_write > 0 && conn.ep.state() != State::Closed {
+        let free = conn.ep.send_buffer_free();
+        if free > 0 {
+            let n = conn.ep.send(free.min(conn.to_write));
+            if conn.to_write != u64::MAX {
+                conn.to_write -= n;
+            }
+        }
+    }
+    // Close once everything was handed over, but not before the handshake completed: a
+    // CLOSE in SYN-SENT deletes the connection (RFC 9293 §3.10.4).
+    if conn.writing
+        && conn.to_write == 0
+        && !conn.closed_by_app
+        && matches!(conn.ep.state(), State::Established | State::CloseWait)
+    {
+        conn.ep.close();
+        conn.closed_by_app = true;
+    }
+}

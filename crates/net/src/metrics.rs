@@ -1,0 +1,204 @@
+//! What a run measures: per-flow results (bytes delivered to the application, download
+//! times, UDP counts, RAN feedback received), per-flow time series sampled every interval
+//! (goodput, and the sender's RFC 9293/RFC 6298 state: cwnd, ssthresh, SRTT, RTO, bytes in
+//! flight, peer window, pacing rate, BBR/CUBIC internals), link counters, and the network
+//! functions' reports and time series.
+
+use crate::app::FlowId;
+use crate::topology::Egress;
+use crate::{NodeId, Sim};
+use rantcp_core::Time;
+use rantcp_tcp::cc::CcTrace;
+use rantcp_tcp::{State, TcpInfo, TcpStats};
+
+/// Per-flow results.
+#[derive(Clone, Debug, Default)]
+pub struct FlowResult {
+    /// In-order bytes delivered to the receiving application.
+    pub delivered_bytes: u64,
+    /// When the first/last byte reached the receiving application.
+    pub first_delivery: Option<Time>,
+    pub last_delivery: Option<Time>,
+    /// Download: when the request was written, and when the last byte arrived.
+    pub request_at: Option<Time>,
+    pub completed_at: Option<Time>,
+    /// UDP: packets and payload bytes sent / received.
+    pub udp_sent_packets: u64,
+    pub udp_received_packets: u64,
+    pub udp_sent_bytes: u64,
+    /// Network-function feedback handed to the flow's TCP sender, and when the last arrived.
+    pub feedback_received: u64,
+    pub last_feedback_at: Option<Time>,
+}
+
+/// Sampled time series of one flow (columns of equal length).
+#[derive(Clone, Debug, Default)]
+pub struct FlowSeries {
+    pub time_s: Vec<f64>,
+    /// Goodput over the last sampling interval, bit/s.
+    pub goodput_bps: Vec<f64>,
+    pub delivered_bytes: Vec<u64>,
+    pub cwnd_bytes: Vec<u64>,
+    pub ssthresh_bytes: Vec<u64>,
+    pub srtt_ms: Vec<f64>,
+    pub rto_ms: Vec<f64>,
+    pub in_flight_bytes: Vec<u64>,
+    pub rwin_bytes: Vec<u64>,
+    pub pacing_rate_bps: Vec<f64>,
+    pub bbr_mode: Vec<i64>,
+    pub bbr_btl_bw_bps: Vec<f64>,
+    pub bbr_min_rtt_ms: Vec<f64>,
+    pub cubic_w_max_bytes: Vec<f64>,
+    pub cubic_k_s: Vec<f64>,
+}
+
+/// Summary of one link direction for outputs.
+#[derive(Clone, Debug)]
+pub struct LinkReport {
+    pub iface: String,
+    pub stats: crate::link::LinkStats,
+}
+
+/// The report of one network function at a node, for outputs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FunctionReport {
+    pub node: NodeId,
+    /// The function's kind (its key under `functions` in summary.json).
+    pub kind: &'static str,
+    /// Its counters (a JSON object; the chain adds `dropped` and `consumed`).
+    pub report: serde_json::Value,
+}
+
+impl Sim {
+    /// Sample flow time series (and network functions) every `interval`.
+    pub fn set_sample_interval(&mut self, interval: rantcp_core::Duration) {
+        if self.sample_interval.is_none() {
+            self.q
+                .schedule(Time::ZERO + interval, crate::sim::Ev::Sample);
+        }
+        self.sample_interval = Some(interval);
+    }
+
+    pub(crate) fn on_sample(&mut self, now: Time) {
+        let Some(iv) = self.sample_interval else {
+            return;
+        };
+        for slot in &mut self.devices {
+            slot.dev.sample(now);
+        }
+        for n in &mut self.nodes {
+            if !n.chain.is_empty() {
+                n.chain.sample(now, None, &mut self.fn_samples);
+            }
+        }
+        for f in 0..self.flows.len() {
+            let info = self.flows[f].sender.map(|c| self.conns[c].ep.info());
+            let flow = &mut self.flows[f];
+            let d = flow.result.delivered_bytes;
+            let s = &mut flow.series;
+            s.time_s.push(now.as_secs_f64());
+            s.goodput_bps
+                .push((d - flow.last_sample_delivered) as f64 * 8.0 / iv.as_secs_f64());
+            s.delivered_bytes.push(d);
+            flow.last_sample_delivered = d;
+            let i = info.unwrap_or_default();
+            let cc: CcTrace = i.cc;
+            s.cwnd_bytes.push(i.cwnd);
+            s.ssthresh_bytes.push(i.ssthresh.min(i64::MAX as u64));
+            s.srtt_ms.push(i.srtt.as_secs_f64() * 1e3);
+            s.rto_ms.push(i.rto.as_secs_f64() * 1e3);
+            s.in_flight_bytes.push(i.bytes_in_flight);
+            s.rwin_bytes.push(i.peer_rwin);
+            s.pacing_rate_bps
+                .push(i.pacing_rate_bps.unwrap_or(f64::NAN));
+            s.bbr_mode.push(cc.bbr_mode.map_or(-1, |m| m as i64));
+            s.bbr_btl_bw_bps.push(cc.bbr_btl_bw_bps.unwrap_or(f64::NAN));
+            s.bbr_min_rtt_ms
+                .push(cc.bbr_min_rtt.map_or(f64::NAN, |d| d.as_secs_f64() * 1e3));
+            s.cubic_w_max_bytes.push(cc.cubic_w_max.unwrap_or(f64::NAN));
+            s.cubic_k_s.push(cc.cubic_k_s.unwrap_or(f64::NAN));
+        }
+        self.q.schedule(now + iv, crate::sim::Ev::Sample);
+    }
+
+    pub fn flow_count(&self) -> usize {
+        self.flows.len()
+    }
+    pub fn flow_spec(&self, f: FlowId) -> &crate::FlowSpec {
+        &self.flows[f].spec
+    }
+    pub fn flow_result(&self, f: FlowId) -> &FlowResult {
+        &self.flows[f].result
+    }
+    pub fn flow_series(&self, f: FlowId) -> &FlowSeries {
+        &self.flows[f].series
+    }
+    /// TCP counters of the data sender and receiver of a TCP flow.
+    pub fn flow_tcp(&self, f: FlowId) -> (Option<&TcpStats>, Option<&TcpStats>) {
+        let fl = &self.flows[f];
+        (
+            fl.sender.map(|c| self.conns[c].ep.stats()),
+            fl.receiver.map(|c| self.conns[c].ep.stats()),
+        )
+    }
+    pub fn flow_sender_info(&self, f: FlowId) -> Option<TcpInfo> {
+        self.flows[f].sender.map(|c| self.conns[c].ep.info())
+    }
+    pub fn flow_sender_state(&self, f: FlowId) -> Option<State> {
+        self.flows[f].sender.map(|c| self.conns[c].ep.state())
+    }
+    pub fn link_reports(&self) -> Vec<LinkReport> {
+        self.ifaces
+            .iter()
+            .filter_map(|i| match i.egress {
+                Egress::Link(l) => Some(LinkReport {
+                    iface: i.name.clone(),
+                    stats: self.links[l].link.stats.clone(),
+                }),
+                Egress::Device(_) => None,
+            })
+            .collect()
+    }
+
+    /// UDP packets of flow `f` still travelling (sent, neither received nor dropped).
+    pub fn udp_in_flight_packets(&self, f: FlowId) -> u64 {
+        let spec = &self.flows[f].spec;
+        let (dst, port) = (self.nodes[spec.dst].addr, spec.dst_port);
+        let mut free = vec![false; self.packets.len()];
+        for &i in &self.free_packets {
+            free[i as usize] = true;
+        }
+        self.packets
+            .iter()
+            .zip(free)
+            .filter(|(p, is_free)| {
+                !is_free && p.ip.dst == dst && p.as_udp().is_some_and(|u| u.dst_port == port)
+            })
+            .count() as u64
+    }
+
+    /// Reports of the network functions at nodes, by node then attachment order.
+    pub fn function_reports(&self) -> Vec<FunctionReport> {
+        self.nodes
+            .iter()
+            .enumerate()
+            .flat_map(|(node, n)| {
+                n.chain
+                    .reports()
+                    .into_iter()
+                    .map(move |(kind, report)| FunctionReport { node, kind, report })
+            })
+            .collect()
+    }
+
+    /// Time series the network functions at nodes wrote ([`rantcp_nf::SampleSink`] tables).
+    pub fn function_series(&self) -> &[rantcp_nf::Series] {
+        self.fn_samples.tables()
+    }
+
+    /// Actions of functions that the simulator cannot carry out (a downlink purge asked for
+    /// at a node, which has no radio bearers), and feedback for a flow with no TCP sender.
+    pub fn function_actions_dropped(&self) -> u64 {
+        self.fn_actions_dropped
+    }
+}
