@@ -7,11 +7,11 @@
 
 pub mod cc_compare;
 pub mod common;
-pub mod config;
+pub use rantcp_config as config;
 mod output;
 pub mod p2p_bulk;
 pub mod ran_common;
-pub mod units;
+pub use rantcp_config::units;
 
 pub use config::ConfigError;
 pub use output::{Column, Table};

@@ -107,7 +107,7 @@ string_quantity!(
 );
 
 /// A span of time, written `"20ms"`, `"1.5s"`, `"250us"`, `"100ns"` or `"2min"`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Dur(pub Duration);
 
 impl Dur {

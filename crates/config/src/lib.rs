@@ -1,6 +1,10 @@
-//! Loading a scenario config: TOML text, `--set path=value` overrides, typed deserialisation
-//! with the failing field's path, and range validation. Every error is one line naming the
-//! field path and what is allowed.
+//! rantcp-config: loading a config — TOML text, `--set path=value` overrides, typed
+//! deserialisation with the failing field's path, and range validation — for scenarios
+//! (rantcp-scenario) and network functions (rantcp-functions) alike. Every error is one line
+//! naming the field path and what is allowed. [`units`] holds the quantities written with
+//! units in config values.
+
+pub mod units;
 
 use serde::de::DeserializeOwned;
 use std::fmt;

@@ -1,0 +1,122 @@
+//! rantcp-functions: the network functions (design.md §5), one file each, and their configs.
+//!
+//! Each kind has a config struct, the `[functions.<kind>]` table of every scenario (serde,
+//! unknown fields refused, JSON Schema), that is also its factory, as quinn's controller
+//! configs are: [`FunctionConfig::build`] turns it into the function instances and the site
+//! each goes to ([`rantcp_nf::Attach`]). Every kind is off by default; a kind whose table
+//! leaves it off builds nothing, so a run without functions pays nothing for them.
+//!
+//! Adding a function: write `src/<kind>.rs` (the function, its config, its tests), add a field
+//! to [`FunctionsConfig`] and a line to [`FunctionsConfig::kinds`].
+//!
+//! | kind | what | points |
+//! |---|---|---|
+//! | [`impair`] | drop (or hold) packets matching a filter, with a probability or every Nth, in a time window | any packet point |
+
+pub mod impair;
+
+use rantcp_config::ConfigError;
+use rantcp_core::{Duration, Rng, Time};
+use rantcp_nf::{Attach, FlowKey, NodeId};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// What a function's factory knows about the network it is built for.
+#[derive(Clone, Debug, Default)]
+pub struct BuildEnv {
+    /// The run's seed: each function draws from its own stream ([`BuildEnv::rng`]).
+    pub seed: u64,
+    /// Simulated end of the run.
+    pub end: Time,
+    /// The network's nodes by name.
+    pub nodes: Vec<(String, NodeId)>,
+    /// The network's flows: name and 5-tuple in the data direction (from the data source).
+    pub flows: Vec<(String, FlowKey)>,
+    /// The radio access network, when the scenario has one.
+    pub radio: Option<RadioFacts>,
+}
+
+/// Facts about the radio access network that functions size themselves by.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RadioFacts {
+    /// Slot (TTI) length.
+    pub slot: Duration,
+    /// Data-to-HARQ-feedback delay, slots (β of seed 001).
+    pub harq_feedback_slots: u32,
+}
+
+impl BuildEnv {
+    /// The random stream of one function instance: `nf/<kind>/<instance>`.
+    pub fn rng(&self, kind: &str, instance: &str) -> Rng {
+        Rng::for_entity(self.seed, &format!("nf/{kind}/{instance}"))
+    }
+    /// The node named `name`, or an error at `path` naming the nodes there are.
+    pub fn node(&self, path: &str, name: &str) -> Result<NodeId, ConfigError> {
+        self.nodes
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|x| x.1)
+            .ok_or_else(|| {
+                ConfigError::new(
+                    path,
+                    format!("no node named {name:?} (allowed: {})", self.node_names()),
+                )
+            })
+    }
+    fn node_names(&self) -> String {
+        let names: Vec<&str> = self.nodes.iter().map(|(n, _)| n.as_str()).collect();
+        names.join(", ")
+    }
+    /// The flow named `name`, or an error at `path` naming the flows there are.
+    pub fn flow(&self, path: &str, name: &str) -> Result<FlowKey, ConfigError> {
+        self.flows
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|x| x.1)
+            .ok_or_else(|| {
+                let names: Vec<&str> = self.flows.iter().map(|(n, _)| n.as_str()).collect();
+                ConfigError::new(path, format!("no flow named {name:?} (allowed: {})", names.join(", ")))
+            })
+    }
+}
+
+/// A function kind's config: checked on its own at load time, built against a network.
+pub trait FunctionConfig {
+    /// The kind's name: its table under `functions` and its key in summary.json.
+    const KIND: &'static str;
+    /// Whether the table switches the function on.
+    fn enabled(&self) -> bool;
+    /// Range checks that need no network; `path` is the table's (`functions.<kind>`).
+    fn validate(&self, path: &str) -> Result<(), ConfigError>;
+    /// The function instances and their sites (nothing when off). Names of nodes and flows
+    /// are resolved here; errors name the field under `path`.
+    fn build(&self, path: &str, env: &BuildEnv) -> Result<Vec<Attach>, ConfigError>;
+}
+
+/// The `[functions]` table of every scenario: one table per kind, all off by default.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FunctionsConfig {
+    /// Drop or hold packets that match a filter (`[functions.impair]`).
+    #[serde(default)]
+    pub impair: impair::ImpairConfig,
+}
+
+impl FunctionsConfig {
+    /// Is any function switched on?
+    pub fn any_enabled(&self) -> bool {
+        self.impair.enabled()
+    }
+    /// Check every kind's table (`prefix` is `functions`).
+    pub fn validate(&self, prefix: &str) -> Result<(), ConfigError> {
+        self.impair.validate(&format!("{prefix}.{}", impair::ImpairConfig::KIND))
+    }
+    /// Build every enabled function, kinds in declaration order.
+    pub fn build(&self, prefix: &str, env: &BuildEnv) -> Result<Vec<Attach>, ConfigError> {
+        let mut out = Vec::new();
+        if self.impair.enabled() {
+            out.extend(self.impair.build(&format!("{prefix}.{}", impair::ImpairConfig::KIND), env)?);
+        }
+        Ok(out)
+    }
+}
