@@ -11,7 +11,7 @@
 use crate::common::{AppKind, CcName};
 use crate::config::{check, from_table, ConfigError};
 use crate::p2p_bulk::P2pBulk;
-use rantcp_net::Sim;
+use crate::scenario::{Common, Network, Scenario, ScenarioKind};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -49,9 +49,9 @@ struct Extra {
     udp_reference: bool,
 }
 
-impl CcCompare {
+impl ScenarioKind for CcCompare {
     /// Split the table into this scenario's own keys and the p2p-bulk keys.
-    pub fn from_table(mut table: toml::Table) -> Result<Self, ConfigError> {
+    fn from_table(mut table: toml::Table) -> Result<Self, ConfigError> {
         let mut extra = toml::Table::new();
         for k in ["controllers", "udp_reference"] {
             if let Some(v) = table.remove(k) {
@@ -66,8 +66,10 @@ impl CcCompare {
             udp_reference: e.udp_reference,
         })
     }
+}
 
-    pub fn validate(&self) -> Result<(), ConfigError> {
+impl Scenario for CcCompare {
+    fn validate(&self, common: &Common) -> Result<(), ConfigError> {
         check(
             !self.controllers.is_empty() || self.udp_reference,
             "controllers",
@@ -78,11 +80,11 @@ impl CcCompare {
             "flow.app",
             "must be \"bulk\" in cc-compare (the UDP reference is added by udp_reference)",
         )?;
-        self.base.validate()
+        self.base.validate(common)
     }
 
-    /// One labelled network per variant.
-    pub fn build(&self) -> Vec<(String, Sim)> {
+    /// One labelled network per variant, each with its own instances of the functions.
+    fn build(&self, common: &Common) -> Result<Vec<Network>, ConfigError> {
         let mut out = Vec::new();
         for cc in &self.controllers {
             let mut c = self.base.clone();
@@ -92,14 +94,24 @@ impl CcCompare {
                 .as_str()
                 .unwrap()
                 .to_string();
-            out.push((label, c.build(c.seed)));
+            out.push(Network {
+                label,
+                sim: c.build_sim(common)?,
+            });
         }
         if self.udp_reference {
             let mut c = self.base.clone();
             c.flow.app = AppKind::UdpCbr;
             c.flow.count = 1;
-            out.push(("udp".to_string(), c.build(c.seed)));
+            out.push(Network {
+                label: "udp".to_string(),
+                sim: c.build_sim(common)?,
+            });
         }
-        out
+        Ok(out)
+    }
+
+    fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("config serialises")
     }
 }

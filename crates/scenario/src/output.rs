@@ -74,6 +74,7 @@ pub(crate) fn collect(
         "resets_sent_for_unknown_connections": resets,
         "config": cfg.to_json(),
         "radio": radio_summary(sims, end),
+        "functions": function_summary(sims),
         "wall": {
             "seconds": wall_seconds,
             "events_per_second": if wall_seconds > 0.0 { events as f64 / wall_seconds } else { 0.0 },
@@ -81,10 +82,13 @@ pub(crate) fn collect(
     });
     let mut tables = vec![flow_table(sims)];
     tables.extend(radio_tables(sims));
+    tables.extend(function_tables(sims));
     let summary = match summary {
         Value::Object(mut m) => {
-            if m.get("radio").is_some_and(|r| r.is_null()) {
-                m.remove("radio");
+            for k in ["radio", "functions"] {
+                if m.get(k).is_some_and(|r| r.is_null()) {
+                    m.remove(k);
+                }
             }
             Value::Object(m)
         }
@@ -439,4 +443,105 @@ fn radio_tables(sims: &[(String, Sim)]) -> Vec<Table> {
             columns: cols,
         },
     ]
+}
+
+// ----- network functions -----
+
+/// `functions.<kind>`: the report of each function instance (its counters, the `dropped` and
+/// `consumed` counts of its verdicts, and its `site`). A kind with one instance gives its
+/// report; several (functions at several nodes, or the variants of a comparison) give an
+/// object of reports keyed by `<variant>/<site>` (or the part that differs). Null when no
+/// function ran.
+fn function_summary(sims: &[(String, Sim)]) -> Value {
+    let mut by_kind: Vec<(&'static str, Vec<(String, String, Value)>)> = Vec::new();
+    for (label, sim) in sims {
+        for r in sim.function_reports() {
+            let site = sim.node_name(r.node).to_string();
+            let mut rep = r.report;
+            if let Value::Object(m) = &mut rep {
+                m.insert("site".into(), json!(site));
+            }
+            match by_kind.iter_mut().find(|(k, _)| *k == r.kind) {
+                Some((_, v)) => v.push((label.clone(), site, rep)),
+                None => by_kind.push((r.kind, vec![(label.clone(), site, rep)])),
+            }
+        }
+    }
+    if by_kind.is_empty() {
+        return Value::Null;
+    }
+    let mut out = serde_json::Map::new();
+    for (kind, mut inst) in by_kind {
+        let v = if inst.len() == 1 {
+            inst.pop().expect("one").2
+        } else {
+            let labelled = inst.iter().any(|i| !i.0.is_empty());
+            let one_site = inst.iter().all(|i| i.1 == inst[0].1);
+            let mut m = serde_json::Map::new();
+            for (label, site, rep) in inst {
+                let key = match (labelled, one_site) {
+                    (true, true) => label,
+                    (true, false) => format!("{label}/{site}"),
+                    (false, _) => site,
+                };
+                m.insert(key, rep);
+            }
+            Value::Object(m)
+        };
+        out.insert(kind.to_string(), v);
+    }
+    Value::Object(out)
+}
+
+/// The functions' time series: one table per name (`<name>.parquet`), rows of every network
+/// in order, with a leading `network` column in a comparison.
+fn function_tables(sims: &[(String, Sim)]) -> Vec<Table> {
+    use rantcp_nf::SeriesColumn;
+    let labelled = sims.iter().any(|(l, _)| !l.is_empty());
+    let mut tables: Vec<Table> = Vec::new();
+    for (label, sim) in sims {
+        for s in sim.function_series() {
+            let t = match tables.iter_mut().position(|t| t.name == s.name) {
+                Some(i) => &mut tables[i],
+                None => {
+                    let mut columns = Vec::new();
+                    if labelled {
+                        columns.push(("network".to_string(), Column::Str(vec![])));
+                    }
+                    for (n, c) in &s.columns {
+                        columns.push((
+                            n.clone(),
+                            match c {
+                                SeriesColumn::F64(_) => Column::F64(vec![]),
+                                SeriesColumn::I64(_) => Column::I64(vec![]),
+                            },
+                        ));
+                    }
+                    tables.push(Table {
+                        name: s.name.clone(),
+                        columns,
+                    });
+                    tables.last_mut().expect("just pushed")
+                }
+            };
+            let rows = s.columns.first().map_or(0, |c| match &c.1 {
+                SeriesColumn::F64(v) => v.len(),
+                SeriesColumn::I64(v) => v.len(),
+            });
+            let mut cols = t.columns.iter_mut();
+            if labelled {
+                if let Some((_, Column::Str(v))) = cols.next() {
+                    v.extend(std::iter::repeat_n(label.clone(), rows));
+                }
+            }
+            for ((_, dst), (_, src)) in cols.zip(&s.columns) {
+                match (dst, src) {
+                    (Column::F64(d), SeriesColumn::F64(x)) => d.extend_from_slice(x),
+                    (Column::I64(d), SeriesColumn::I64(x)) => d.extend_from_slice(x),
+                    _ => unreachable!("the same function writes the same columns in every network"),
+                }
+            }
+        }
+    }
+    tables
 }

@@ -7,8 +7,9 @@
 //! `flow.count` TCP flows (or a UDP CBR flow) from sender to receiver. The bottleneck's random
 //! loss applies to the data direction (router → receiver) only, as in the Padhye et al. model.
 
-use crate::common::{AppKind, FlowConfig, OutputConfig};
+use crate::common::{AppKind, FlowConfig};
 use crate::config::{check, ConfigError};
+use crate::scenario::{attach_functions, build_env, check_flow_start, Common, Network, Scenario, ScenarioKind};
 use crate::units::{Dur, Queue, Rate};
 use rantcp_core::Time;
 use rantcp_net::{ErrorUnit, FlowKind, FlowSpec, LinkParams, QueueLimit, Sim};
@@ -16,11 +17,26 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::net::Ipv4Addr;
 
-fn d_duration() -> Dur {
-    Dur::ms(30_000)
+/// The largest IP packet a flow of `f` sends, bytes: a full TCP segment with a 20-byte IP
+/// header and up to 40 bytes of TCP header with options (RFC 9293 §3.1), or its UDP packet.
+pub fn max_packet_bytes(f: &FlowConfig) -> u64 {
+    match f.app {
+        AppKind::UdpCbr => f.udp_packet.0,
+        _ => f.mss as u64 + 60,
+    }
 }
-fn d_seed() -> u64 {
-    1
+
+/// A queue limit must hold at least one of the largest packets the flows send.
+pub fn check_queue(q: Queue, path: &str, f: &FlowConfig) -> Result<(), ConfigError> {
+    let pkt = max_packet_bytes(f);
+    match q {
+        Queue::Bytes(b) => check(
+            b >= pkt,
+            path,
+            format!("must hold at least one packet: >= {pkt} bytes with these flow settings, or a number of packets such as \"100packets\""),
+        ),
+        Queue::Packets(_) | Queue::Bdp(_) => Ok(()),
+    }
 }
 fn d_access_rate() -> Rate {
     Rate(1_000_000_000)
@@ -116,41 +132,44 @@ impl Default for Bottleneck {
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct P2pBulk {
-    /// The built-in scenario: "p2p-bulk".
-    pub scenario: String,
-    /// Simulated time.
-    #[serde(default = "d_duration")]
-    pub duration: Dur,
-    /// Run seed (`--seed` overrides it).
-    #[serde(default = "d_seed")]
-    #[schemars(range(max = 9_223_372_036_854_775_807u64))]
-    pub seed: u64,
     #[serde(default)]
     pub access: Access,
     #[serde(default)]
     pub bottleneck: Bottleneck,
     #[serde(default)]
     pub flow: FlowConfig,
-    #[serde(default)]
-    pub output: OutputConfig,
 }
 
-impl P2pBulk {
-    pub fn validate(&self) -> Result<(), ConfigError> {
-        check(
-            self.duration.0 .0 > 0 && self.duration.0 .0 <= 86_400_000_000_000,
-            "duration",
-            "must be > 0 and <= 24h",
-        )?;
+impl ScenarioKind for P2pBulk {
+    fn from_table(t: toml::Table) -> Result<Self, ConfigError> {
+        crate::config::from_table(t)
+    }
+}
+
+impl Scenario for P2pBulk {
+    fn validate(&self, common: &Common) -> Result<(), ConfigError> {
         check(
             (0.0..1.0).contains(&self.bottleneck.loss),
             "bottleneck.loss",
             "must be a probability in [0, 1)",
         )?;
         self.flow.validate("flow")?;
-        self.output.validate("output")
+        check_flow_start(&self.flow, common)?;
+        check_queue(self.access.queue, "access.queue", &self.flow)?;
+        check_queue(self.bottleneck.queue, "bottleneck.queue", &self.flow)
     }
+    fn build(&self, common: &Common) -> Result<Vec<Network>, ConfigError> {
+        Ok(vec![Network {
+            label: String::new(),
+            sim: self.build_sim(common)?,
+        }])
+    }
+    fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("config serialises")
+    }
+}
 
+impl P2pBulk {
     /// Round-trip propagation delay of the path.
     fn rtt(&self) -> rantcp_core::Duration {
         (self.access.delay.d() + self.bottleneck.delay.d()).saturating_mul(2)
@@ -167,8 +186,9 @@ impl P2pBulk {
         }
     }
 
-    pub fn build(&self, seed: u64) -> Sim {
-        let mut sim = Sim::new(seed);
+    /// The network, its flows and functions.
+    pub fn build_sim(&self, common: &Common) -> Result<Sim, ConfigError> {
+        let mut sim = Sim::new(common.seed);
         let sender = sim.add_node("sender", Ipv4Addr::new(10, 0, 0, 1));
         let router = sim.add_node("router", Ipv4Addr::new(10, 0, 0, 254));
         let receiver = sim.add_node("receiver", Ipv4Addr::new(10, 0, 1, 1));
@@ -202,6 +222,7 @@ impl P2pBulk {
         sim.add_route(router, Ipv4Addr::new(10, 0, 0, 0), 24, r0);
         sim.add_route(router, Ipv4Addr::new(10, 0, 1, 0), 24, r1);
         let f = &self.flow;
+        let mut specs = Vec::new();
         for i in 0..f.count {
             let kind = match f.app {
                 AppKind::Bulk => FlowKind::Bulk {
@@ -223,7 +244,7 @@ impl P2pBulk {
             } else {
                 (eph, 5201)
             };
-            sim.add_flow(FlowSpec {
+            specs.push(FlowSpec {
                 name: format!("flow{i}"),
                 kind,
                 src: sender,
@@ -235,6 +256,12 @@ impl P2pBulk {
                 tcp_receiver: f.tcp_receiver(),
             });
         }
-        sim
+        for s in &specs {
+            sim.add_flow(s.clone());
+        }
+        let env = build_env(&sim, common, &specs, None);
+        let ran = attach_functions(&mut sim, common, &env)?;
+        debug_assert!(ran.is_empty(), "no radio: the factories refuse radio points");
+        Ok(sim)
     }
 }

@@ -12,9 +12,12 @@
 //! above the radio's capacity (`traffic = "udp-saturation"`, the maximum-goodput reference of
 //! seed 004).
 
-use crate::common::{FlowConfig, OutputConfig};
+use crate::common::{FlowConfig};
 use crate::config::{check, ConfigError};
+use crate::p2p_bulk::max_packet_bytes;
+use crate::scenario::{attach_functions, build_env, check_flow_start, Common, Network, Scenario, ScenarioKind};
 use crate::units::{Bytes, Dur, Rate};
+use rantcp_functions::RadioFacts;
 use rantcp_core::{Duration, Rng, Time};
 use rantcp_net::{ErrorUnit, FlowKind, FlowSpec, LinkParams, QueueLimit, Sim};
 use rantcp_ran::antenna::{beamforming_gain_db, AntennaPattern};
@@ -26,12 +29,88 @@ use rantcp_ran::mobility::{seed004_urban_route, Mobility};
 use rantcp_ran::obstacles::{seed004_obstacles, BlockageSchedule};
 use rantcp_ran::radio::{hex_layout, CellConfig, LosSource, RadioConfig, RadioEnvironment};
 use rantcp_ran::rlc::RlcMode;
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
+use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
+use std::borrow::Cow;
 use std::net::Ipv4Addr;
 
-/// Radio scenario names.
-pub const RAN_SCENARIOS: [&str; 4] = ["lte-cell", "lte-7cell", "mmwave-blockage", "mmwave-urban"];
+/// `radio.duplex`: "FDD", or a TDD slot pattern such as "CCDDUUUU" (TS 38.213 §11.1 slot
+/// formats, simplified to whole slots) with at least one slot that carries downlink data (D or
+/// F) and one that carries uplink data (U or F).
+#[derive(Clone, Debug, PartialEq)]
+pub enum DuplexSpec {
+    Fdd,
+    /// The pattern as written.
+    Tdd(String),
+}
+
+impl DuplexSpec {
+    fn parse(s: &str) -> Result<DuplexSpec, String> {
+        if s == "FDD" {
+            return Ok(DuplexSpec::Fdd);
+        }
+        let d = Duplex::tdd(s).map_err(|e| format!("\"FDD\" or a TDD pattern of C/D/U/S/F: {e}"))?;
+        let n = s.chars().filter(|c| !c.is_whitespace()).count() as u64;
+        if !(0..n).any(|i| d.is_dl(i)) || !(0..n).any(|i| d.is_ul(i)) {
+            return Err(format!(
+                "TDD pattern {s:?} must have a downlink (D or F) and an uplink (U or F) slot"
+            ));
+        }
+        Ok(DuplexSpec::Tdd(s.to_string()))
+    }
+    pub fn duplex(&self) -> Duplex {
+        match self {
+            DuplexSpec::Fdd => Duplex::Fdd,
+            DuplexSpec::Tdd(p) => Duplex::tdd(p).expect("checked when read"),
+        }
+    }
+}
+impl Serialize for DuplexSpec {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            DuplexSpec::Fdd => s.serialize_str("FDD"),
+            DuplexSpec::Tdd(p) => s.serialize_str(p),
+        }
+    }
+}
+impl<'de> Deserialize<'de> for DuplexSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        DuplexSpec::parse(&s).map_err(de::Error::custom)
+    }
+}
+impl JsonSchema for DuplexSpec {
+    fn schema_name() -> Cow<'static, str> {
+        "DuplexSpec".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "\"FDD\" or a TDD slot pattern of C/D/U/S/F with a downlink (D or F) and an uplink (U or F) slot, e.g. \"CCDDUUUU\"",
+            "type": "string",
+            "pattern": "^(FDD|[CDUSFcdusf ]+)$",
+        })
+    }
+}
+
+/// `mac.bsr`: how the base station learns the UEs' uplink buffers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum BsrMode {
+    /// TS 36.321 §5.4.4/§5.4.5: SR on PUCCH, regular/periodic/padding BSR, retxBSR-Timer.
+    Standard,
+    /// ns-3 LENA/mmWave-like: the scheduler sees the UE buffer every slot.
+    Ideal,
+}
+
+/// `rlc.mode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RlcModeName {
+    /// Acknowledged mode (TS 36.322 §5.2 ARQ).
+    Am,
+    /// Unacknowledged mode.
+    Um,
+}
 
 /// What each UE downloads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
@@ -91,24 +170,31 @@ pub struct RadioSection {
     /// "lte" or "mmwave".
     pub rat: RatPreset,
     /// Carrier frequency (GHz).
+    #[schemars(extend("exclusiveMinimum" = 0.0), range(max = 300.0))]
     pub carrier_ghz: f64,
     /// LTE channel bandwidth (MHz: 1.4, 3, 5, 10, 15, 20). Ignored for mmWave (1 GHz carrier).
     pub bandwidth_mhz: f64,
     /// "FDD" or a TDD slot pattern such as "CCDDUUUU".
-    pub duplex: String,
+    pub duplex: DuplexSpec,
     /// Base-station transmit power over the carrier (dBm).
+    #[schemars(range(min = -50.0, max = 80.0))]
     pub tx_power_dbm: f64,
     /// Base-station antenna height (m).
+    #[schemars(extend("exclusiveMinimum" = 0.0), range(max = 1000.0))]
     pub bs_height_m: f64,
     /// UE height (m).
+    #[schemars(extend("exclusiveMinimum" = 0.0), range(max = 1000.0))]
     pub ue_height_m: f64,
     /// Beamforming array elements at the base station and the UE (0 = no beamforming gain).
     pub bs_antennas: u32,
     pub ue_antennas: u32,
     /// UE and base-station noise figures (dB).
+    #[schemars(range(min = 0.0, max = 30.0))]
     pub ue_noise_figure_db: f64,
+    #[schemars(range(min = 0.0, max = 30.0))]
     pub bs_noise_figure_db: f64,
     /// Downlink MIMO layers per UE (1–4).
+    #[schemars(range(min = 1, max = 4))]
     pub layers: u8,
     /// Log-normal shadowing and fast fading.
     pub shadowing: bool,
@@ -150,15 +236,19 @@ pub struct MacSection {
     pub ul_scheduler: SchedName,
     /// PF EWMA time constant.
     pub pf_time_constant: Dur,
+    #[schemars(range(min = 1, max = 32))]
     pub harq_processes: u8,
     /// Data-to-HARQ-feedback delay (slots).
+    #[schemars(range(min = 1, max = MAX_SCHED_SLOTS))]
     pub harq_feedback_slots: u32,
     pub harq_max_retx: u8,
     /// DL + UL grants per cell per slot.
+    #[schemars(range(min = 1))]
     pub pdcch_grants: u16,
     /// Grant-to-PUSCH offset (slots).
+    #[schemars(range(min = 1, max = MAX_SCHED_SLOTS))]
     pub k2_slots: u32,
-    /// SR periodicity, periodicBSR-Timer, retxBSR-Timer.
+    /// SR periodicity (at least one slot), periodicBSR-Timer, retxBSR-Timer.
     pub sr_period: Dur,
     pub periodic_bsr_timer: Dur,
     pub retx_bsr_timer: Dur,
@@ -167,7 +257,7 @@ pub struct MacSection {
     pub enb_processing: Dur,
     /// Uplink buffer reporting: "standard" (TS 36.321 SR/BSR; reproduces the retxBSR-Timer
     /// stall) or "ideal" (ns-3 LENA/mmWave-like: the eNB sees the UE buffer every slot).
-    pub bsr: String,
+    pub bsr: BsrMode,
 }
 
 /// `[rlc]`.
@@ -175,7 +265,7 @@ pub struct MacSection {
 #[serde(deny_unknown_fields)]
 pub struct RlcSection {
     /// "am" or "um".
-    pub mode: String,
+    pub mode: RlcModeName,
     /// SDU queue limit per UE bearer at the eNB (drops counted).
     pub buffer: Bytes,
     pub t_poll_retransmit: Dur,
@@ -192,9 +282,10 @@ pub struct CoreSection {
     /// Server ↔ core link: rate (caps the server's sending rate), one-way delay.
     pub server_rate: Rate,
     pub server_delay: Dur,
-    /// Server link queue (bytes).
+    /// Server link and S1-U/N3 queues (bytes; at least one packet).
     pub server_queue: Bytes,
     /// Random errors on the server → core direction, per `error_unit` (seed 004: per byte).
+    #[schemars(range(min = 0.0), extend("exclusiveMaximum" = 1.0))]
     pub error_rate: f64,
     pub error_unit: ErrUnit,
 }
@@ -203,12 +294,8 @@ pub struct CoreSection {
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RanScenario {
-    /// "lte-cell", "lte-7cell", "mmwave-blockage" or "mmwave-urban".
-    pub scenario: String,
-    pub duration: Dur,
-    #[schemars(range(max = 9_223_372_036_854_775_807u64))]
-    pub seed: u64,
     /// Number of UEs.
+    #[schemars(range(min = 1, max = 200))]
     pub ues: u32,
     /// "tcp" or "udp-saturation".
     pub traffic: Traffic,
@@ -221,7 +308,15 @@ pub struct RanScenario {
     pub rlc: RlcSection,
     pub core: CoreSection,
     pub flow: FlowConfig,
-    pub output: OutputConfig,
+}
+
+/// Bound of the scheduling and HARQ delays in slots (TS 38.214 §6.1.2.1: k2 <= 32; HARQ
+/// feedback timing, TS 38.213 §9.2.3: at most 15 slots).
+pub const MAX_SCHED_SLOTS: u32 = 32;
+
+/// Name and address of UE `k` (0-based).
+fn ue_node(k: usize) -> (String, Ipv4Addr) {
+    (format!("ue{}", k + 1), Ipv4Addr::new(10, 1, (k / 250) as u8, (k % 250) as u8 + 1))
 }
 
 fn sched(n: SchedName, tc: Duration) -> SchedulerKind {
@@ -232,18 +327,18 @@ fn sched(n: SchedName, tc: Duration) -> SchedulerKind {
     }
 }
 
-impl RanScenario {
-    pub fn validate(&self) -> Result<(), ConfigError> {
-        check(
-            RAN_SCENARIOS.contains(&self.scenario.as_str()),
-            "scenario",
-            RAN_SCENARIOS.join(", "),
-        )?;
-        check(
-            self.duration.0 .0 > 0 && self.duration.0 <= Duration::from_secs(3600),
-            "duration",
-            "must be > 0 and <= 1h",
-        )?;
+impl ScenarioKind for RanScenario {
+    fn from_table(t: toml::Table) -> Result<Self, ConfigError> {
+        crate::config::from_table(t)
+    }
+}
+
+impl Scenario for RanScenario {
+    fn max_duration(&self) -> Duration {
+        Duration::from_secs(3600)
+    }
+
+    fn validate(&self, common: &Common) -> Result<(), ConfigError> {
         check(
             (1..=200).contains(&self.ues),
             "ues",
@@ -255,70 +350,112 @@ impl RanScenario {
             "udp_packet",
             "must be between 28 and 65535 bytes",
         )?;
+        let r = &self.radio;
         check(
-            (1..=4).contains(&self.radio.layers),
+            r.carrier_ghz.is_finite() && r.carrier_ghz > 0.0 && r.carrier_ghz <= 300.0,
+            "radio.carrier_ghz",
+            "must be > 0 and <= 300 GHz",
+        )?;
+        check(
+            r.tx_power_dbm.is_finite() && (-50.0..=80.0).contains(&r.tx_power_dbm),
+            "radio.tx_power_dbm",
+            "must be between -50 and 80 dBm",
+        )?;
+        for (v, path) in [(r.bs_height_m, "radio.bs_height_m"), (r.ue_height_m, "radio.ue_height_m")] {
+            check(v.is_finite() && v > 0.0 && v <= 1000.0, path, "must be > 0 and <= 1000 m")?;
+        }
+        for (v, path) in [
+            (r.ue_noise_figure_db, "radio.ue_noise_figure_db"),
+            (r.bs_noise_figure_db, "radio.bs_noise_figure_db"),
+        ] {
+            check((0.0..=30.0).contains(&v), path, "must be between 0 and 30 dB")?;
+        }
+        check(
+            (1..=4).contains(&r.layers),
             "radio.layers",
             "must be 1..=4",
         )?;
-        if self.radio.duplex != "FDD" {
-            Duplex::tdd(&self.radio.duplex).map_err(|e| {
-                ConfigError::new(
-                    "radio.duplex",
-                    format!("\"FDD\" or a TDD pattern of C/D/U/S/F: {e}"),
-                )
-            })?;
-        }
-        if self.radio.rat == RatPreset::Lte {
+        if r.rat == RatPreset::Lte {
             check(
-                rantcp_ran::frame::lte_n_prb((self.radio.bandwidth_mhz * 1000.0).round() as u32)
-                    .is_some(),
+                r.bandwidth_mhz.is_finite()
+                    && rantcp_ran::frame::lte_n_prb((r.bandwidth_mhz * 1000.0).round() as u32)
+                        .is_some(),
                 "radio.bandwidth_mhz",
                 "1.4, 3, 5, 10, 15 or 20",
             )?;
         }
-        check(self.radio.isd_m > 10.0, "radio.isd_m", "must be > 10 m")?;
+        check(r.isd_m > 10.0 && r.isd_m.is_finite(), "radio.isd_m", "must be > 10 m")?;
+        let slot = self.radio_config().carrier.slot;
+        let run = common.duration.d();
         check(
-            self.ue.cell_radius_m > self.ue.min_distance_m && self.ue.min_distance_m >= 1.0,
+            r.cqi_period.0 >= slot && r.cqi_period.0 < run,
+            "radio.cqi_period",
+            format!("must be at least one slot ({}) and shorter than the run", Dur(slot)),
+        )?;
+        check(
+            r.cqi_delay.0 + r.cqi_period.0 < run,
+            "radio.cqi_delay",
+            "the first CQI report must arrive within the run: cqi_period + cqi_delay < duration",
+        )?;
+        check(
+            self.ue.cell_radius_m > self.ue.min_distance_m && self.ue.min_distance_m >= 1.0
+                && self.ue.cell_radius_m.is_finite(),
             "ue.cell_radius_m",
             "must exceed ue.min_distance_m (>= 1 m)",
         )?;
-        check(self.ue.distance_m >= 1.0, "ue.distance_m", "must be >= 1 m")?;
+        check(
+            self.ue.distance_m >= 1.0 && self.ue.distance_m.is_finite(),
+            "ue.distance_m",
+            "must be >= 1 m",
+        )?;
         check(
             self.ue.placement != Placement::UrbanRoute || self.ues == 1,
             "ues",
             "the urban route carries exactly one UE",
         )?;
+        let m = &self.mac;
         check(
-            (1..=32).contains(&self.mac.harq_processes),
+            (1..=32).contains(&m.harq_processes),
             "mac.harq_processes",
             "must be 1..=32",
         )?;
         check(
-            self.mac.harq_feedback_slots >= 1,
+            (1..=MAX_SCHED_SLOTS).contains(&m.harq_feedback_slots),
             "mac.harq_feedback_slots",
-            "must be >= 1",
+            format!("must be 1..={MAX_SCHED_SLOTS} slots"),
         )?;
         check(
-            self.mac.pdcch_grants >= 1,
+            m.pdcch_grants >= 1,
             "mac.pdcch_grants",
             "must be >= 1",
         )?;
-        check(self.mac.k2_slots >= 1, "mac.k2_slots", "must be >= 1")?;
-        check(self.mac.sr_period.0 .0 > 0, "mac.sr_period", "must be > 0")?;
         check(
-            self.mac.bsr == "standard" || self.mac.bsr == "ideal",
-            "mac.bsr",
-            "\"standard\" or \"ideal\"",
+            (1..=MAX_SCHED_SLOTS).contains(&m.k2_slots),
+            "mac.k2_slots",
+            format!("must be 1..={MAX_SCHED_SLOTS} slots (TS 38.214 §6.1.2.1)"),
         )?;
+        // TS 36.331 SchedulingRequestConfig: the shortest SR period is one slot (1 ms in LTE).
         check(
-            self.rlc.mode == "am" || self.rlc.mode == "um",
-            "rlc.mode",
-            "\"am\" or \"um\"",
+            m.sr_period.0 >= slot,
+            "mac.sr_period",
+            format!("must be at least one slot ({})", Dur(slot)),
         )?;
+        for (v, path) in [(m.ue_processing, "mac.ue_processing"), (m.enb_processing, "mac.enb_processing")] {
+            check(v.0 <= Duration::from_millis(100), path, "must be <= 100ms")?;
+        }
         check(
             self.rlc.buffer.0 >= 1500,
             "rlc.buffer",
             "must be >= 1500 bytes",
+        )?;
+        let pkt = match self.traffic {
+            Traffic::Tcp => max_packet_bytes(&self.flow),
+            Traffic::UdpSaturation => self.udp_packet.0,
+        };
+        check(
+            self.core.server_queue.0 >= pkt,
+            "core.server_queue",
+            format!("must hold at least one packet: >= {pkt} bytes with these flow settings"),
         )?;
         check(
             (0.0..1.0).contains(&self.core.error_rate),
@@ -326,9 +463,22 @@ impl RanScenario {
             "must be in [0, 1)",
         )?;
         self.flow.validate("flow")?;
-        self.output.validate("output")
+        check_flow_start(&self.flow, common)
     }
 
+    fn build(&self, common: &Common) -> Result<Vec<Network>, ConfigError> {
+        Ok(vec![Network {
+            label: String::new(),
+            sim: self.build_sim(common)?,
+        }])
+    }
+
+    fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("config serialises")
+    }
+}
+
+impl RanScenario {
     fn radio_config(&self) -> RadioConfig {
         let r = &self.radio;
         let mut cfg = match r.rat {
@@ -347,11 +497,7 @@ impl RanScenario {
                 c
             }
         };
-        cfg.duplex = if r.duplex == "FDD" {
-            Duplex::Fdd
-        } else {
-            Duplex::tdd(&r.duplex).expect("validated")
-        };
+        cfg.duplex = r.duplex.duplex();
         cfg.ue_noise_figure_db = r.ue_noise_figure_db;
         cfg.bs_noise_figure_db = r.bs_noise_figure_db;
         cfg.bf_gain_db = if r.bs_antennas > 0 && r.ue_antennas > 0 {
@@ -404,12 +550,11 @@ impl RanScenario {
         c.ue_mac.retx_bsr_timer = m.retx_bsr_timer.d();
         c.ue_processing = m.ue_processing.d();
         c.enb_processing = m.enb_processing.d();
-        c.ideal_bsr = m.bsr == "ideal";
+        c.ideal_bsr = m.bsr == BsrMode::Ideal;
         let r = &self.rlc;
-        c.rlc.mode = if r.mode == "um" {
-            RlcMode::Um
-        } else {
-            RlcMode::Am
+        c.rlc.mode = match r.mode {
+            RlcModeName::Um => RlcMode::Um,
+            RlcModeName::Am => RlcMode::Am,
         };
         if c.rlc.mode == RlcMode::Um && c.rlc.layout == rantcp_ran::rlc::RlcLayout::Nr18 {
             c.rlc.layout = rantcp_ran::rlc::RlcLayout::Nr12;
@@ -454,8 +599,9 @@ impl RanScenario {
         }
     }
 
-    /// Build the network; returns the simulator and the RAN device's index.
-    pub fn build(&self, seed: u64) -> Sim {
+    /// Build the network, its flows and functions.
+    pub fn build_sim(&self, common: &Common) -> Result<Sim, ConfigError> {
+        let seed = common.seed;
         let mut sim = Sim::new(seed);
         let server = sim.add_node("server", Ipv4Addr::new(10, 0, 0, 1));
         let core = sim.add_node("core", Ipv4Addr::new(10, 0, 0, 254));
@@ -526,10 +672,48 @@ impl RanScenario {
         let mut dev = RanDevice::new(self.ran_config(slot), radio, enb);
         let mut ue_nodes = Vec::new();
         for k in 0..mobs.len() {
-            let addr = Ipv4Addr::new(10, 1, (k / 250) as u8, (k % 250) as u8 + 1);
-            let n = sim.add_node(&format!("ue{}", k + 1), addr);
+            let (name, addr) = ue_node(k);
+            let n = sim.add_node(&name, addr);
             dev.add_ue(k as u16 + 1, n, addr);
             ue_nodes.push(n);
+        }
+        // Flows: one download per UE (added to the network after the device, as always).
+        let f = &self.flow;
+        let specs: Vec<FlowSpec> = ue_nodes
+            .iter()
+            .enumerate()
+            .map(|(k, &n)| FlowSpec {
+                name: ue_node(k).0,
+                kind: match self.traffic {
+                    Traffic::Tcp => FlowKind::Bulk {
+                        bytes: f.bytes.map(|b| b.0),
+                    },
+                    Traffic::UdpSaturation => FlowKind::UdpCbr {
+                        rate_bps: self.udp_rate.bps(),
+                        packet_bytes: self.udp_packet.0 as u32,
+                    },
+                },
+                src: server,
+                dst: n,
+                src_port: 5201,
+                dst_port: 49152 + k as u16,
+                start: Time::ZERO + f.start.d(),
+                tcp_sender: f.tcp_sender(),
+                tcp_receiver: f.tcp_receiver(),
+            })
+            .collect();
+        let facts = RadioFacts {
+            slot,
+            harq_feedback_slots: self.mac.harq_feedback_slots,
+        };
+        let env = build_env(&sim, common, &specs, Some(facts));
+        let ran_fns = attach_functions(&mut sim, common, &env)?;
+        if !ran_fns.is_empty() {
+            // TODO(ran): attach each with `dev.add_function(f)` once RanDevice has it.
+            return Err(ConfigError::new(
+                "functions",
+                "functions at radio points (dl-ingress, dl-egress, ul-egress) are not wired into the radio cell yet (allowed now: \"forward\", \"host\")",
+            ));
         }
         let d = sim.add_device(Box::new(dev));
         let e_radio = sim.attach(enb, d, "radio");
@@ -539,42 +723,10 @@ impl RanScenario {
             sim.add_route(n, Ipv4Addr::UNSPECIFIED, 0, i);
         }
 
-        // Flows: one download per UE.
-        let f = &self.flow;
-        for (k, &n) in ue_nodes.iter().enumerate() {
-            let kind = match self.traffic {
-                Traffic::Tcp => FlowKind::Bulk {
-                    bytes: f.bytes.map(|b| b.0),
-                },
-                Traffic::UdpSaturation => FlowKind::UdpCbr {
-                    rate_bps: self.udp_rate.bps(),
-                    packet_bytes: self.udp_packet.0 as u32,
-                },
-            };
-            sim.add_flow(FlowSpec {
-                name: format!("ue{}", k + 1),
-                kind,
-                src: server,
-                dst: n,
-                src_port: 5201,
-                dst_port: 49152 + k as u16,
-                start: Time::ZERO + f.start.d(),
-                tcp_sender: f.tcp_sender(),
-                tcp_receiver: f.tcp_receiver(),
-            });
+        for spec in specs {
+            sim.add_flow(spec);
         }
-        sim
+        Ok(sim)
     }
 }
 
-/// Merge `over` into `base` (tables recursively; other values replaced).
-pub fn merge_tables(base: &mut toml::Table, over: toml::Table) {
-    for (k, v) in over {
-        match (base.get_mut(&k), v) {
-            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge_tables(b, o),
-            (_, v) => {
-                base.insert(k, v);
-            }
-        }
-    }
-}
