@@ -1,0 +1,220 @@
+//! Nonsense is refused at load time with one line naming the field and what is allowed
+//! (issue 9 item 7, issue 20), and what is sensible still loads.
+
+use rantcp_scenario::{load, resolve_source};
+
+fn err(spec: &str, set: &[(&str, &str)]) -> String {
+    let (src, text) = resolve_source(spec).unwrap();
+    let ov: Vec<(String, String)> = set.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    match load(&text, &src, &ov, None) {
+        Ok(_) => panic!("{spec} {set:?} loaded"),
+        Err(e) => {
+            let s = e.to_string();
+            assert!(!s.contains('\n'), "one line: {s}");
+            s
+        }
+    }
+}
+
+fn ok(spec: &str, set: &[(&str, &str)]) {
+    let (src, text) = resolve_source(spec).unwrap();
+    let ov: Vec<(String, String)> = set.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    if let Err(e) = load(&text, &src, &ov, None) {
+        panic!("{spec} {set:?}: {e}");
+    }
+}
+
+const LTE: &str = "builtin:lte-cell";
+const MMW: &str = "builtin:mmwave-blockage";
+
+#[test]
+fn sr_period_shorter_than_a_slot() {
+    assert_eq!(
+        err(LTE, &[("mac.sr_period", "1ns"), ("mac.bsr", "standard")]),
+        "mac.sr_period: must be at least one slot (1ms)"
+    );
+    assert_eq!(
+        err(MMW, &[("mac.sr_period", "100us")]),
+        "mac.sr_period: must be at least one slot (125us)"
+    );
+    ok(LTE, &[("mac.sr_period", "1ms")]);
+}
+
+#[test]
+fn tdd_pattern_needs_a_downlink_and_an_uplink_slot() {
+    assert_eq!(
+        err(MMW, &[("radio.duplex", "UUUU")]),
+        "radio.duplex: TDD pattern \"UUUU\" must have a downlink (D or F) and an uplink (U or F) slot"
+    );
+    assert_eq!(
+        err(MMW, &[("radio.duplex", "CCDD")]),
+        "radio.duplex: TDD pattern \"CCDD\" must have a downlink (D or F) and an uplink (U or F) slot"
+    );
+    assert!(err(MMW, &[("radio.duplex", "CCXX")]).starts_with("radio.duplex: \"FDD\" or a TDD pattern"));
+    ok(MMW, &[("radio.duplex", "FFFF")]);
+    ok(LTE, &[("radio.duplex", "DDDU")]);
+}
+
+#[test]
+fn carrier_power_heights_noise_figures_must_be_physical() {
+    for v in ["-1", "0", "nan", "inf", "301"] {
+        assert_eq!(
+            err(LTE, &[("radio.carrier_ghz", v)]),
+            "radio.carrier_ghz: must be > 0 and <= 300 GHz",
+            "{v}"
+        );
+    }
+    for v in ["nan", "-inf", "100"] {
+        assert_eq!(
+            err(LTE, &[("radio.tx_power_dbm", v)]),
+            "radio.tx_power_dbm: must be between -50 and 80 dBm",
+            "{v}"
+        );
+    }
+    assert_eq!(
+        err(LTE, &[("radio.bs_height_m", "-25")]),
+        "radio.bs_height_m: must be > 0 and <= 1000 m"
+    );
+    assert_eq!(
+        err(LTE, &[("radio.ue_height_m", "nan")]),
+        "radio.ue_height_m: must be > 0 and <= 1000 m"
+    );
+    assert_eq!(
+        err(LTE, &[("radio.ue_noise_figure_db", "nan")]),
+        "radio.ue_noise_figure_db: must be between 0 and 30 dB"
+    );
+    assert_eq!(
+        err(LTE, &[("ue.distance_m", "nan")]),
+        "ue.distance_m: must be >= 1 m"
+    );
+}
+
+#[test]
+fn scheduling_delays_are_bounded() {
+    assert_eq!(
+        err(LTE, &[("mac.k2_slots", "100000")]),
+        "mac.k2_slots: must be 1..=32 slots (TS 38.214 §6.1.2.1)"
+    );
+    assert_eq!(
+        err(LTE, &[("mac.harq_feedback_slots", "33")]),
+        "mac.harq_feedback_slots: must be 1..=32 slots"
+    );
+    assert_eq!(
+        err(LTE, &[("mac.enb_processing", "1s")]),
+        "mac.enb_processing: must be <= 100ms"
+    );
+    ok(LTE, &[("mac.k2_slots", "32")]);
+}
+
+#[test]
+fn cqi_reports_must_arrive_within_the_run() {
+    assert_eq!(
+        err(LTE, &[("duration", "1s"), ("radio.cqi_delay", "2s")]),
+        "radio.cqi_delay: the first CQI report must arrive within the run: cqi_period + cqi_delay < duration"
+    );
+    assert_eq!(
+        err(LTE, &[("radio.cqi_period", "0s")]),
+        "radio.cqi_period: must be at least one slot (1ms) and shorter than the run"
+    );
+}
+
+#[test]
+fn queues_must_hold_a_packet() {
+    assert_eq!(
+        err(LTE, &[("core.server_queue", "0B")]),
+        "core.server_queue: must hold at least one packet: >= 1508 bytes with these flow settings"
+    );
+    assert_eq!(
+        err("builtin:p2p-bulk", &[("bottleneck.queue", "1B")]),
+        "bottleneck.queue: must hold at least one packet: >= 1508 bytes with these flow settings, or a number of packets such as \"100packets\""
+    );
+    assert!(err("builtin:p2p-bulk", &[("access.queue", "1kB")]).starts_with("access.queue: must hold"));
+    ok("builtin:p2p-bulk", &[("bottleneck.queue", "1packets")]);
+    ok("builtin:p2p-bulk", &[("bottleneck.queue", "1508B")]);
+}
+
+#[test]
+fn flows_start_before_the_end() {
+    assert_eq!(
+        err("builtin:p2p-bulk", &[("duration", "2s"), ("flow.start", "3s")]),
+        "flow.start: must be before the end of the run (duration = 2s)"
+    );
+    assert_eq!(
+        err(LTE, &[("duration", "1s"), ("flow.start", "1s")]),
+        "flow.start: must be before the end of the run (duration = 1s)"
+    );
+}
+
+#[test]
+fn enums_name_what_is_allowed() {
+    assert_eq!(
+        err(LTE, &[("mac.bsr", "sometimes")]),
+        "mac.bsr: unknown variant `sometimes`, expected `standard` or `ideal`"
+    );
+    assert_eq!(
+        err(LTE, &[("rlc.mode", "tm")]),
+        "rlc.mode: unknown variant `tm`, expected `am` or `um`"
+    );
+    assert_eq!(
+        err("builtin:p2p-bulk", &[("scenario", "lte-cel")]),
+        "scenario: unknown scenario \"lte-cel\"; allowed: p2p-bulk, cc-compare, lte-cell, lte-7cell, mmwave-blockage, mmwave-urban"
+    );
+}
+
+#[test]
+fn seeds_span_zero_to_i64_max_with_a_clear_message() {
+    let max = "9223372036854775807";
+    ok("builtin:p2p-bulk", &[("seed", max)]);
+    assert_eq!(
+        err("builtin:p2p-bulk", &[("seed", "-1")]),
+        "seed: -1 is out of range (allowed: 0 to 9223372036854775807)"
+    );
+    assert_eq!(
+        err("builtin:p2p-bulk", &[("seed", "9223372036854775808")]),
+        "seed: 9223372036854775808 is out of range (allowed: 0 to 9223372036854775807)"
+    );
+    assert_eq!(
+        err("builtin:p2p-bulk", &[("seed", "1.5")]),
+        "seed: invalid type: floating point `1.5`, expected an integer from 0 to 9223372036854775807"
+    );
+}
+
+#[test]
+fn functions_tables_are_checked_in_every_scenario() {
+    for b in rantcp_scenario::BUILTINS {
+        let spec = format!("builtin:{}", b.name);
+        assert_eq!(
+            err(&spec, &[("functions.impair.loss", "1.5")]),
+            "functions.impair.loss: must be a probability in [0, 1)",
+            "{}",
+            b.name
+        );
+        assert_eq!(
+            err(&spec, &[("functions.impair.los", "0.1")]),
+            "functions.impair.los: unknown field `los`, expected one of `point`, `node`, `loss`, `every`, `delay`, `start`, `stop`, `proto`, `direction`, `flow`, `src_port`, `dst_port`",
+            "{}",
+            b.name
+        );
+        assert!(
+            err(&spec, &[("functions.impair.every", "2"), ("functions.impair.node", "nowhere")])
+                .starts_with("functions.impair.node: no node named \"nowhere\" (allowed: "),
+            "{}",
+            b.name
+        );
+        assert_eq!(
+            err(&spec, &[("functions.nope.x", "1")]),
+            "functions.nope: unknown field `nope`, expected `impair`",
+            "{}",
+            b.name
+        );
+        ok(&spec, &[("functions.impair.every", "10")]);
+    }
+    assert_eq!(
+        err("builtin:p2p-bulk", &[("functions.impair.every", "2"), ("functions.impair.point", "dl-ingress")]),
+        "functions.impair.point: \"dl-ingress\" is a radio point and this scenario has no radio (allowed: \"forward\", \"host\")"
+    );
+    assert_eq!(
+        err(LTE, &[("functions.impair.every", "2"), ("functions.impair.flow", "ue11")]),
+        "functions.impair.flow: no flow named \"ue11\" (allowed: ue1, ue2, ue3, ue4, ue5, ue6, ue7, ue8, ue9, ue10)"
+    );
+}
