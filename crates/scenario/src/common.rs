@@ -94,6 +94,7 @@ pub struct FlowConfig {
     pub app: AppKind,
     /// Number of parallel flows with these settings.
     #[serde(default = "d_one")]
+    #[schemars(range(min = 1, max = 1000))]
     pub count: u32,
     /// When the flows start.
     #[serde(default = "d_zero")]
@@ -116,6 +117,7 @@ pub struct FlowConfig {
     pub cc: CcName,
     /// Maximum segment size, payload bytes.
     #[serde(default = "d_mss")]
+    #[schemars(range(min = 64, max = 65495))]
     pub mss: u32,
     /// Delayed ACKs at the receiver (every second full segment or at `delack_timeout`).
     #[serde(default = "d_true")]
@@ -146,6 +148,7 @@ pub struct FlowConfig {
     pub snd_buf: Bytes,
     /// Initial congestion window, segments (RFC 6928: 10).
     #[serde(default = "d_iw")]
+    #[schemars(range(min = 1, max = 1000))]
     pub initial_cwnd: u32,
     /// Pace every controller's transmissions (BBR always paces).
     #[serde(default)]

@@ -110,6 +110,7 @@ pub struct Bottleneck {
     pub queue: Queue,
     /// Random loss probability per `loss_unit` on the data direction, in [0, 1).
     #[serde(default)]
+    #[schemars(range(min = 0.0), extend("exclusiveMaximum" = 1.0))]
     pub loss: f64,
     /// "packet", "byte" or "bit".
     #[serde(default = "d_unit")]

@@ -209,13 +209,12 @@ fn full_schema<T: ScenarioKind>(g: &mut SchemaGenerator) -> Schema {
     for (k, v) in cp.as_object().into_iter().flatten().skip(3) {
         props.insert(k.clone(), v.clone());
     }
-    let mut required: Vec<serde_json::Value> = obj(&common, "required").as_array().cloned().unwrap_or_default();
-    required.extend(obj(&own, "required").as_array().cloned().unwrap_or_default());
+    // Only `scenario` is required in a file: the named built-in's file gives every other field.
     let mut s = json_schema!({
         "type": "object",
         "properties": props,
         "additionalProperties": false,
-        "required": required,
+        "required": ["scenario"],
     });
     if let Some(d) = own.get("description") {
         s.insert("description".into(), d.clone());
