@@ -168,7 +168,10 @@ impl FunctionConfig for ImpairConfig {
             check(
                 self.node.is_some(),
                 &format!("{p}.node"),
-                format!("required at point {:?}: the node whose packets to impair", self.point.name()),
+                format!(
+                    "required at point {:?}: the node whose packets to impair",
+                    self.point.name()
+                ),
             )?;
         }
         Ok(())
@@ -180,7 +183,10 @@ impl FunctionConfig for ImpairConfig {
         }
         let (site, instance) = if self.point.at_node() {
             let name = self.node.as_deref().unwrap_or_default();
-            (Site::Node(env.node(&format!("{p}.node"), name)?), name.to_string())
+            (
+                Site::Node(env.node(&format!("{p}.node"), name)?),
+                name.to_string(),
+            )
         } else {
             check(
                 env.radio.is_some(),
@@ -426,7 +432,9 @@ mod tests {
 
     #[test]
     fn every_nth_matching_packet_in_the_window_is_dropped() {
-        let mut f = build("node = 'core'\nevery = 3\nstart = '10ms'\nstop = '20ms'\ndirection = 'data'").unwrap();
+        let mut f =
+            build("node = 'core'\nevery = 3\nstart = '10ms'\nstop = '20ms'\ndirection = 'data'")
+                .unwrap();
         let mut verdicts = Vec::new();
         for ms in [5, 10, 11, 12, 13, 14, 15, 19, 20, 25] {
             // An ACK at each instant too: never matches direction "data".
@@ -438,7 +446,10 @@ mod tests {
         // Matching: 10, 11, 12, 13, 14, 15, 19 (the 3rd and 6th are dropped).
         assert_eq!(verdicts, vec![p, p, p, d, p, p, d, p, p, p]);
         let r = f.report();
-        assert_eq!((r["matched"].as_u64(), r["point"].as_str()), (Some(7), Some("forward")));
+        assert_eq!(
+            (r["matched"].as_u64(), r["point"].as_str()),
+            (Some(7), Some("forward"))
+        );
     }
 
     #[test]
@@ -453,7 +464,11 @@ mod tests {
         let mut f = build("node = 'core'\nevery = 1\nflow = 'ue1'").unwrap();
         assert_eq!(f.handle_packet(&at(0), &mut data()), drop);
         assert_eq!(f.handle_packet(&at(0), &mut ack()), drop);
-        assert_eq!(f.handle_packet(&at(0), &mut udp()), Verdict::Pass, "not that flow");
+        assert_eq!(
+            f.handle_packet(&at(0), &mut udp()),
+            Verdict::Pass,
+            "not that flow"
+        );
         let mut f = build("node = 'core'\nevery = 1\ndirection = 'ack'").unwrap();
         assert_eq!(f.handle_packet(&at(0), &mut data()), Verdict::Pass);
         assert_eq!(f.handle_packet(&at(0), &mut ack()), drop);
@@ -536,7 +551,10 @@ mod tests {
             slot: Duration::from_millis(1),
             harq_feedback_slots: 4,
         });
-        assert_eq!(c.build("functions.impair", &env).unwrap()[0].site, Site::Ran);
+        assert_eq!(
+            c.build("functions.impair", &env).unwrap()[0].site,
+            Site::Ran
+        );
     }
 
     #[test]

@@ -75,7 +75,10 @@ impl BuildEnv {
             .map(|x| x.1)
             .ok_or_else(|| {
                 let names: Vec<&str> = self.flows.iter().map(|(n, _)| n.as_str()).collect();
-                ConfigError::new(path, format!("no flow named {name:?} (allowed: {})", names.join(", ")))
+                ConfigError::new(
+                    path,
+                    format!("no flow named {name:?} (allowed: {})", names.join(", ")),
+                )
             })
     }
 }
@@ -109,13 +112,17 @@ impl FunctionsConfig {
     }
     /// Check every kind's table (`prefix` is `functions`).
     pub fn validate(&self, prefix: &str) -> Result<(), ConfigError> {
-        self.impair.validate(&format!("{prefix}.{}", impair::ImpairConfig::KIND))
+        self.impair
+            .validate(&format!("{prefix}.{}", impair::ImpairConfig::KIND))
     }
     /// Build every enabled function, kinds in declaration order.
     pub fn build(&self, prefix: &str, env: &BuildEnv) -> Result<Vec<Attach>, ConfigError> {
         let mut out = Vec::new();
         if self.impair.enabled() {
-            out.extend(self.impair.build(&format!("{prefix}.{}", impair::ImpairConfig::KIND), env)?);
+            out.extend(
+                self.impair
+                    .build(&format!("{prefix}.{}", impair::ImpairConfig::KIND), env)?,
+            );
         }
         Ok(out)
     }

@@ -9,7 +9,10 @@
 
 use crate::common::{AppKind, FlowConfig};
 use crate::config::{check, ConfigError};
-use crate::scenario::{attach_functions, build_env, check_flow_start, Common, Network, Scenario, ScenarioKind};
+use crate::scenario::{
+    attach_functions, build_env, check_flow_start, check_link, Common, Network, Scenario,
+    ScenarioKind,
+};
 use crate::units::{Dur, Queue, Rate};
 use rantcp_core::Time;
 use rantcp_net::{ErrorUnit, FlowKind, FlowSpec, LinkParams, QueueLimit, Sim};
@@ -157,7 +160,22 @@ impl Scenario for P2pBulk {
         self.flow.validate("flow")?;
         check_flow_start(&self.flow, common)?;
         check_queue(self.access.queue, "access.queue", &self.flow)?;
-        check_queue(self.bottleneck.queue, "bottleneck.queue", &self.flow)
+        check_queue(self.bottleneck.queue, "bottleneck.queue", &self.flow)?;
+        let pkt = max_packet_bytes(&self.flow);
+        check_link(
+            self.access.rate.bps(),
+            self.access.delay.d(),
+            "access.",
+            pkt,
+            common,
+        )?;
+        check_link(
+            self.bottleneck.rate.bps(),
+            self.bottleneck.delay.d(),
+            "bottleneck.",
+            pkt,
+            common,
+        )
     }
     fn build(&self, common: &Common) -> Result<Vec<Network>, ConfigError> {
         Ok(vec![Network {
@@ -262,7 +280,10 @@ impl P2pBulk {
         }
         let env = build_env(&sim, common, &specs, None);
         let ran = attach_functions(&mut sim, common, &env)?;
-        debug_assert!(ran.is_empty(), "no radio: the factories refuse radio points");
+        debug_assert!(
+            ran.is_empty(),
+            "no radio: the factories refuse radio points"
+        );
         Ok(sim)
     }
 }

@@ -12,13 +12,16 @@
 //! above the radio's capacity (`traffic = "udp-saturation"`, the maximum-goodput reference of
 //! seed 004).
 
-use crate::common::{FlowConfig};
+use crate::common::FlowConfig;
 use crate::config::{check, ConfigError};
 use crate::p2p_bulk::max_packet_bytes;
-use crate::scenario::{attach_functions, build_env, check_flow_start, Common, Network, Scenario, ScenarioKind};
+use crate::scenario::{
+    attach_functions, build_env, check_flow_start, check_link, Common, Network, Scenario,
+    ScenarioKind,
+};
 use crate::units::{Bytes, Dur, Rate};
-use rantcp_functions::RadioFacts;
 use rantcp_core::{Duration, Rng, Time};
+use rantcp_functions::RadioFacts;
 use rantcp_net::{ErrorUnit, FlowKind, FlowSpec, LinkParams, QueueLimit, Sim};
 use rantcp_ran::antenna::{beamforming_gain_db, AntennaPattern};
 use rantcp_ran::cell::{RanConfig, RanDevice};
@@ -49,7 +52,8 @@ impl DuplexSpec {
         if s == "FDD" {
             return Ok(DuplexSpec::Fdd);
         }
-        let d = Duplex::tdd(s).map_err(|e| format!("\"FDD\" or a TDD pattern of C/D/U/S/F: {e}"))?;
+        let d =
+            Duplex::tdd(s).map_err(|e| format!("\"FDD\" or a TDD pattern of C/D/U/S/F: {e}"))?;
         let n = s.chars().filter(|c| !c.is_whitespace()).count() as u64;
         if !(0..n).any(|i| d.is_dl(i)) || !(0..n).any(|i| d.is_ul(i)) {
             return Err(format!(
@@ -314,9 +318,16 @@ pub struct RanScenario {
 /// feedback timing, TS 38.213 §9.2.3: at most 15 slots).
 pub const MAX_SCHED_SLOTS: u32 = 32;
 
+/// Largest distance in a layout (m): beyond the largest LTE cells (TS 36.331 allows up to
+/// ~100 km with extended cyclic prefix and timing advance).
+pub const MAX_DISTANCE_M: f64 = 100_000.0;
+
 /// Name and address of UE `k` (0-based).
 fn ue_node(k: usize) -> (String, Ipv4Addr) {
-    (format!("ue{}", k + 1), Ipv4Addr::new(10, 1, (k / 250) as u8, (k % 250) as u8 + 1))
+    (
+        format!("ue{}", k + 1),
+        Ipv4Addr::new(10, 1, (k / 250) as u8, (k % 250) as u8 + 1),
+    )
 }
 
 fn sched(n: SchedName, tc: Duration) -> SchedulerKind {
@@ -361,20 +372,27 @@ impl Scenario for RanScenario {
             "radio.tx_power_dbm",
             "must be between -50 and 80 dBm",
         )?;
-        for (v, path) in [(r.bs_height_m, "radio.bs_height_m"), (r.ue_height_m, "radio.ue_height_m")] {
-            check(v.is_finite() && v > 0.0 && v <= 1000.0, path, "must be > 0 and <= 1000 m")?;
+        for (v, path) in [
+            (r.bs_height_m, "radio.bs_height_m"),
+            (r.ue_height_m, "radio.ue_height_m"),
+        ] {
+            check(
+                v.is_finite() && v > 0.0 && v <= 1000.0,
+                path,
+                "must be > 0 and <= 1000 m",
+            )?;
         }
         for (v, path) in [
             (r.ue_noise_figure_db, "radio.ue_noise_figure_db"),
             (r.bs_noise_figure_db, "radio.bs_noise_figure_db"),
         ] {
-            check((0.0..=30.0).contains(&v), path, "must be between 0 and 30 dB")?;
+            check(
+                (0.0..=30.0).contains(&v),
+                path,
+                "must be between 0 and 30 dB",
+            )?;
         }
-        check(
-            (1..=4).contains(&r.layers),
-            "radio.layers",
-            "must be 1..=4",
-        )?;
+        check((1..=4).contains(&r.layers), "radio.layers", "must be 1..=4")?;
         if r.rat == RatPreset::Lte {
             check(
                 r.bandwidth_mhz.is_finite()
@@ -384,13 +402,20 @@ impl Scenario for RanScenario {
                 "1.4, 3, 5, 10, 15 or 20",
             )?;
         }
-        check(r.isd_m > 10.0 && r.isd_m.is_finite(), "radio.isd_m", "must be > 10 m")?;
+        check(
+            r.isd_m > 10.0 && r.isd_m <= MAX_DISTANCE_M,
+            "radio.isd_m",
+            "must be > 10 m and <= 100 km",
+        )?;
         let slot = self.radio_config().carrier.slot;
         let run = common.duration.d();
         check(
             r.cqi_period.0 >= slot && r.cqi_period.0 < run,
             "radio.cqi_period",
-            format!("must be at least one slot ({}) and shorter than the run", Dur(slot)),
+            format!(
+                "must be at least one slot ({}) and shorter than the run",
+                Dur(slot)
+            ),
         )?;
         check(
             r.cqi_delay.0 + r.cqi_period.0 < run,
@@ -398,15 +423,16 @@ impl Scenario for RanScenario {
             "the first CQI report must arrive within the run: cqi_period + cqi_delay < duration",
         )?;
         check(
-            self.ue.cell_radius_m > self.ue.min_distance_m && self.ue.min_distance_m >= 1.0
-                && self.ue.cell_radius_m.is_finite(),
+            self.ue.cell_radius_m > self.ue.min_distance_m
+                && self.ue.min_distance_m >= 1.0
+                && self.ue.cell_radius_m <= MAX_DISTANCE_M,
             "ue.cell_radius_m",
-            "must exceed ue.min_distance_m (>= 1 m)",
+            "must exceed ue.min_distance_m (>= 1 m) and be <= 100 km",
         )?;
         check(
-            self.ue.distance_m >= 1.0 && self.ue.distance_m.is_finite(),
+            self.ue.distance_m >= 1.0 && self.ue.distance_m <= MAX_DISTANCE_M,
             "ue.distance_m",
-            "must be >= 1 m",
+            "must be >= 1 m and <= 100 km",
         )?;
         check(
             self.ue.placement != Placement::UrbanRoute || self.ues == 1,
@@ -424,11 +450,7 @@ impl Scenario for RanScenario {
             "mac.harq_feedback_slots",
             format!("must be 1..={MAX_SCHED_SLOTS} slots"),
         )?;
-        check(
-            m.pdcch_grants >= 1,
-            "mac.pdcch_grants",
-            "must be >= 1",
-        )?;
+        check(m.pdcch_grants >= 1, "mac.pdcch_grants", "must be >= 1")?;
         check(
             (1..=MAX_SCHED_SLOTS).contains(&m.k2_slots),
             "mac.k2_slots",
@@ -440,7 +462,10 @@ impl Scenario for RanScenario {
             "mac.sr_period",
             format!("must be at least one slot ({})", Dur(slot)),
         )?;
-        for (v, path) in [(m.ue_processing, "mac.ue_processing"), (m.enb_processing, "mac.enb_processing")] {
+        for (v, path) in [
+            (m.ue_processing, "mac.ue_processing"),
+            (m.enb_processing, "mac.enb_processing"),
+        ] {
             check(v.0 <= Duration::from_millis(100), path, "must be <= 100ms")?;
         }
         check(
@@ -461,6 +486,20 @@ impl Scenario for RanScenario {
             (0.0..1.0).contains(&self.core.error_rate),
             "core.error_rate",
             "must be in [0, 1)",
+        )?;
+        let c = &self.core;
+        check_link(c.s1_rate.bps(), c.s1_delay.d(), "core.s1_", pkt, common)?;
+        check_link(
+            c.server_rate.bps(),
+            c.server_delay.d(),
+            "core.server_",
+            pkt,
+            common,
+        )?;
+        check(
+            c.s1_delay.0 + c.server_delay.0 < run,
+            "core.server_delay",
+            "a packet from the server must reach the base station within the run: server_delay + s1_delay < duration",
         )?;
         self.flow.validate("flow")?;
         check_flow_start(&self.flow, common)
@@ -584,7 +623,11 @@ impl RanScenario {
                 let mut rng = Rng::for_entity(seed, "scenario/ue-drop");
                 // The hexagonal layout drops UEs in the centre site's area: the disk inscribed
                 // in its hexagon (radius ISD/2).
-                let r1 = if self.radio.hex_layout { self.radio.isd_m / 2.0 } else { self.ue.cell_radius_m };
+                let r1 = if self.radio.hex_layout {
+                    self.radio.isd_m / 2.0
+                } else {
+                    self.ue.cell_radius_m
+                };
                 let r0 = self.ue.min_distance_m.min(r1 * 0.5);
                 (0..n)
                     .map(|_| {
@@ -729,4 +772,3 @@ impl RanScenario {
         Ok(sim)
     }
 }
-

@@ -82,20 +82,25 @@ fn seed_de<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
             write!(f, "an integer from 0 to {MAX_SEED}")
         }
         fn visit_i64<E: de::Error>(self, v: i64) -> Result<u64, E> {
-            u64::try_from(v).map_err(|_| E::custom(format!("{v} is out of range (allowed: 0 to {MAX_SEED})")))
+            u64::try_from(v)
+                .map_err(|_| E::custom(format!("{v} is out of range (allowed: 0 to {MAX_SEED})")))
         }
         fn visit_u64<E: de::Error>(self, v: u64) -> Result<u64, E> {
             if v <= MAX_SEED {
                 Ok(v)
             } else {
-                Err(E::custom(format!("{v} is out of range (allowed: 0 to {MAX_SEED})")))
+                Err(E::custom(format!(
+                    "{v} is out of range (allowed: 0 to {MAX_SEED})"
+                )))
             }
         }
         fn visit_str<E: de::Error>(self, s: &str) -> Result<u64, E> {
             // `--set seed=N` with N beyond i64 arrives as text.
             match s.trim().parse::<u64>() {
                 Ok(v) => self.visit_u64(v),
-                Err(_) => Err(E::custom(format!("{s:?} is not an integer from 0 to {MAX_SEED}"))),
+                Err(_) => Err(E::custom(format!(
+                    "{s:?} is not an integer from 0 to {MAX_SEED}"
+                ))),
             }
         }
     }
@@ -280,12 +285,17 @@ pub fn load(
     }
     if let Some(s) = seed {
         let s = i64::try_from(s).map_err(|_| {
-            ConfigError::new("seed", format!("{s} is out of range (allowed: 0 to {MAX_SEED})"))
+            ConfigError::new(
+                "seed",
+                format!("{s} is out of range (allowed: 0 to {MAX_SEED})"),
+            )
         })?;
         table.insert("seed".into(), toml::Value::Integer(s));
     }
     let builtin = match table.get("scenario") {
-        Some(toml::Value::String(s)) => ScenarioName::find(s).map_err(|e| ConfigError::new("scenario", e))?,
+        Some(toml::Value::String(s)) => {
+            ScenarioName::find(s).map_err(|e| ConfigError::new("scenario", e))?
+        }
         Some(_) => {
             return Err(ConfigError::new(
                 "scenario",
@@ -364,17 +374,55 @@ pub fn check_flow_start(flow: &FlowConfig, common: &Common) -> Result<(), Config
     check(
         flow.start.0 < common.duration.0,
         "flow.start",
-        format!("must be before the end of the run (duration = {})", common.duration),
+        format!(
+            "must be before the end of the run (duration = {})",
+            common.duration
+        ),
+    )
+}
+
+/// A link that cannot carry one `packet_bytes` packet within the run is nonsense: its rate
+/// must serialise one in less than the run, its one-way delay be shorter than the run.
+pub fn check_link(
+    rate_bps: u64,
+    delay: Duration,
+    path: &str,
+    packet_bytes: u64,
+    common: &Common,
+) -> Result<(), ConfigError> {
+    let run = common.duration.d();
+    check(
+        Duration::transmission(packet_bytes, rate_bps.max(1)) < run,
+        &format!("{path}rate"),
+        format!(
+            "must carry one {packet_bytes}-byte packet within the run (duration = {})",
+            common.duration
+        ),
+    )?;
+    check(
+        delay < run,
+        &format!("{path}delay"),
+        format!(
+            "must be shorter than the run (duration = {})",
+            common.duration
+        ),
     )
 }
 
 /// What the functions' factories get: the seed, the end of the run, the network's nodes and
 /// its flows' 5-tuples (data direction), and the radio's facts.
-pub fn build_env(sim: &Sim, common: &Common, flows: &[FlowSpec], radio: Option<RadioFacts>) -> BuildEnv {
+pub fn build_env(
+    sim: &Sim,
+    common: &Common,
+    flows: &[FlowSpec],
+    radio: Option<RadioFacts>,
+) -> BuildEnv {
     BuildEnv {
         seed: common.seed,
         end: common.end(),
-        nodes: (0..sim.node_count()).map(|n| (sim.node_name(n).to_string(), n)).collect(),
+        nodes: (0..sim.node_count())
+            .map(|n| (sim.node_name(n).to_string(), n))
+            .collect(),
         flows: flows
             .iter()
             .map(|f| {

@@ -142,7 +142,10 @@ fn each_variant_of_a_comparison_has_its_own_instance() {
     let keys: Vec<&str> = imp.keys().map(|k| k.as_str()).collect();
     assert_eq!(keys, vec!["newreno", "bbr", "udp"]);
     for v in imp.values() {
-        assert_eq!(v["dropped"].as_u64().unwrap(), v["matched"].as_u64().unwrap() / 100);
+        assert_eq!(
+            v["dropped"].as_u64().unwrap(),
+            v["matched"].as_u64().unwrap() / 100
+        );
     }
     let t = table(&out, "impair").unwrap();
     assert_eq!(t.columns[0].0, "network");
@@ -179,7 +182,10 @@ fn one_ues_downlink_impaired_at_the_core() {
 fn radio_points_are_refused_until_the_cell_carries_functions() {
     let e = run_quiet(
         "builtin:lte-cell",
-        &ov(&[("functions.impair.every", "2"), ("functions.impair.point", "dl-ingress")]),
+        &ov(&[
+            ("functions.impair.every", "2"),
+            ("functions.impair.point", "dl-ingress"),
+        ]),
         None,
     )
     .err()

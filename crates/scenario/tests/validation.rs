@@ -5,7 +5,10 @@ use rantcp_scenario::{load, resolve_source};
 
 fn err(spec: &str, set: &[(&str, &str)]) -> String {
     let (src, text) = resolve_source(spec).unwrap();
-    let ov: Vec<(String, String)> = set.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let ov: Vec<(String, String)> = set
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
     match load(&text, &src, &ov, None) {
         Ok(_) => panic!("{spec} {set:?} loaded"),
         Err(e) => {
@@ -18,7 +21,10 @@ fn err(spec: &str, set: &[(&str, &str)]) -> String {
 
 fn ok(spec: &str, set: &[(&str, &str)]) {
     let (src, text) = resolve_source(spec).unwrap();
-    let ov: Vec<(String, String)> = set.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let ov: Vec<(String, String)> = set
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
     if let Err(e) = load(&text, &src, &ov, None) {
         panic!("{spec} {set:?}: {e}");
     }
@@ -50,7 +56,9 @@ fn tdd_pattern_needs_a_downlink_and_an_uplink_slot() {
         err(MMW, &[("radio.duplex", "CCDD")]),
         "radio.duplex: TDD pattern \"CCDD\" must have a downlink (D or F) and an uplink (U or F) slot"
     );
-    assert!(err(MMW, &[("radio.duplex", "CCXX")]).starts_with("radio.duplex: \"FDD\" or a TDD pattern"));
+    assert!(
+        err(MMW, &[("radio.duplex", "CCXX")]).starts_with("radio.duplex: \"FDD\" or a TDD pattern")
+    );
     ok(MMW, &[("radio.duplex", "FFFF")]);
     ok(LTE, &[("radio.duplex", "DDDU")]);
 }
@@ -85,7 +93,7 @@ fn carrier_power_heights_noise_figures_must_be_physical() {
     );
     assert_eq!(
         err(LTE, &[("ue.distance_m", "nan")]),
-        "ue.distance_m: must be >= 1 m"
+        "ue.distance_m: must be >= 1 m and <= 100 km"
     );
 }
 
@@ -128,7 +136,9 @@ fn queues_must_hold_a_packet() {
         err("builtin:p2p-bulk", &[("bottleneck.queue", "1B")]),
         "bottleneck.queue: must hold at least one packet: >= 1508 bytes with these flow settings, or a number of packets such as \"100packets\""
     );
-    assert!(err("builtin:p2p-bulk", &[("access.queue", "1kB")]).starts_with("access.queue: must hold"));
+    assert!(
+        err("builtin:p2p-bulk", &[("access.queue", "1kB")]).starts_with("access.queue: must hold")
+    );
     ok("builtin:p2p-bulk", &[("bottleneck.queue", "1packets")]);
     ok("builtin:p2p-bulk", &[("bottleneck.queue", "1508B")]);
 }
@@ -136,7 +146,10 @@ fn queues_must_hold_a_packet() {
 #[test]
 fn flows_start_before_the_end() {
     assert_eq!(
-        err("builtin:p2p-bulk", &[("duration", "2s"), ("flow.start", "3s")]),
+        err(
+            "builtin:p2p-bulk",
+            &[("duration", "2s"), ("flow.start", "3s")]
+        ),
         "flow.start: must be before the end of the run (duration = 2s)"
     );
     assert_eq!(
@@ -196,8 +209,14 @@ fn functions_tables_are_checked_in_every_scenario() {
             b.name
         );
         assert!(
-            err(&spec, &[("functions.impair.every", "2"), ("functions.impair.node", "nowhere")])
-                .starts_with("functions.impair.node: no node named \"nowhere\" (allowed: "),
+            err(
+                &spec,
+                &[
+                    ("functions.impair.every", "2"),
+                    ("functions.impair.node", "nowhere")
+                ]
+            )
+            .starts_with("functions.impair.node: no node named \"nowhere\" (allowed: "),
             "{}",
             b.name
         );
@@ -216,5 +235,35 @@ fn functions_tables_are_checked_in_every_scenario() {
     assert_eq!(
         err(LTE, &[("functions.impair.every", "2"), ("functions.impair.flow", "ue11")]),
         "functions.impair.flow: no flow named \"ue11\" (allowed: ue1, ue2, ue3, ue4, ue5, ue6, ue7, ue8, ue9, ue10)"
+    );
+}
+
+#[test]
+fn links_must_carry_a_packet_within_the_run() {
+    assert_eq!(
+        err(
+            "builtin:p2p-bulk",
+            &[("duration", "1s"), ("bottleneck.rate", "1bps")]
+        ),
+        "bottleneck.rate: must carry one 1508-byte packet within the run (duration = 1s)"
+    );
+    assert_eq!(
+        err(
+            "builtin:p2p-bulk",
+            &[("duration", "1s"), ("access.delay", "1h")]
+        ),
+        "access.delay: must be shorter than the run (duration = 1s)"
+    );
+    assert_eq!(
+        err(LTE, &[("duration", "1s"), ("core.server_rate", "1kbps")]),
+        "core.server_rate: must carry one 1508-byte packet within the run (duration = 1s)"
+    );
+    assert_eq!(
+        err(LTE, &[("duration", "1s"), ("core.server_delay", "600ms"), ("core.s1_delay", "500ms")]),
+        "core.server_delay: a packet from the server must reach the base station within the run: server_delay + s1_delay < duration"
+    );
+    assert_eq!(
+        err(LTE, &[("ue.cell_radius_m", "1e12")]),
+        "ue.cell_radius_m: must exceed ue.min_distance_m (>= 1 m) and be <= 100 km"
     );
 }
