@@ -49,11 +49,13 @@ const CASES: &[Case] = &[
 ];
 
 fn main() {
+    // `rantcp-bench SUBSTRING` runs only the cases whose name contains it.
+    let only = std::env::args().nth(1);
     println!(
         "{:<36} {:>12} {:>10} {:>12}",
         "scenario", "events", "wall s", "events/s"
     );
-    for c in CASES {
+    for c in CASES.iter().filter(|c| only.as_ref().is_none_or(|o| c.name.contains(o.as_str()))) {
         let ov: Vec<(String, String)> = c
             .overrides
             .iter()
@@ -84,6 +86,8 @@ fn main() {
             );
         }
     }
-    println!();
-    phy::print();
+    if only.is_none() {
+        println!();
+        phy::print();
+    }
 }
