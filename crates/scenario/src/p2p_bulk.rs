@@ -178,10 +178,7 @@ impl Scenario for P2pBulk {
         )
     }
     fn build(&self, common: &Common) -> Result<Vec<Network>, ConfigError> {
-        Ok(vec![Network {
-            label: String::new(),
-            sim: self.build_sim(common)?,
-        }])
+        Ok(Network::single(self.build_sim(common)?))
     }
     fn to_json(&self) -> serde_json::Value {
         serde_json::to_value(self).expect("config serialises")

@@ -506,10 +506,7 @@ impl Scenario for RanScenario {
     }
 
     fn build(&self, common: &Common) -> Result<Vec<Network>, ConfigError> {
-        Ok(vec![Network {
-            label: String::new(),
-            sim: self.build_sim(common)?,
-        }])
+        Ok(Network::single(self.build_sim(common)?))
     }
 
     fn to_json(&self) -> serde_json::Value {

@@ -156,6 +156,16 @@ pub struct Network {
     pub sim: Sim,
 }
 
+impl Network {
+    /// The only network of a scenario.
+    pub fn single(sim: Sim) -> Vec<Network> {
+        vec![Network {
+            label: String::new(),
+            sim,
+        }]
+    }
+}
+
 /// A kind of scenario: its own config fields, checked and built.
 pub trait Scenario: fmt::Debug + Send + Sync {
     /// Longest run allowed.
