@@ -6,7 +6,8 @@
 //!
 //! The demultiplexer is hashed on (local port, remote address, remote port): one lookup per
 //! segment whatever the number of connections at the host (a server with 200 UEs used to
-//! compare 200 connections per ACK).
+//! compare 200 connections per ACK); a host with at most 8 connections scans their packed keys
+//! instead, which is cheaper than hashing.
 
 use crate::app::FlowId;
 use crate::topology::IfaceId;
@@ -24,12 +25,53 @@ pub(crate) fn conn_key(local_port: u16, remote: (Ipv4Addr, u16)) -> u64 {
     (local_port as u64) << 48 | (u32::from(remote.0) as u64) << 16 | remote.1 as u64
 }
 
+/// Connections by [`conn_key`]: a short list searched in order while a host has few (a
+/// scan of a handful of keys beats hashing), a hash map once it has more.
+enum ConnTable {
+    Few(Vec<(u64, usize)>),
+    Many(FxHashMap<u64, usize>),
+}
+
+/// Up to this many connections a host scans its list.
+const FEW: usize = 8;
+
+impl Default for ConnTable {
+    fn default() -> Self {
+        ConnTable::Few(Vec::new())
+    }
+}
+
+impl ConnTable {
+    #[inline]
+    fn get(&self, key: u64) -> Option<usize> {
+        match self {
+            ConnTable::Few(v) => v.iter().find(|e| e.0 == key).map(|e| e.1),
+            ConnTable::Many(m) => m.get(&key).copied(),
+        }
+    }
+    /// Insert unless `key` is taken (the first connection keeps its 4-tuple).
+    fn insert(&mut self, key: u64, c: usize) {
+        match self {
+            ConnTable::Few(v) if v.iter().any(|e| e.0 == key) => {}
+            ConnTable::Few(v) if v.len() < FEW => v.push((key, c)),
+            ConnTable::Few(v) => {
+                let mut m: FxHashMap<u64, usize> = v.drain(..).collect();
+                m.insert(key, c);
+                *self = ConnTable::Many(m);
+            }
+            ConnTable::Many(m) => {
+                m.entry(key).or_insert(c);
+            }
+        }
+    }
+}
+
 /// A host's transport endpoints.
 #[derive(Default)]
 pub(crate) struct Host {
     /// Connections with a remote end, by [`conn_key`]. A connection stays here after it
     /// closes (a late segment still reaches it, as with a linear search).
-    conns: FxHashMap<u64, usize>,
+    conns: ConnTable,
     /// Connections opened passively, in creation order; looked up (state LISTEN, by port) only
     /// for segments that match no 4-tuple.
     listeners: Vec<usize>,
@@ -44,7 +86,7 @@ impl Host {
     /// when it was opened passively. The first connection registered under a 4-tuple keeps it.
     pub(crate) fn register(&mut self, c: usize, key: Option<u64>, passive: bool) {
         if let Some(k) = key {
-            self.conns.entry(k).or_insert(c);
+            self.conns.insert(k, c);
         }
         if passive {
             self.listeners.push(c);
@@ -58,7 +100,7 @@ impl Host {
     /// The connection registered under `key`, if any.
     #[inline]
     pub(crate) fn lookup(&self, key: u64) -> Option<usize> {
-        self.conns.get(&key).copied()
+        self.conns.get(key)
     }
 }
 
@@ -107,6 +149,7 @@ impl Sim {
     }
 
     /// Take in a packet addressed to `node`: TCP or UDP demultiplexing.
+    #[inline(always)]
     pub(crate) fn deliver(&mut self, now: Time, node: NodeId, p: Packet) {
         match &p.transport {
             Transport::Tcp(tcp) => {

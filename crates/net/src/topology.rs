@@ -233,8 +233,16 @@ impl Sim {
     }
 
     /// Record `p` on `iface`'s capture (if any) with timestamp `at`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn record(&mut self, now: Time, at: Time, iface: IfaceId, p: &rantcp_wire::Packet) {
+        if self.ifaces[iface].pcap.is_some() {
+            self.record_pcap(now, at, iface, p);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn record_pcap(&mut self, now: Time, at: Time, iface: IfaceId, p: &rantcp_wire::Packet) {
         if let Some(sink) = &mut self.ifaces[iface].pcap {
             if let Err(e) = sink.record(now, at, p) {
                 self.io_error.get_or_insert(format!("pcap: {e}"));
