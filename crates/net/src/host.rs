@@ -149,7 +149,6 @@ impl Sim {
     }
 
     /// Take in a packet addressed to `node`: TCP or UDP demultiplexing.
-    #[inline(always)]
     pub(crate) fn deliver(&mut self, now: Time, node: NodeId, p: Packet) {
         match &p.transport {
             Transport::Tcp(tcp) => {
