@@ -17,14 +17,30 @@ pub type FlowId = usize;
 /// What an application does over a flow.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum FlowKind {
-    /// Bulk TCP send from source to destination: `bytes = None` is unlimited (full buffer).
-    Bulk { bytes: Option<u64> },
+    /// Bulk TCP send from source to destination: `bytes = None` is unlimited. `write = None`
+    /// keeps the send buffer full (iperf-like); `Some` paces the application's writes.
+    Bulk {
+        bytes: Option<u64>,
+        write: Option<AppWrite>,
+    },
     /// The destination opens a connection to the source, sends a `request_bytes` request, and
     /// the source answers `bytes` then closes.
     Download { request_bytes: u64, bytes: u64 },
     /// UDP constant bit rate from source to destination: `rate_bps` of IP packets of
     /// `packet_bytes` (IP length).
     UdpCbr { rate_bps: u64, packet_bytes: u32 },
+}
+
+/// An application that writes `chunk` bytes every `chunk / rate` seconds, as the ns-3 tutorial
+/// application `MyApp` (the seeds' scenario code) does with `Socket::Send`: a write that does
+/// not fit the send buffer whole fails and is lost to the application (ns-3's `TcpSocketBase::
+/// Send` refuses a packet larger than `GetTxAvailable()`); the byte stream stays contiguous
+/// because TCP never saw the refused bytes. The offered load is therefore at most `rate`,
+/// distinct from the rate of the link the server sits behind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AppWrite {
+    pub rate_bps: u64,
+    pub chunk: u32,
 }
 
 /// A flow between two hosts. "Source" is where the data comes from.
@@ -66,6 +82,24 @@ pub(crate) struct Conn {
     /// The application has data to send (bulk from the start; download once requested).
     writing: bool,
     closed_by_app: bool,
+    /// Paced writes: the next write's index (write `k` happens at `start + k·chunk/rate`), and
+    /// whether its tick is in the queue (no tick while the send buffer is full: writes due then
+    /// are refused, and the next ACK that frees space re-arms on the write grid).
+    paced: Option<Paced>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Paced {
+    w: AppWrite,
+    start: Time,
+    next: u64,
+    armed: bool,
+}
+
+impl Paced {
+    fn at(&self, k: u64) -> Time {
+        self.start + Duration::transmission(k.saturating_mul(self.w.chunk as u64), self.w.rate_bps)
+    }
 }
 
 pub(crate) struct Flow {
@@ -117,6 +151,7 @@ impl Sim {
             request_read: 0,
             writing,
             closed_by_app: false,
+            paced: None,
         });
         self.nodes[node].host.register(id, key, passive);
         id
@@ -131,7 +166,7 @@ impl Sim {
         let src = (self.nodes[spec.src].addr, spec.src_port);
         let dst = (self.nodes[spec.dst].addr, spec.dst_port);
         match spec.kind {
-            FlowKind::Bulk { bytes } => {
+            FlowKind::Bulk { bytes, write } => {
                 let rx_ep = Endpoint::listen(dst, self.iss_for(f, "rx"), spec.tcp_receiver.clone());
                 let rx = self.new_conn(spec.dst, f, Role::BulkReceiver, rx_ep, 0);
                 let tx_ep = Endpoint::connect(
@@ -150,7 +185,17 @@ impl Sim {
                 );
                 self.flows[f].sender = Some(tx);
                 self.flows[f].receiver = Some(rx);
-                self.service(now, tx);
+                if let Some(w) = write {
+                    self.conns[tx].paced = Some(Paced {
+                        w,
+                        start: now,
+                        next: 0,
+                        armed: false,
+                    });
+                    self.on_app_write(now, tx);
+                } else {
+                    self.service(now, tx);
+                }
             }
             FlowKind::Download { .. } => {
                 let srv_ep = Endpoint::listen(src, self.iss_for(f, "tx"), spec.tcp_sender.clone());
@@ -204,6 +249,30 @@ impl Sim {
         self.q.schedule(now + gap, Ev::CbrTick { flow: f as u32 });
     }
 
+    /// A paced application write is due on connection `c` (see [`AppWrite`]).
+    pub(crate) fn on_app_write(&mut self, now: Time, c: usize) {
+        let conn = &mut self.conns[c];
+        let res = &mut self.flows[conn.flow].result;
+        let Some(mut p) = conn.paced else { return };
+        p.armed = false;
+        while p.at(p.next) <= now && conn.to_write > 0 {
+            p.next += 1;
+            res.app_writes += 1;
+            let chunk = (p.w.chunk as u64).min(conn.to_write);
+            if conn.ep.send_buffer_free() < chunk || conn.ep.state() == State::Closed {
+                // Refused: the application loses this write (ns-3 `Send` returns -1).
+                res.app_writes_refused += 1;
+                continue;
+            }
+            conn.ep.send(chunk);
+            if conn.to_write != u64::MAX {
+                conn.to_write -= chunk;
+            }
+        }
+        conn.paced = Some(p);
+        self.service(now, c);
+    }
+
     pub(crate) fn on_timer(&mut self, now: Time, c: usize) {
         let conn = &mut self.conns[c];
         if conn.timer_at != Some(now) {
@@ -221,6 +290,31 @@ impl Sim {
         let f = self.conns[c].flow;
         let conn = &mut self.conns[c];
         match conn.role {
+            Role::BulkSender if conn.paced.is_some() => {
+                close_when_written(conn);
+                let p = conn.paced.as_mut().expect("paced");
+                if !p.armed && conn.to_write > 0 && conn.ep.state() != State::Closed {
+                    // Writes due while the buffer had no room for one were refused; the next
+                    // happens on the grid at or after `now`, once it has room again.
+                    if p.at(p.next) < now {
+                        let gap = Duration::transmission(p.w.chunk as u64, p.w.rate_bps).0.max(1);
+                        let skipped = (now - p.at(p.next)).0 / gap;
+                        p.next += skipped;
+                        let res = &mut self.flows[f].result;
+                        res.app_writes += skipped;
+                        res.app_writes_refused += skipped;
+                        while p.at(p.next) < now {
+                            p.next += 1;
+                            res.app_writes += 1;
+                            res.app_writes_refused += 1;
+                        }
+                    }
+                    if conn.ep.send_buffer_free() >= (p.w.chunk as u64).min(conn.to_write) {
+                        p.armed = true;
+                        self.q.schedule(p.at(p.next), Ev::AppWrite { conn: c as u32 });
+                    }
+                }
+            }
             Role::BulkSender => write_pending(conn),
             Role::DownloadServer => {
                 let FlowKind::Download {
@@ -295,8 +389,13 @@ fn write_pending(conn: &mut Conn) {
             }
         }
     }
-    // Close once everything was handed over, but not before the handshake completed: a
-    // CLOSE in SYN-SENT deletes the connection (RFC 9293 §3.10.4).
+    close_when_written(conn);
+}
+
+/// Close once everything was handed over, but not before the handshake completed: a CLOSE in
+/// SYN-SENT deletes the connection (RFC 9293 §3.10.4).
+#[inline]
+fn close_when_written(conn: &mut Conn) {
     if conn.writing
         && conn.to_write == 0
         && !conn.closed_by_app

@@ -29,6 +29,9 @@ pub struct FlowResult {
     /// Network-function feedback handed to the flow's TCP sender, and when the last arrived.
     pub feedback_received: u64,
     pub last_feedback_at: Option<Time>,
+    /// Paced bulk (`AppWrite`): writes the application made, and those the send buffer refused.
+    pub app_writes: u64,
+    pub app_writes_refused: u64,
 }
 
 /// Sampled time series of one flow (columns of equal length).

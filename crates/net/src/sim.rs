@@ -41,6 +41,10 @@ pub(crate) enum Ev {
     CbrTick {
         flow: u32,
     },
+    /// A paced application write (app.rs `AppWrite`).
+    AppWrite {
+        conn: u32,
+    },
     Sample,
     /// The timer of a node's network functions.
     ChainTimer {
@@ -118,6 +122,7 @@ impl Sim {
                 Ev::FlowStart { flow } => self.on_flow_start(now, flow as usize),
                 Ev::DeviceTimer { dev } => self.on_device_timer(now, dev as usize),
                 Ev::CbrTick { flow } => self.on_cbr_tick(now, flow as usize),
+                Ev::AppWrite { conn } => self.on_app_write(now, conn as usize),
                 Ev::Sample => self.on_sample(now),
                 Ev::ChainTimer { node } => self.on_chain_timer(now, node as usize),
                 Ev::Feedback { slot } => self.on_feedback(now, slot),

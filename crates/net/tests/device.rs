@@ -74,6 +74,7 @@ fn tcp_runs_over_a_device() {
         name: "f".into(),
         kind: FlowKind::Bulk {
             bytes: Some(1_000_000),
+            write: None,
         },
         src: a,
         dst: b,

@@ -72,7 +72,10 @@ fn cbr(n: &mut Net) -> usize {
 fn bulk(n: &mut Net) -> usize {
     n.sim.add_flow(FlowSpec {
         name: "bulk".into(),
-        kind: FlowKind::Bulk { bytes: None },
+        kind: FlowKind::Bulk {
+            bytes: None,
+            write: None,
+        },
         src: n.a,
         dst: n.b,
         src_port: 40000,
@@ -429,7 +432,10 @@ fn feedback_from_a_device_reaches_the_sender_after_its_delay() {
     sim.add_route(b, Ipv4Addr::UNSPECIFIED, 0, ib);
     let f = sim.add_flow(FlowSpec {
         name: "bulk".into(),
-        kind: FlowKind::Bulk { bytes: None },
+        kind: FlowKind::Bulk {
+            bytes: None,
+            write: None,
+        },
         src: a,
         dst: b,
         src_port: 40000,
@@ -498,6 +504,7 @@ fn hashed_demux_keeps_many_connections_apart() {
                 name: format!("f{i}"),
                 kind: FlowKind::Bulk {
                     bytes: Some(20_000 + i as u64),
+                    write: None,
                 },
                 src: n.a,
                 dst: n.b,

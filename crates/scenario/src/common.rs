@@ -3,6 +3,7 @@
 use crate::config::{check, ConfigError};
 use crate::units::{Bytes, Dur, Rate};
 use rantcp_core::Duration;
+use rantcp_net::AppWrite;
 use rantcp_tcp::cc::CcKind;
 use rantcp_tcp::TcpConfig;
 use schemars::JsonSchema;
@@ -106,6 +107,16 @@ pub struct FlowConfig {
     /// Download request size.
     #[serde(default = "d_request")]
     pub request: Bytes,
+    /// Bulk: the sending application's write rate. Absent, the application keeps the send
+    /// buffer full (iperf-like). Set, it writes `app_write` bytes every `app_write / app_rate`
+    /// and loses a write that does not fit the send buffer, as the ns-3 tutorial `MyApp` the
+    /// seeds' scenario code uses (seed 004: 1400-byte writes at 1 Gbit/s): the offered load is
+    /// then at most `app_rate`, whatever the rate of the server's link.
+    #[serde(default)]
+    pub app_rate: Option<Rate>,
+    /// Bytes per paced write (default: the MSS).
+    #[serde(default)]
+    pub app_write: Option<Bytes>,
     /// UDP CBR rate of IP packets (default: the bottleneck rate).
     #[serde(default)]
     pub udp_rate: Option<Rate>,
@@ -211,6 +222,17 @@ impl FlowConfig {
             &format!("{p}.udp_packet"),
             "must be between 28 and 65535 bytes",
         )?;
+        check(
+            self.app_rate.is_none_or(|r| r.bps() > 0),
+            &format!("{p}.app_rate"),
+            "must be > 0 (leave it out for a full send buffer)",
+        )?;
+        check(
+            self.app_write
+                .is_none_or(|w| w.0 >= 1 && w.0 <= self.snd_buf.0 && w.0 <= u32::MAX as u64),
+            &format!("{p}.app_write"),
+            "must be between 1 byte and snd_buf",
+        )?;
         if self.app == AppKind::Download {
             check(
                 self.bytes.is_none_or(|b| b.0 > 0),
@@ -219,6 +241,14 @@ impl FlowConfig {
             )?;
         }
         Ok(())
+    }
+
+    /// The paced writes of a bulk sender, if `app_rate` is set.
+    pub fn app_write(&self) -> Option<AppWrite> {
+        self.app_rate.map(|r| AppWrite {
+            rate_bps: r.bps(),
+            chunk: self.app_write.map_or(self.mss, |w| w.0 as u32),
+        })
     }
 
     /// The TCP settings of the data sender.

@@ -156,6 +156,10 @@ fn flow_summaries(label: &str, sim: &Sim, end: Time) -> Vec<Value> {
                 m.insert("receiver_segments_sent".into(), json!(rx.segments_sent));
             }
         }
+        if let FlowKind::Bulk { write: Some(_), .. } = spec.kind {
+            m.insert("app_writes".into(), json!(res.app_writes));
+            m.insert("app_writes_refused".into(), json!(res.app_writes_refused));
+        }
         if let FlowKind::Download { .. } = spec.kind {
             let t = match (res.request_at, res.completed_at) {
                 (Some(a), Some(b)) => Some(r6(b.saturating_since(a).as_secs_f64())),

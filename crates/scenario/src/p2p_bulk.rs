@@ -10,10 +10,10 @@
 use crate::common::{AppKind, FlowConfig};
 use crate::config::{check, ConfigError};
 use crate::scenario::{
-    attach_functions, build_env, check_flow_start, check_link, Common, Network, Scenario,
-    ScenarioKind,
+    attach_functions, build_env, check_flow_start, check_link, check_mtu, flow_ip_packet, Common,
+    Network, Scenario, ScenarioKind,
 };
-use crate::units::{Dur, Queue, Rate};
+use crate::units::{Bytes, Dur, Queue, Rate};
 use rantcp_core::Time;
 use rantcp_net::{ErrorUnit, FlowKind, FlowSpec, LinkParams, QueueLimit, Sim};
 use schemars::JsonSchema;
@@ -59,6 +59,9 @@ fn d_bn_delay() -> Dur {
 fn d_bn_queue() -> Queue {
     Queue::Bdp(1.0)
 }
+fn d_mtu() -> Bytes {
+    Bytes(1500)
+}
 fn d_unit() -> LossUnit {
     LossUnit::Packet
 }
@@ -85,6 +88,10 @@ pub struct Access {
     /// Transmit queue limit.
     #[serde(default = "d_access_queue")]
     pub queue: Queue,
+    /// IP MTU, bytes (Ethernet: 1500).
+    #[serde(default = "d_mtu")]
+    #[schemars(range(min = 68, max = 65535))]
+    pub mtu: Bytes,
 }
 
 impl Default for Access {
@@ -93,6 +100,7 @@ impl Default for Access {
             rate: d_access_rate(),
             delay: d_access_delay(),
             queue: d_access_queue(),
+            mtu: d_mtu(),
         }
     }
 }
@@ -118,6 +126,10 @@ pub struct Bottleneck {
     /// "packet", "byte" or "bit".
     #[serde(default = "d_unit")]
     pub loss_unit: LossUnit,
+    /// IP MTU, bytes (Ethernet: 1500).
+    #[serde(default = "d_mtu")]
+    #[schemars(range(min = 68, max = 65535))]
+    pub mtu: Bytes,
 }
 
 impl Default for Bottleneck {
@@ -128,6 +140,7 @@ impl Default for Bottleneck {
             queue: d_bn_queue(),
             loss: 0.0,
             loss_unit: d_unit(),
+            mtu: d_mtu(),
         }
     }
 }
@@ -161,6 +174,15 @@ impl Scenario for P2pBulk {
         check_flow_start(&self.flow, common)?;
         check_queue(self.access.queue, "access.queue", &self.flow)?;
         check_queue(self.bottleneck.queue, "bottleneck.queue", &self.flow)?;
+        for (mtu, path) in [
+            (self.access.mtu.0, "access.mtu"),
+            (self.bottleneck.mtu.0, "bottleneck.mtu"),
+        ] {
+            check((68..=65535).contains(&mtu), path, "must be between 68 and 65535 bytes")?;
+            let udp = (self.flow.app == AppKind::UdpCbr).then_some(self.flow.udp_packet.0);
+            let field = if udp.is_some() { "flow.udp_packet" } else { "flow.mss" };
+            check_mtu(mtu, path, flow_ip_packet(&self.flow, udp), field)?;
+        }
         let pkt = max_packet_bytes(&self.flow);
         check_link(
             self.access.rate.bps(),
@@ -243,6 +265,7 @@ impl P2pBulk {
             let kind = match f.app {
                 AppKind::Bulk => FlowKind::Bulk {
                     bytes: f.bytes.map(|b| b.0),
+                    write: f.app_write(),
                 },
                 AppKind::Download => FlowKind::Download {
                     request_bytes: f.request.0,

@@ -16,7 +16,8 @@ use crate::common::FlowConfig;
 use crate::config::{check, ConfigError};
 use crate::p2p_bulk::max_packet_bytes;
 use crate::scenario::{
-    attach_functions, build_env, check_flow_start, check_link, Common, Network, Scenario,
+    attach_functions, build_env, check_flow_start, check_link, check_mtu, flow_ip_packet, Common,
+    Network, Scenario,
     ScenarioKind,
 };
 use crate::units::{Bytes, Dur, Rate};
@@ -277,6 +278,10 @@ pub struct RlcSection {
     pub t_reassembly: Dur,
 }
 
+fn d_mtu() -> Bytes {
+    Bytes(1500)
+}
+
 /// `[core]`: S1-U/N3 and the server link.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -288,6 +293,13 @@ pub struct CoreSection {
     pub server_delay: Dur,
     /// Server link and S1-U/N3 queues (bytes; at least one packet).
     pub server_queue: Bytes,
+    /// IP MTU of every hop (server link, S1-U/N3 and the radio bearer), bytes. Above the PDCP
+    /// SDU limit (TS 36.323 §4.3.1: 8188 bytes; TS 38.323 §4.3.1: 9000 bytes) a real bearer
+    /// cannot carry it; rantcp's PDCP, like the ns-3 mmWave module seed 004 used (MTU 15000 for
+    /// MSS 14000), does not refuse larger SDUs.
+    #[serde(default = "d_mtu")]
+    #[schemars(range(min = 68, max = 65535))]
+    pub mtu: Bytes,
     /// Random errors on the server → core direction, per `error_unit` (seed 004: per byte).
     #[schemars(range(min = 0.0), extend("exclusiveMaximum" = 1.0))]
     pub error_rate: f64,
@@ -477,6 +489,15 @@ impl Scenario for RanScenario {
             Traffic::Tcp => max_packet_bytes(&self.flow),
             Traffic::UdpSaturation => self.udp_packet.0,
         };
+        check(
+            (68..=65535).contains(&self.core.mtu.0),
+            "core.mtu",
+            "must be between 68 and 65535 bytes",
+        )?;
+        match self.traffic {
+            Traffic::Tcp => check_mtu(self.core.mtu.0, "core.mtu", flow_ip_packet(&self.flow, None), "flow.mss")?,
+            Traffic::UdpSaturation => check_mtu(self.core.mtu.0, "core.mtu", self.udp_packet.0, "udp_packet")?,
+        }
         check(
             self.core.server_queue.0 >= pkt,
             "core.server_queue",
@@ -727,6 +748,7 @@ impl RanScenario {
                 kind: match self.traffic {
                     Traffic::Tcp => FlowKind::Bulk {
                         bytes: f.bytes.map(|b| b.0),
+                        write: f.app_write(),
                     },
                     Traffic::UdpSaturation => FlowKind::UdpCbr {
                         rate_bps: self.udp_rate.bps(),

@@ -391,6 +391,27 @@ pub fn check_flow_start(flow: &FlowConfig, common: &Common) -> Result<(), Config
     )
 }
 
+/// The largest IP packet a flow sends over a path: a full data segment (MSS payload, 20-byte IP
+/// and TCP headers, 12 bytes of timestamp option with its padding when timestamps are on,
+/// RFC 7323 §3 / Appendix A) or its UDP datagram.
+pub fn flow_ip_packet(flow: &FlowConfig, udp_packet: Option<u64>) -> u64 {
+    match udp_packet {
+        Some(p) => p,
+        None => flow.mss as u64 + 40 + if flow.timestamps { 12 } else { 0 },
+    }
+}
+
+/// Every packet the flows send must fit the path's MTU (RFC 791: an IP datagram larger than a
+/// link's MTU is fragmented or, with DF set as TCP does under PMTUD (RFC 1191), dropped; rantcp
+/// does neither and refuses the configuration instead).
+pub fn check_mtu(mtu: u64, mtu_path: &str, packet: u64, packet_field: &str) -> Result<(), ConfigError> {
+    check(
+        packet <= mtu,
+        packet_field,
+        format!("gives {packet}-byte IP packets, more than {mtu_path} = {mtu} bytes; raise {mtu_path} or lower {packet_field}"),
+    )
+}
+
 /// A link that cannot carry one `packet_bytes` packet within the run is nonsense: its rate
 /// must serialise one in less than the run, its one-way delay be shorter than the run.
 pub fn check_link(

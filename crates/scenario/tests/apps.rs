@@ -93,3 +93,25 @@ fn parallel_flows_share_the_bottleneck() {
     let jain = total * total / (g.len() as f64 * g.iter().map(|x| x * x).sum::<f64>());
     assert!(jain > 0.8, "Jain {jain}: {g:?}");
 }
+
+#[test]
+fn an_application_rate_below_the_bottleneck_sets_the_goodput() {
+    // 20 Mbit/s of 1448-byte writes over the 50 Mbit/s bottleneck: the application, not TCP or
+    // the link, is the limit, and the bottleneck queue stays empty (RTT = the 40 ms path).
+    let out = run_quiet(
+        "builtin:p2p-bulk",
+        &ov(&[("flow.app_rate", "20Mbps"), ("duration", "10s")]),
+        Some(1),
+    )
+    .unwrap();
+    let f = &out.summary["flows"][0];
+    let g = f["goodput_bps"].as_f64().unwrap();
+    assert!(g > 19.5e6 && g <= 20.0e6, "goodput {g}");
+    assert_eq!(f["app_writes_refused"].as_u64(), Some(0));
+    let rtt = (f["rtt_mean_ms"].as_f64().unwrap(), f["rtt_max_ms"].as_f64().unwrap());
+    assert!(rtt.0 < 42.0, "rtt {rtt:?}");
+    // Without an application rate the same run fills the bottleneck.
+    let full = run_quiet("builtin:p2p-bulk", &ov(&[("duration", "10s")]), Some(1)).unwrap();
+    assert!(full.summary["flows"][0].get("app_writes").is_none());
+    assert!(full.summary["flows"][0]["goodput_bps"].as_f64().unwrap() > 40e6);
+}

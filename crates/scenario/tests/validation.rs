@@ -267,3 +267,59 @@ fn links_must_carry_a_packet_within_the_run() {
         "ue.cell_radius_m: must exceed ue.min_distance_m (>= 1 m) and be <= 100 km"
     );
 }
+
+#[test]
+fn a_segment_larger_than_the_mtu_is_refused() {
+    // Seed 004's MSS 14000 needs its 15000-byte MTU: 14000 + 40 + 12 (timestamps) = 14052.
+    assert_eq!(
+        err("builtin:mmwave-urban", &[("flow.mss", "14000")]),
+        "flow.mss: gives 14052-byte IP packets, more than core.mtu = 1500 bytes; raise core.mtu or lower flow.mss"
+    );
+    ok(
+        "builtin:mmwave-urban",
+        &[("flow.mss", "14000"), ("core.mtu", "15000B")],
+    );
+    // Without timestamps a 1460-byte MSS fills Ethernet's 1500 exactly; with them it does not.
+    ok(
+        "builtin:p2p-bulk",
+        &[("flow.mss", "1460"), ("flow.timestamps", "false")],
+    );
+    assert_eq!(
+        err("builtin:p2p-bulk", &[("flow.mss", "1460")]),
+        "flow.mss: gives 1512-byte IP packets, more than access.mtu = 1500 bytes; raise access.mtu or lower flow.mss"
+    );
+    assert_eq!(
+        err(
+            "builtin:p2p-bulk",
+            &[("flow.mss", "8948"), ("access.mtu", "9000B")]
+        ),
+        "flow.mss: gives 9000-byte IP packets, more than bottleneck.mtu = 1500 bytes; raise bottleneck.mtu or lower flow.mss"
+    );
+    assert_eq!(
+        err(
+            "builtin:mmwave-urban",
+            &[("traffic", "udp-saturation"), ("udp_packet", "1600B")]
+        ),
+        "udp_packet: gives 1600-byte IP packets, more than core.mtu = 1500 bytes; raise core.mtu or lower udp_packet"
+    );
+    assert_eq!(
+        err("builtin:lte-cell", &[("core.mtu", "20B")]),
+        "core.mtu: must be between 68 and 65535 bytes"
+    );
+}
+
+#[test]
+fn the_application_rate_is_checked() {
+    assert_eq!(
+        err("builtin:p2p-bulk", &[("flow.app_rate", "0bps")]),
+        "flow.app_rate: must be > 0 (leave it out for a full send buffer)"
+    );
+    assert_eq!(
+        err("builtin:p2p-bulk", &[("flow.app_write", "0B")]),
+        "flow.app_write: must be between 1 byte and snd_buf"
+    );
+    ok(
+        "builtin:p2p-bulk",
+        &[("flow.app_rate", "10Mbps"), ("flow.app_write", "1400B")],
+    );
+}
