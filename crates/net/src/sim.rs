@@ -195,17 +195,33 @@ impl Sim {
     }
 
     /// Hand a device's deliveries to their nodes, carry out its functions' actions, then
-    /// re-arm its timer.
+    /// re-arm its timer. Not re-entrant: when a delivery makes a node send into the same
+    /// device (an ACK at once), the drain already running picks up what that produces, so the
+    /// stack does not grow with the number of packets a device delivers at one instant.
     fn service_device(&mut self, now: Time, d: usize) {
-        while let Some((node, p)) = self.devices[d].dev.poll_deliver(now) {
-            let Some(&(_, iface)) = self.devices[d].ifaces.iter().find(|(n, _)| *n == node) else {
-                continue; // not attached: a model bug, the packet is dropped
-            };
-            self.receive(now, iface, p);
+        if self.devices[d].draining {
+            return;
         }
-        while let Some(a) = self.devices[d].dev.poll_action() {
-            self.on_action(now, a);
+        self.devices[d].draining = true;
+        loop {
+            let mut any = false;
+            while let Some((node, p)) = self.devices[d].dev.poll_deliver(now) {
+                any = true;
+                let Some(&(_, iface)) = self.devices[d].ifaces.iter().find(|(n, _)| *n == node)
+                else {
+                    continue; // not attached: a model bug, the packet is dropped
+                };
+                self.receive(now, iface, p);
+            }
+            while let Some(a) = self.devices[d].dev.poll_action() {
+                any = true;
+                self.on_action(now, a);
+            }
+            if !any {
+                break;
+            }
         }
+        self.devices[d].draining = false;
         self.arm_device(d);
     }
 

@@ -58,6 +58,9 @@ pub(crate) struct DeviceSlot {
     pub(crate) timer_at: Option<Time>,
     /// (node, its interface on this device).
     pub(crate) ifaces: Vec<(NodeId, IfaceId)>,
+    /// The simulator is draining this device's outputs: a packet a delivery provokes (a TCP
+    /// ACK) is handed to the device and picked up by that drain, not by a nested one.
+    pub(crate) draining: bool,
 }
 
 pub(crate) struct LinkEnd {
@@ -147,6 +150,7 @@ impl Sim {
             dev,
             timer_at: None,
             ifaces: Vec::new(),
+            draining: false,
         });
         let d = self.devices.len() - 1;
         self.arm_device(d);
