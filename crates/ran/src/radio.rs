@@ -736,6 +736,19 @@ impl RadioEnvironment {
         q.latest
     }
 
+    /// The latest CQI report of `rnti` that has reached the scheduler by `now`, read without
+    /// evaluating the channel (so reading it never changes the run): the measurements taken
+    /// so far, i.e. up to the last time the channel was evaluated. `None` before the first.
+    pub fn latest_cqi(&self, rnti: u16, now: Time) -> Option<CqiReport> {
+        let q = &self.ues[self.idx(rnti)].cqi;
+        q.pending
+            .iter()
+            .take_while(|r| r.available_at <= now)
+            .last()
+            .copied()
+            .or(q.latest)
+    }
+
     /// Transport block size in bytes for `rnti` in slot `slot` on `n_prb` PRBs with `mcs` and
     /// `layers` (TS 36.213 tables for LTE, TS 38.214 §5.1.3.2 for NR). Zero in a TDD slot that
     /// carries no data ('C' or 'S') or for a reserved MCS.

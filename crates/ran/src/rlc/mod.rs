@@ -422,7 +422,26 @@ impl RlcEntity {
     /// An SDU from the upper layer (ns-3 `TransmitPdcpPdu`). Returns `false` if it was dropped
     /// because the SDU queue would exceed `max_tx_buffer_bytes`.
     pub fn handle_sdu(&mut self, now: Time, sdu: RlcSdu) -> bool {
-        self.tx.handle_sdu(now, sdu, &self.cfg, &mut self.counters)
+        self.tx.handle_sdu(now, sdu, false, &self.cfg, &mut self.counters)
+    }
+
+    /// [`Self::handle_sdu`], but the SDU goes ahead of every queued SDU no byte of which has
+    /// been sent (a partly segmented head SDU keeps its place): a network function's urgent
+    /// packet, such as seed 001's batch retransmissions, overtakes queued new data.
+    pub fn handle_sdu_front(&mut self, now: Time, sdu: RlcSdu) -> bool {
+        self.tx.handle_sdu(now, sdu, true, &self.cfg, &mut self.counters)
+    }
+
+    /// Queued SDUs no byte of which has been sent yet (the ones [`Self::handle_sdu_front`]
+    /// overtakes and [`Self::purge_sdus`] may remove).
+    pub fn unsent_sdus(&self) -> usize {
+        self.tx.unsent_sdus()
+    }
+
+    /// Does the receiving side deliver SDUs in the order they were sent? Everything but NR UM,
+    /// which delivers each SDU as soon as it is complete (TS 38.322 §5.2.2.2).
+    pub fn delivers_in_order(&self) -> bool {
+        !(self.cfg.mode == RlcMode::Um && self.cfg.layout.is_nr())
     }
 
     /// A transmit opportunity from the MAC: appends the PDUs to send (at most `op.bytes` in
@@ -465,6 +484,13 @@ impl RlcEntity {
     /// Next SDU id delivered in order to the upper layer.
     pub fn pop_delivered(&mut self) -> Option<u64> {
         self.rx.delivered.pop_front()
+    }
+
+    /// Next SDU id the receiving side gave up (UM only: incomplete when t-Reassembly or the
+    /// window moved past it, TS 36.322 §5.1.2.2.3 / TS 38.322 §5.2.2.2.3), so that the upper
+    /// layer can free what it keeps beside the SDU.
+    pub fn pop_lost(&mut self) -> Option<u64> {
+        self.rx.lost.pop_front()
     }
 
     /// The channel's backlog for the MAC.

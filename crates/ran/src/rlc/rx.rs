@@ -98,6 +98,9 @@ pub struct RlcRx {
     /// A poll with this SN waits for VR(MS) to pass it (§5.2.3).
     poll_wait: Option<u64>,
     pub(super) delivered: VecDeque<u64>,
+    /// UM: ids of SDUs given up (incomplete when the window or t-Reassembly moved past them,
+    /// or a piece arrived after that), for the upper layer to free what it keeps beside them.
+    pub(super) lost: VecDeque<u64>,
     /// SDU being reassembled: id and bytes contiguous from its start.
     cur_sdu: Option<(u64, u32)>,
     last_delivered: Option<u64>,
@@ -116,6 +119,7 @@ impl RlcRx {
             t_status_prohibit: None,
             poll_wait: None,
             delivered: VecDeque::new(),
+            lost: VecDeque::new(),
             cur_sdu: None,
             last_delivered: None,
         }
@@ -146,6 +150,10 @@ impl RlcRx {
             return;
         }
         let in_window = x >= self.vr_r && (!am || x < self.vr_r + cfg.window_size);
+        if !am && x < self.vr_r {
+            // UM: the window has passed this SN, its SDU pieces are discarded.
+            self.lost.extend(d.fields.iter().map(|f| f.sdu_id));
+        }
         let mut new = false;
         if in_window && !self.is_complete(x) {
             let idx = (x - self.vr_r) as usize;
@@ -267,6 +275,7 @@ impl RlcRx {
                     for f in &u.frags {
                         if Some(f.sdu_id) != last && Some(f.sdu_id) != self.cur_sdu.map(|s| s.0) {
                             c.sdus_lost_um += 1;
+                            self.lost.push_back(f.sdu_id);
                             last = Some(f.sdu_id);
                         }
                     }
@@ -281,8 +290,9 @@ impl RlcRx {
     }
 
     fn break_partial(&mut self, c: &mut RlcCounters) {
-        if self.cur_sdu.take().is_some() {
+        if let Some((id, _)) = self.cur_sdu.take() {
             c.sdus_lost_um += 1;
+            self.lost.push_back(id);
         }
     }
 

@@ -80,7 +80,14 @@ impl RlcTx {
         self.vt_s - self.vt_a
     }
 
-    pub(super) fn handle_sdu(&mut self, now: Time, sdu: RlcSdu, cfg: &RlcConfig, c: &mut RlcCounters) -> bool {
+    /// SDUs queued of which no byte has been sent (the head may be partly segmented).
+    pub(super) fn unsent_sdus(&self) -> usize {
+        self.queue.len() - (self.head_offset > 0) as usize
+    }
+
+    /// Queue `sdu` at the tail, or with `front` ahead of every SDU no byte of which has been
+    /// sent (behind a partly sent head SDU, whose remaining segments keep their place).
+    pub(super) fn handle_sdu(&mut self, now: Time, sdu: RlcSdu, front: bool, cfg: &RlcConfig, c: &mut RlcCounters) -> bool {
         if sdu.bytes == 0 {
             return true;
         }
@@ -92,7 +99,12 @@ impl RlcTx {
         c.sdus_in += 1;
         c.sdu_bytes_in += sdu.bytes as u64;
         self.queue_bytes += sdu.bytes as u64;
-        self.queue.push_back(QueuedSdu { sdu, arrival: now });
+        let q = QueuedSdu { sdu, arrival: now };
+        if front {
+            self.queue.insert(self.queue.len() - self.unsent_sdus(), q);
+        } else {
+            self.queue.push_back(q);
+        }
         true
     }
 
