@@ -316,51 +316,6 @@ fn test_sr_grant_sizing_from_tracker() {
     assert_eq!(t.backlog(1), 552);
 }
 
-/// Keeps only the newest pure ACK of each flow at every grant (a "Granted ACK"-like filter).
-struct KeepNewestAck;
-impl UlBufferHook for KeepNewestAck {
-    fn on_grant(&mut self, q: &mut UlQueue, _grant_bytes: u32, _now: Time) {
-        let mut newest = std::collections::HashMap::new();
-        for (i, p) in q.iter().enumerate() {
-            if p.info.is_pure_tcp_ack {
-                newest.insert(p.info.flow_key, i);
-            }
-        }
-        let mut i = 0usize;
-        let mut idx = 0usize;
-        q.discard_where(|p| {
-            let keep = !p.info.is_pure_tcp_ack || newest.get(&p.info.flow_key) == Some(&idx);
-            idx += 1;
-            i += !keep as usize;
-            !keep
-        });
-    }
-}
-
-#[test]
-fn test_ul_queue_hook_edits_fifo_at_grant() {
-    let mut q = UlQueue::new(10_000);
-    let mut hook = KeepNewestAck;
-    for k in 0..6u64 {
-        let info = UlPacketInfo { flow_key: k % 2, is_pure_tcp_ack: k != 3, ack: k as u32 * 1000, ..Default::default() };
-        assert!(q.push(UlPacket { id: k, bytes: if k == 3 { 1000 } else { 52 }, meta: 0, info, arrival: ms(k) }));
-        hook.on_arrival(&mut q, ms(k));
-    }
-    hook.on_grant(&mut q, 500, ms(10));
-    assert_eq!(q.iter().map(|p| p.id).collect::<Vec<_>>(), vec![3, 4, 5]);
-    assert_eq!(q.drain_discarded().collect::<Vec<_>>(), vec![0, 1, 2]);
-    assert_eq!(q.counters.discarded_by_hook, 3);
-    assert_eq!(q.bytes(), 1000 + 52 + 52);
-    let mut out = Vec::new();
-    assert_eq!(q.take_for_bytes(500, &mut out), 1000);
-    assert_eq!(out.len(), 1);
-    // Byte limit.
-    let mut q = UlQueue::new(100);
-    assert!(q.push(UlPacket { id: 1, bytes: 60, meta: 0, info: Default::default(), arrival: ms(0) }));
-    assert!(!q.push(UlPacket { id: 2, bytes: 60, meta: 0, info: Default::default(), arrival: ms(0) }));
-    assert_eq!(q.counters.dropped_full, 1);
-}
-
 #[test]
 fn test_grant_fitting_all_data_but_not_bsr_cancels_it() {
     let mut ue = UeUlMac::new(UeMacConfig::lte_default(1));

@@ -1,5 +1,5 @@
 //! The whole uplink layer-2 chain between a UE and an eNB with stub PHY and nodes:
-//! uplink FIFO (+ hook) → SR/BSR → uplink scheduler → grant → UE MAC multiplexing → PDCP →
+//! uplink IP buffer → SR/BSR → uplink scheduler → grant → UE MAC multiplexing → PDCP →
 //! RLC AM → lossy transport blocks → eNB RLC AM (STATUS back on the downlink) → in-order
 //! delivery. A reference for wiring the entities into UE/eNB nodes.
 
@@ -9,24 +9,22 @@ use rantcp_ran::mac::ul::*;
 use rantcp_ran::mac::{TxOpportunity, UlGrant};
 use rantcp_ran::pdcp::{PdcpConfig, PdcpEntity};
 use rantcp_ran::rlc::{RlcConfig, RlcEntity, RlcPdu, RlcSdu};
+use rantcp_nf::{UlBuffer, UlBufferCounters};
+use rantcp_wire::{Ipv4Header, Packet, UdpHeader};
+use std::net::Ipv4Addr;
 
-struct Counting(u64, u64);
-impl UlBufferHook for Counting {
-    fn on_arrival(&mut self, _q: &mut UlQueue, _now: Time) {
-        self.0 += 1;
-    }
-    fn on_grant(&mut self, _q: &mut UlQueue, _grant_bytes: u32, _now: Time) {
-        self.1 += 1;
-    }
+/// An uplink IP packet of `bytes` (UDP: 28 header bytes).
+fn packet(bytes: u32) -> Packet {
+    let ip = Ipv4Header::new(Ipv4Addr::new(10, 1, 0, 1), Ipv4Addr::new(10, 0, 0, 1));
+    Packet::udp(ip, UdpHeader { src_port: 49152, dst_port: 5201 }, bytes - 28)
 }
 
-fn run(enhanced: bool, lose_every: u64) -> (Vec<u64>, UeMacCounters, Counting, u64) {
+fn run(enhanced: bool, lose_every: u64) -> (Vec<u64>, UeMacCounters, UlBufferCounters, u64) {
     let rnti = 9;
     let mut mcfg = UeMacConfig::lte_default(rnti);
     mcfg.bsr_enhancement = enhanced;
     let mut mac = UeUlMac::new(mcfg);
-    let mut queue = UlQueue::new(1_000_000);
-    let mut hook = Counting(0, 0);
+    let mut queue = UlBuffer::new(1_000_000);
     let mut pdcp = PdcpEntity::new(PdcpConfig::default());
     let mut ue_rlc = RlcEntity::new(RlcConfig::am_lte(rnti, 3));
     let mut enb_rlc = RlcEntity::new(RlcConfig::am_lte(rnti, 3));
@@ -36,7 +34,6 @@ fn run(enhanced: bool, lose_every: u64) -> (Vec<u64>, UeMacCounters, Counting, u
     let mut delivered = Vec::new();
     let mut tx = UlTransmission::default();
     let mut pdus = Vec::new();
-    let mut moved = Vec::new();
     let mut grants = Vec::new();
     let (mut next_id, mut n_tb) = (0u64, 0u64);
     let n_packets = 600u64;
@@ -46,13 +43,11 @@ fn run(enhanced: bool, lose_every: u64) -> (Vec<u64>, UeMacCounters, Counting, u
         // Traffic: a 52-byte ACK every 2 ms and a 1400-byte segment every 10 ms.
         if next_id < n_packets && (tti % 2 == 0 || tti % 10 == 5) {
             let bytes = if tti % 10 == 5 { 1400 } else { 52 };
-            let info = UlPacketInfo { flow_key: 1, is_pure_tcp_ack: bytes == 52, ..Default::default() };
-            queue.push(UlPacket { id: next_id, bytes, meta: 0, info, arrival: now });
-            hook.on_arrival(&mut queue, now);
+            assert_eq!(queue.push(now, packet(bytes)), Some(next_id));
             next_id += 1;
         }
         // Data available for transmission: FIFO bytes + PDCP (2) and RLC (≈2) headers + RLC backlog.
-        let avail = |q: &UlQueue, r: &RlcEntity| q.bytes() + 4 * q.len() as u64 + r.buffer_status(now).total_bytes();
+        let avail = |q: &UlBuffer, r: &RlcEntity| q.bytes() + 4 * q.len() as u64 + r.buffer_status(now).total_bytes();
         mac.handle_buffer_status(now, 3, avail(&queue, &ue_rlc));
         for e in [&mut ue_rlc, &mut enb_rlc] {
             if e.poll_timeout().is_some_and(|t| t <= now) {
@@ -80,13 +75,13 @@ fn run(enhanced: bool, lose_every: u64) -> (Vec<u64>, UeMacCounters, Counting, u
             mac.handle_ul_grant_into(now, g, &mut tx);
             pdus.clear();
             for op in tx.opportunities.clone() {
-                hook.on_grant(&mut queue, op.bytes, now);
-                // Move enough packets from the FIFO into PDCP/RLC to fill the opportunity.
-                let rlc_backlog = ue_rlc.buffer_status(now).total_bytes();
-                moved.clear();
-                queue.take_for_bytes((op.bytes as u64).saturating_sub(rlc_backlog), &mut moved);
-                for p in &moved {
-                    let pdu = pdcp.handle_sdu(p.id, p.bytes);
+                // Move enough packets from the buffer into PDCP/RLC to fill the opportunity.
+                let want = (op.bytes as u64).saturating_sub(ue_rlc.buffer_status(now).total_bytes());
+                let mut taken = 0;
+                while taken < want {
+                    let Some(e) = queue.pop_front() else { break };
+                    taken += e.bytes() as u64;
+                    let pdu = pdcp.handle_sdu(e.id, e.bytes());
                     assert!(ue_rlc.handle_sdu(now, RlcSdu { sdu_id: pdu.sdu_id, bytes: pdu.bytes }));
                 }
                 ue_rlc.handle_tx_opportunity(now, TxOpportunity { ..op }, &mut pdus);
@@ -126,18 +121,17 @@ fn run(enhanced: bool, lose_every: u64) -> (Vec<u64>, UeMacCounters, Counting, u
             break;
         }
     }
-    (delivered, mac.counters().clone(), hook, t_end)
+    (delivered, mac.counters().clone(), queue.counters, t_end)
 }
 
 #[test]
 fn test_ul_chain_delivers_everything_in_order() {
     for (enh, lose) in [(false, 0), (true, 0), (false, 6), (true, 6)] {
-        let (got, c, hook, t_end) = run(enh, lose);
+        let (got, c, q, t_end) = run(enh, lose);
         eprintln!("enhanced={enh} lose_every={lose}: done at {t_end} ms, {c:?}");
         assert_eq!(got, (0..600).collect::<Vec<_>>(), "enhanced={enh} lose_every={lose}");
         assert!(c.sr_tx >= 1 && c.bsr_regular >= 1 && c.grants > 10);
-        assert_eq!(hook.0, 600);
-        assert!(hook.1 > 10);
+        assert_eq!((q.arrived, q.dequeued, q.discarded), (600, 600, 0));
         if enh {
             assert!(c.bsr_enhanced >= 1);
         }

@@ -3,6 +3,7 @@
 //! RLC (queue bytes, cumulative drops) and uplink request/grant counters; one row per cell per
 //! sample with PRB and PDCCH use over the interval.
 
+use super::ue::ENB;
 use super::RanDevice;
 use rantcp_core::Time;
 
@@ -61,21 +62,19 @@ pub struct CellSeries {
 
 impl RanDevice {
     pub(super) fn take_sample(&mut self, now: Time) {
+        let st = &mut self.st;
         let t = now.as_secs_f64();
-        let iv = now
-            .saturating_since(self.last_sample)
-            .as_secs_f64()
-            .max(1e-9);
-        self.last_sample = now;
-        let n_prb = self.radio.carrier().n_prb as f64;
-        for i in 0..self.ues.len() {
-            let rnti = self.ues[i].rnti;
-            let sinr = self.radio.sinr_db(rnti, now);
-            let ls = self.radio.large_scale(rnti);
-            let u = &mut self.ues[i];
-            let c = &u.counters;
+        let iv = now.saturating_since(st.last_sample).as_secs_f64().max(1e-9);
+        st.last_sample = now;
+        let n_prb = st.radio.carrier().n_prb as f64;
+        let s = &mut self.ue_series;
+        for i in 0..st.ues.len() {
+            let rnti = st.ues[i].rnti;
+            let sinr = st.radio.sinr_db(rnti, now);
+            let ls = st.radio.large_scale(rnti);
+            let u = &mut st.ues[i];
+            let c = u.counters();
             let p = &u.prev;
-            let s = &mut self.ue_series;
             s.time_s.push(t);
             s.rnti.push(rnti as i64);
             s.cell.push(u.cell as i64);
@@ -99,10 +98,11 @@ impl RanDevice {
             s.harq_new.push(new as i64);
             s.harq_retx.push((c.dl_tb_retx - p.dl_tb_retx) as i64);
             s.harq_failed.push((c.dl_tb_failed - p.dl_tb_failed) as i64);
+            let enb_rlc = &u.rlc[ENB];
             s.rlc_queue_bytes
-                .push(u.enb_rlc.buffer_status(now).total_bytes() as i64);
-            s.rlc_drops.push(u.enb_rlc.counters().sdus_dropped as i64);
-            s.ul_queue_bytes.push(u.ul_queue.bytes() as i64);
+                .push(enb_rlc.buffer_status(now).total_bytes() as i64);
+            s.rlc_drops.push(enb_rlc.counters().sdus_dropped as i64);
+            s.ul_queue_bytes.push(u.ul_buf.bytes() as i64);
             s.sr.push(c.sr_rx as i64);
             s.bsr.push(c.bsr_rx as i64);
             s.ul_grants.push(c.ul_grants as i64);
@@ -112,28 +112,24 @@ impl RanDevice {
             } else {
                 0.0
             });
-            u.prev = u.counters.clone();
+            u.prev = c;
         }
-        let max_dci = self.cfg.pdcch_grants_per_slot.max(1) as f64;
-        for ci in 0..self.cells.len() {
-            let c = &mut self.cells[ci];
+        let max_dci = st.cfg.pdcch_grants_per_slot.max(1) as f64;
+        let s = &mut self.cell_series;
+        for (ci, c) in st.cells.iter_mut().enumerate() {
             if c.ues.is_empty() {
                 continue;
             }
-            let now_v = [
-                c.slots, c.dl_slots, c.dl_prbs, c.ul_slots, c.ul_prbs, c.dcis,
-            ];
-            let d: Vec<f64> = now_v
-                .iter()
-                .zip(c.prev)
-                .map(|(a, b)| (a - b) as f64)
-                .collect();
+            let now_v = c.totals();
+            let mut d = [0f64; 6];
+            for k in 0..6 {
+                d[k] = (now_v[k] - c.prev[k]) as f64;
+            }
             c.prev = now_v;
             // Slots the device slept through carried nothing: count them as idle.
-            let slots_iv = (iv / self.slot.as_secs_f64()).round().max(1.0);
+            let slots_iv = (iv / st.slot.as_secs_f64()).round().max(1.0);
             let dl_frac = if d[0] > 0.0 { d[1] / d[0] } else { 1.0 };
             let ul_frac = if d[0] > 0.0 { d[3] / d[0] } else { 0.0 };
-            let s = &mut self.cell_series;
             s.time_s.push(t);
             s.cell.push(ci as i64);
             s.dl_prb_util

@@ -1,8 +1,9 @@
 //! Uplink request/grant procedure: the UE's scheduling request (TS 36.321 §5.4.4) and buffer
 //! status reporting (TS 36.321 §5.4.5, MAC CEs §6.1.3.1, buffer-size levels Table 6.1.3.1-1),
 //! multiplexing of a granted transport block (§5.4.3.1), the eNB's view of reported buffers,
-//! the UE's per-bearer uplink FIFO with a network-function hook, and the BSR enhancement of the
-//! dissertation (seed 003, ch. 3; design.md §5).
+//! and the BSR enhancement of the dissertation (seed 003, ch. 3; design.md §5). The UE's
+//! uplink IP buffer before PDCP, where network functions work, is [`rantcp_nf::UlBuffer`]; the
+//! radio device (`crate::cell`) reports its size to [`UeUlMac::handle_buffer_status`].
 //!
 //! # Procedure as modelled ([`UeUlMac`])
 //! * Regular BSR is triggered when data becomes available for a logical channel and either no
@@ -41,7 +42,7 @@ use super::mux::{mac_subheader_bytes, max_sdu};
 use super::sap::{Lcid, Rnti, TxOpportunity, UlGrant};
 use super::sched::{Allocation, SchedConfig, SchedUe, Scheduler};
 use rantcp_core::{Duration, Time};
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 
 // ---------------------------------------------------------------------------------------------
 // Buffer size levels.
@@ -72,151 +73,6 @@ pub fn bsr_index_to_bytes(index: u8) -> u32 {
 pub const SHORT_BSR_BYTES: u32 = 2;
 /// Long BSR incl. subheader (bytes).
 pub const LONG_BSR_BYTES: u32 = 4;
-
-// ---------------------------------------------------------------------------------------------
-// The UE's per-bearer uplink FIFO and its hook.
-
-/// What a network function may read about a queued uplink packet (filled by the node from the
-/// packet headers; generic so the MAC needs no TCP types).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct UlPacketInfo {
-    /// Hash of the 5-tuple (0 if not TCP/UDP).
-    pub flow_key: u64,
-    /// TCP segment without payload and with only ACK (and possibly PSH) set.
-    pub is_pure_tcp_ack: bool,
-    pub tcp_flags: u8,
-    pub seq: u32,
-    pub ack: u32,
-    pub payload_bytes: u32,
-    /// Number of SACK blocks carried.
-    pub sack_blocks: u8,
-    /// TCP options other than timestamps/SACK present.
-    pub other_options: bool,
-}
-
-/// One packet in the uplink FIFO.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct UlPacket {
-    /// Node-side id of the packet (the IP packet travels beside the queue).
-    pub id: u64,
-    /// Bytes as handed to PDCP (IP packet size).
-    pub bytes: u32,
-    /// Opaque value for the node.
-    pub meta: u64,
-    pub info: UlPacketInfo,
-    pub arrival: Time,
-}
-
-/// Counters of one uplink FIFO.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct UlQueueCounters {
-    pub arrived: u64,
-    pub dropped_full: u64,
-    pub discarded_by_hook: u64,
-    pub discarded_bytes_by_hook: u64,
-    pub dequeued: u64,
-}
-
-/// A bearer's uplink FIFO (before PDCP/RLC segmentation), editable by a [`UlBufferHook`].
-#[derive(Clone, Debug, Default)]
-pub struct UlQueue {
-    packets: VecDeque<UlPacket>,
-    bytes: u64,
-    /// Byte limit (0 = unlimited).
-    pub limit_bytes: u64,
-    discarded: Vec<u64>,
-    pub counters: UlQueueCounters,
-}
-
-impl UlQueue {
-    pub fn new(limit_bytes: u64) -> Self {
-        UlQueue { limit_bytes, ..Default::default() }
-    }
-    pub fn len(&self) -> usize {
-        self.packets.len()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.packets.is_empty()
-    }
-    /// Queued bytes.
-    pub fn bytes(&self) -> u64 {
-        self.bytes
-    }
-    pub fn get(&self, i: usize) -> Option<&UlPacket> {
-        self.packets.get(i)
-    }
-    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &UlPacket> + ExactSizeIterator {
-        self.packets.iter()
-    }
-    /// Appends a packet; `false` if the byte limit drops it.
-    pub fn push(&mut self, p: UlPacket) -> bool {
-        if self.limit_bytes > 0 && self.bytes + p.bytes as u64 > self.limit_bytes {
-            self.counters.dropped_full += 1;
-            return false;
-        }
-        self.counters.arrived += 1;
-        self.bytes += p.bytes as u64;
-        self.packets.push_back(p);
-        true
-    }
-    /// A network function discards the packet at position `i` (recorded for the node).
-    pub fn discard(&mut self, i: usize) -> Option<UlPacket> {
-        let p = self.packets.remove(i)?;
-        self.bytes -= p.bytes as u64;
-        self.counters.discarded_by_hook += 1;
-        self.counters.discarded_bytes_by_hook += p.bytes as u64;
-        self.discarded.push(p.id);
-        Some(p)
-    }
-    /// Discards every packet for which `f` returns `true`.
-    pub fn discard_where(&mut self, mut f: impl FnMut(&UlPacket) -> bool) -> usize {
-        let mut n = 0;
-        let mut i = 0;
-        while i < self.packets.len() {
-            if f(&self.packets[i]) {
-                self.discard(i);
-                n += 1;
-            } else {
-                i += 1;
-            }
-        }
-        n
-    }
-    /// Ids discarded by hooks since the last call (so the node can free the packets).
-    pub fn drain_discarded(&mut self) -> std::vec::Drain<'_, u64> {
-        self.discarded.drain(..)
-    }
-    pub fn pop_front(&mut self) -> Option<UlPacket> {
-        let p = self.packets.pop_front()?;
-        self.bytes -= p.bytes as u64;
-        self.counters.dequeued += 1;
-        Some(p)
-    }
-    /// Moves packets from the head into `out` until at least `bytes` have been taken (the last
-    /// one may be segmented by RLC) or the queue is empty. Returns the bytes taken.
-    pub fn take_for_bytes(&mut self, bytes: u64, out: &mut Vec<UlPacket>) -> u64 {
-        let mut taken = 0;
-        while taken < bytes {
-            let Some(p) = self.pop_front() else { break };
-            taken += p.bytes as u64;
-            out.push(p);
-        }
-        taken
-    }
-}
-
-/// A network function on the UE's uplink buffer (seed 000's ACK filter plugs in here).
-pub trait UlBufferHook {
-    /// Called after a packet was appended to `queue`.
-    fn on_arrival(&mut self, _queue: &mut UlQueue, _now: Time) {}
-    /// Called when an uplink grant gives this bearer `grant_bytes`, before packets leave.
-    fn on_grant(&mut self, _queue: &mut UlQueue, _grant_bytes: u32, _now: Time) {}
-}
-
-/// The hook that does nothing.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct NoHook;
-impl UlBufferHook for NoHook {}
 
 // ---------------------------------------------------------------------------------------------
 // UE MAC.

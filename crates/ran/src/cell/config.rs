@@ -1,0 +1,133 @@
+//! Layer-2 and timing parameters of the cells of a [`super::RanDevice`]: scheduler policies,
+//! HARQ (TS 36.321 §5.3.2 / §5.4.2, timing TS 36.213 §8 and §10.1, NR k2 TS 38.214
+//! §6.1.2.1), the PDCCH budget, RLC/PDCP templates, the UE MAC's SR/BSR settings (TS 36.321
+//! §5.4.4, §5.4.5) and processing delays, with LTE and NR presets.
+
+use crate::mac::harq::HarqConfig;
+use crate::mac::sap::Lcid;
+use crate::mac::sched::SchedulerKind;
+use crate::mac::ul::UeMacConfig;
+use crate::pdcp::PdcpSnSize;
+use crate::rlc::RlcConfig;
+use rantcp_core::Duration;
+
+/// The data radio bearer's logical channel (TS 36.321 Table 6.2.1-1: 3..=10 are DTCH).
+pub const DRB_LCID: Lcid = 3;
+
+/// Layer-2 and timing parameters of every cell of a [`RanDevice`].
+#[derive(Clone, Debug)]
+pub struct RanConfig {
+    /// Downlink scheduler policy.
+    pub dl_scheduler: SchedulerKind,
+    /// Uplink scheduler policy.
+    pub ul_scheduler: SchedulerKind,
+    /// Smallest allocation (PRBs).
+    pub min_prb: u16,
+    /// DL HARQ: processes, ACK/NACK delay, maximum retransmissions.
+    pub harq: HarqConfig,
+    /// UL HARQ processes and maximum retransmissions (the feedback time is `ul_harq_feedback`).
+    pub ul_harq_processes: u8,
+    pub ul_harq_max_retx: u8,
+    /// From an UL transmission to the eNB acting on its decoding result.
+    pub ul_harq_feedback: Duration,
+    /// Grant-to-PUSCH offset k2 in slots (LTE FDD: 4).
+    pub k2_slots: u32,
+    /// DCIs (DL + UL grants) per cell per slot.
+    pub pdcch_grants_per_slot: u16,
+    /// RLC configuration template (rnti/lcid are set per UE); the same settings at the eNB
+    /// (DL tx, UL rx) and at the UE (UL tx, DL rx).
+    pub rlc: RlcConfig,
+    /// PDCP SN size (header bytes).
+    pub pdcp: PdcpSnSize,
+    /// UE MAC (SR/BSR) template.
+    pub ue_mac: UeMacConfig,
+    /// Bytes granted after an SR before any BSR arrived.
+    pub sr_grant_bytes: u32,
+    /// UE uplink FIFO byte limit (0 = unlimited).
+    pub ul_queue_limit_bytes: u64,
+    /// UE processing delay: decoded DL TB → IP packets out of the UE's PDCP.
+    pub ue_processing: Duration,
+    /// eNB processing delay: decoded UL TB → IP packets out of the eNB's PDCP.
+    pub enb_processing: Duration,
+    /// Uplink MIMO layers.
+    pub ul_layers: u8,
+    /// Ideal buffer reporting as ns-3 LENA / mmWave do (the simulators of seeds 000, 001 and
+    /// 004): the eNB's uplink scheduler sees every change of the UE's buffer at once, minus
+    /// bytes already granted, without SR/BSR latency or quantisation. `false` (the default)
+    /// runs the TS 36.321 §5.4.4/§5.4.5 procedure, including the retxBSR-Timer stall of the
+    /// dissertation's Figure 6.
+    pub ideal_bsr: bool,
+}
+
+impl RanConfig {
+    /// LTE FDD defaults: PF (100 ms), 8 HARQ processes, n+4 feedback, 3 retransmissions,
+    /// k2 = 4, 8 UL HARQ processes with 4 ms feedback (8 ms synchronous UL HARQ RTT,
+    /// TS 36.213 §8), 10 DCIs per subframe, RLC AM (TS 36.322, ns-3-like timers), 12-bit PDCP,
+    /// periodicBSR-Timer sf10, retxBSR-Timer sf2560, SR every 10 ms, 1 ms processing.
+    pub fn lte(slot: Duration) -> Self {
+        RanConfig {
+            dl_scheduler: SchedulerKind::ProportionalFair {
+                time_constant: Duration::from_millis(100),
+            },
+            ul_scheduler: SchedulerKind::RoundRobin,
+            min_prb: 1,
+            harq: HarqConfig::with_slots(8, 4, slot, 3),
+            ul_harq_processes: 8,
+            ul_harq_max_retx: 3,
+            ul_harq_feedback: slot.saturating_mul(4),
+            k2_slots: 4,
+            pdcch_grants_per_slot: 10,
+            rlc: RlcConfig::am_lte(0, DRB_LCID),
+            pdcp: PdcpSnSize::Lte12,
+            ue_mac: UeMacConfig::lte_default(0),
+            sr_grant_bytes: 100,
+            ul_queue_limit_bytes: 0,
+            ue_processing: Duration::from_millis(1),
+            enb_processing: Duration::from_millis(1),
+            ul_layers: 1,
+            ideal_bsr: false,
+        }
+    }
+
+    /// NR/mmWave defaults for slot length `slot`: PF, 20 HARQ processes (seed 004), feedback
+    /// after 4 slots, 3 retransmissions, k2 = 4 (fits "CCDDUUUU": slots 0–3 grant 4–7),
+    /// RLC AM with 18-bit SN and seed 004's timers, 18-bit PDCP, periodicBSR-Timer 10 slots,
+    /// retxBSR-Timer sf80 (a common TS 38.331 setting), SR every 8 slots, 2-slot processing.
+    pub fn nr(slot: Duration) -> Self {
+        let mut ue_mac = UeMacConfig::lte_default(0);
+        ue_mac.periodic_bsr_timer = Some(slot.saturating_mul(10));
+        ue_mac.retx_bsr_timer = Duration::from_millis(80);
+        ue_mac.sr_period = slot.saturating_mul(8);
+        RanConfig {
+            dl_scheduler: SchedulerKind::ProportionalFair {
+                time_constant: Duration::from_millis(100),
+            },
+            ul_scheduler: SchedulerKind::RoundRobin,
+            min_prb: 1,
+            harq: HarqConfig::with_slots(20, 4, slot, 3),
+            ul_harq_processes: 20,
+            ul_harq_max_retx: 3,
+            ul_harq_feedback: slot.saturating_mul(4),
+            k2_slots: 4,
+            pdcch_grants_per_slot: 10,
+            rlc: RlcConfig::am_nr(0, DRB_LCID),
+            pdcp: PdcpSnSize::Nr18,
+            ue_mac,
+            sr_grant_bytes: 200,
+            ul_queue_limit_bytes: 0,
+            ue_processing: slot.saturating_mul(2),
+            enb_processing: slot.saturating_mul(2),
+            ul_layers: 1,
+            ideal_bsr: false,
+        }
+    }
+}
+
+impl RanConfig {
+    /// Bytes PDCP and RLC add to each uplink IP packet, as the UE counts its buffer for a BSR
+    /// (TS 36.321 §5.4.5: data available in PDCP and RLC) and as the uplink buffer's
+    /// functions see a grant: the PDCP header plus a 3-byte RLC header estimate.
+    pub fn ul_overhead_bytes(&self) -> u32 {
+        self.pdcp.header_bytes() + 3
+    }
+}
