@@ -43,7 +43,8 @@
 //! * PDCCH: at most `pdcch_grants_per_slot` DCIs per cell and slot, DL first, then UL.
 //!
 //! Events: the device wakes at slot boundaries only while something is queued (DL backlog,
-//! HARQ retransmissions, reported UL backlog, a pulling function's backlog); otherwise it sleeps until the next RLC/MAC timer, function timer or
+//! HARQ retransmissions, reported UL backlog, a pulling function's backlog), and runs at most
+//! one slot per boundary; otherwise it sleeps until the next RLC/MAC timer, function timer or
 //! pending event. Per-slot work is proportional to the UEs of a cell; scratch vectors are kept,
 //! so steady state allocates only the RLC PDU descriptors.
 //!
@@ -154,8 +155,9 @@ struct RanState {
     cells: Vec<Cell>,
     slot: Duration,
     nr: bool,
-    /// Next slot to run and the earliest entity timer.
+    /// Next slot to run, the last one run, and the earliest entity timer.
     next_slot: Option<Time>,
+    last_slot: Option<Time>,
     timer_min: Option<Time>,
     pending: PendingQueue,
     slab: PduSlab,
@@ -180,10 +182,14 @@ impl RanState {
         }
     }
 
-    /// Run the slot loop from the next slot boundary.
+    /// Run the slot loop from the next slot boundary (at most one slot per boundary).
     fn wake_slots(&mut self, now: Time) {
         if self.next_slot.is_none() {
-            self.next_slot = Some(next_boundary(self.slot, now));
+            let mut t = next_boundary(self.slot, now);
+            if self.last_slot == Some(t) {
+                t += self.slot;
+            }
+            self.next_slot = Some(t);
         }
     }
 
@@ -242,6 +248,7 @@ impl RanDevice {
             cells,
             slot: carrier.slot,
             next_slot: None,
+            last_slot: None,
             timer_min: None,
             pending: PendingQueue::default(),
             slab: PduSlab::default(),

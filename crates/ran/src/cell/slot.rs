@@ -32,6 +32,7 @@ impl RanState {
         let ul_tx_slot = slot_idx + self.cfg.k2_slots as u64;
         let ul_ok = self.radio.duplex().is_ul(ul_tx_slot);
         self.slots_run += 1;
+        self.last_slot = Some(now);
         for c in 0..self.cells.len() {
             if self.cells[c].ues.is_empty() {
                 continue;
