@@ -2,7 +2,8 @@
 //! PF scheduler (HARQ retransmissions first, PDCCH budget shared with uplink grants) → TB split
 //! among logical channels → HARQ processes holding the RLC PDUs → decode failures (BLER, and
 //! residual losses after the last retransmission) → UE RLC AM, STATUS back on the uplink.
-//! Every SDU arrives exactly once, in order. A reference for wiring the eNB/gNB node.
+//! Every SDU arrives exactly once, in order. The entities' contracts under stress; the
+//! device that wires them for runs is `rantcp_ran::cell::RanDevice` (tests/ran_device.rs).
 
 use rantcp_core::{Duration, Rng, Time};
 use rantcp_ran::mac::harq::{HarqConfig, HarqEntity, HarqOutcome};

@@ -708,3 +708,59 @@ fn test_lte_second_pdu_in_opportunity_pays_mac_subheader() {
     assert_eq!(p.iter().map(|p| p.bytes).collect::<Vec<_>>(), vec![2, 52]);
     assert!(p[0].as_status().is_some());
 }
+
+#[test]
+fn test_um_nr_out_of_order_delivery_and_lost_ids() {
+    // TS 38.322 §5.2.2.2: complete SDUs are delivered at once, a segmented SDU whose first
+    // segment is lost is given up when t-Reassembly expires, and its id is reported.
+    let cfg = nr_rlc_only(RlcConfig::um_nr(1, 3));
+    let mut tx = RlcEntity::new(cfg.clone());
+    let mut rx = RlcEntity::new(cfg);
+    let t0 = Time::from_millis(1);
+    for id in 0..3 {
+        assert!(tx.handle_sdu(t0, sdu(id, 100)));
+    }
+    let a = tx.tx_opportunity(t0, 101); // SDU 0 whole (1-byte header)
+    let b = tx.tx_opportunity(t0, 50); // first segment of SDU 1 (2-byte header, 48 bytes)
+    let c = tx.tx_opportunity(t0, 56); // rest of SDU 1 (SN + SO: 4 bytes, 52 bytes)
+    let d = tx.tx_opportunity(t0, 101); // SDU 2 whole
+    assert_eq!([a.len(), b.len(), c.len(), d.len()], [1, 1, 1, 1]);
+    assert_eq!(c[0].as_data().unwrap().so, 48);
+    for p in a.iter().chain(&c).chain(&d) {
+        rx.handle_pdu(t0, p);
+    }
+    assert_eq!([rx.pop_delivered(), rx.pop_delivered(), rx.pop_delivered()], [Some(0), Some(2), None]);
+    assert_eq!(rx.pop_lost(), None);
+    assert!(!rx.delivers_in_order());
+    let t = rx.poll_timeout().expect("t-Reassembly runs");
+    rx.handle_timeout(t);
+    assert_eq!((rx.pop_lost(), rx.pop_lost()), (Some(1), None));
+    assert_eq!(rx.counters().sdus_lost_um, 1);
+    // The late first segment is discarded (the window moved past its SN) and reported again.
+    rx.handle_pdu(t, &b[0]);
+    assert_eq!((rx.pop_delivered(), rx.pop_lost()), (None, Some(1)));
+}
+
+#[test]
+fn test_front_sdu_overtakes_unsent_sdus_but_not_a_begun_one() {
+    let mut e = RlcEntity::new(RlcConfig::am_lte(1, 3));
+    let t0 = Time::from_millis(1);
+    for id in 0..3 {
+        assert!(e.handle_sdu(t0, sdu(id, 1000)));
+    }
+    assert_eq!(e.unsent_sdus(), 3);
+    assert!(e.handle_sdu_front(t0, sdu(10, 1000)));
+    assert_eq!(e.unsent_sdus(), 4);
+    // 500 bytes: a 2-byte header and the first 498 bytes of SDU 10.
+    let p = e.tx_opportunity(t0, 500);
+    assert_eq!(p[0].as_data().unwrap().fields[0].sdu_id, 10);
+    assert_eq!(e.unsent_sdus(), 3);
+    // SDU 10 has begun: a new front SDU goes behind it.
+    assert!(e.handle_sdu_front(t0, sdu(11, 1000)));
+    // The rest of SDU 10 (502 bytes) and SDU 11 with a 4-byte header (one LI).
+    let p = e.tx_opportunity(t0, 1506);
+    let ids: Vec<u64> = p[0].as_data().unwrap().fields.iter().map(|f| f.sdu_id).collect();
+    assert_eq!(ids, vec![10, 11]);
+    assert_eq!(e.purge_sdus(|id| id == 0), 1000);
+    assert_eq!(e.unsent_sdus(), 2);
+}

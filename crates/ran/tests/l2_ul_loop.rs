@@ -1,7 +1,8 @@
 //! The whole uplink layer-2 chain between a UE and an eNB with stub PHY and nodes:
 //! uplink IP buffer → SR/BSR → uplink scheduler → grant → UE MAC multiplexing → PDCP →
 //! RLC AM → lossy transport blocks → eNB RLC AM (STATUS back on the downlink) → in-order
-//! delivery. A reference for wiring the entities into UE/eNB nodes.
+//! delivery. The entities' contracts under stress (and the Figure 6 BSR stall); the device
+//! that wires them for runs is `rantcp_ran::cell::RanDevice` (tests/ran_device.rs).
 
 use rantcp_core::{Duration, Time};
 use rantcp_ran::mac::sched::{SchedConfig, SchedUe, SchedulerKind};

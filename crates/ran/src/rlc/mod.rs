@@ -9,12 +9,15 @@
 //! carry descriptors of the SDU bytes they contain (`Field`s).
 //!
 //! Contract (ns-3 `LteRlcSapProvider` / `LteMacSapUser` vocabulary):
-//! * upper layer → [`RlcEntity::handle_sdu`] (PDCP PDU in; `false` = dropped at the byte limit);
+//! * upper layer → [`RlcEntity::handle_sdu`] (PDCP PDU in; `false` = dropped at the byte limit),
+//!   or [`RlcEntity::handle_sdu_front`] ahead of the SDUs not begun ([`RlcEntity::unsent_sdus`]),
+//!   which [`RlcEntity::purge_sdus`] may also remove (network functions, design.md §5);
 //! * MAC → [`RlcEntity::handle_tx_opportunity`] (returns the RLC PDUs for that many bytes:
 //!   STATUS first, then retransmissions, then new data, §5.2.1 / §5.3.2 / TS 36.322 §5.1.3.1.1);
 //! * MAC → [`RlcEntity::handle_pdu`] (a PDU received from the peer);
 //! * [`RlcEntity::buffer_status`] for the MAC scheduler / BSR;
-//! * [`RlcEntity::pop_delivered`] for SDU ids delivered in order to the upper layer;
+//! * [`RlcEntity::pop_delivered`] for SDU ids delivered to the upper layer (in order except NR
+//!   UM, [`RlcEntity::delivers_in_order`]); [`RlcEntity::pop_lost`] for UM SDU ids given up;
 //! * [`RlcEntity::poll_timeout`] / [`RlcEntity::handle_timeout`] for t-PollRetransmit,
 //!   t-StatusProhibit and t-Reordering (LTE) / t-Reassembly (NR).
 //!
