@@ -14,7 +14,7 @@ use rantcp_core::Duration;
 /// The data radio bearer's logical channel (TS 36.321 Table 6.2.1-1: 3..=10 are DTCH).
 pub const DRB_LCID: Lcid = 3;
 
-/// Layer-2 and timing parameters of every cell of a [`RanDevice`].
+/// Layer-2 and timing parameters of every cell of a [`super::RanDevice`].
 #[derive(Clone, Debug)]
 pub struct RanConfig {
     /// Downlink scheduler policy.

@@ -18,8 +18,26 @@
 //! [`rantcp_nf::Device::poll_action`]. Function timers join the device's `poll_timeout`.
 //!
 //! Functions read the radio network through [`RanView`], implemented here over the device's
-//! state (the chain lives outside that state, so the two are borrowed side by side). The
-//! report is read without evaluating the channel, so reading it never changes a run.
+//! state (the chain lives outside that state, so the two are borrowed side by side). A
+//! [`UeReport`] is computed when asked, without evaluating the channel, so reading it never
+//! changes a run:
+//! * `cqi`, `mcs`: the latest CQI report that reached the eNB by `now` among the measurements
+//!   taken (the channel is measured when the UE is scheduled or sampled); 0 before the first;
+//! * `achievable_rate_bps`: the transport-block bits of all PRBs at `mcs` in each DL slot of
+//!   the duplex pattern (TS 36.213 §7.1.7 / TS 38.214 §5.1.3.2) per second, times 1 / (UEs of
+//!   the cell with DL RLC backlog or a pending DL HARQ retransmission, this one included);
+//!   0 while `cqi` is 0. A pulling function's own backlog is not counted;
+//! * `rlc_queue_bytes`: the eNB RLC's buffer status (new SDUs with header estimates,
+//!   retransmissions, STATUS); `rlc_queue_packets`: SDUs no byte of which has been sent;
+//!   `rlc_empty`: no RLC bytes and no DL HARQ retransmission pending;
+//! * `harq_feedback_slots`: the DL HARQ feedback delay in slots;
+//! * `dl_packets_per_slot` (α): DL packets the UE's RLC delivered per DL slot in which the UE
+//!   had an allocation (new or retransmission), over the last 64 to 128 such slots;
+//! * `avg_dl_tbs_bytes`: mean size of the UE's new DL transport blocks since the start;
+//! * `ul_buffer_bytes`: IP bytes in the UE's uplink buffer.
+//!
+//! [`NetworkFunction::pull_dl`] is called with `Ctx::point` = [`Point::DlIngress`]: pulled
+//! packets enter between IP and PDCP, at the tail, in the order given.
 //!
 //! With no function attached every point costs one bit test per packet and nothing else.
 
