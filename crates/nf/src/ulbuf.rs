@@ -7,6 +7,11 @@
 //! skips), and a per-flow index gives a flow's packets in arrival order without scanning the
 //! others. Tombstones and stale index entries are removed when they reach the head, so every
 //! operation is amortised O(1) apart from iteration.
+//!
+//! The per-flow index serves network functions only, and hashing every packet twice is most
+//! of a buffer's cost (about 850 instructions per packet): a buffer keeps it from
+//! [`UlBuffer::index_flows`] on, which its owner calls when a function wants the buffer.
+//! Without it [`UlBuffer::flow_iter`] scans the queue (same results).
 
 use crate::FlowKey;
 use rantcp_core::Time;
@@ -54,9 +59,9 @@ pub struct UlBuffer {
     bytes: u64,
     /// Byte limit (0 = unlimited).
     pub limit_bytes: u64,
-    /// Ids per flow in arrival order; may hold ids already gone (skipped, then removed when
-    /// they reach the front of their flow's list).
-    by_flow: HashMap<FlowKey, VecDeque<u64>>,
+    /// Ids per flow in arrival order, once indexed; may hold ids already gone (skipped, then
+    /// removed when they reach the front of their flow's list).
+    by_flow: Option<HashMap<FlowKey, VecDeque<u64>>>,
     pub counters: UlBufferCounters,
 }
 
@@ -82,6 +87,23 @@ impl UlBuffer {
         self.bytes
     }
 
+    /// Keep a per-flow index from now on (built from the packets queued), so that
+    /// [`UlBuffer::flow_iter`] does not scan. Idempotent.
+    pub fn index_flows(&mut self) {
+        if self.by_flow.is_some() {
+            return;
+        }
+        let mut m: HashMap<FlowKey, VecDeque<u64>> = HashMap::new();
+        for e in self.slots.iter().flatten() {
+            m.entry(e.flow).or_default().push_back(e.id);
+        }
+        self.by_flow = Some(m);
+    }
+    /// Is the per-flow index kept?
+    pub fn is_indexed(&self) -> bool {
+        self.by_flow.is_some()
+    }
+
     /// Append `packet`; returns its id, or `None` if the byte limit refuses it.
     pub fn push(&mut self, now: Time, packet: Packet) -> Option<u64> {
         let bytes = packet.len() as u64;
@@ -97,7 +119,9 @@ impl UlBuffer {
             flow,
             arrival: now,
         }));
-        self.by_flow.entry(flow).or_default().push_back(id);
+        if let Some(m) = &mut self.by_flow {
+            m.entry(flow).or_default().push_back(id);
+        }
         self.live += 1;
         self.bytes += bytes;
         self.counters.arrived += 1;
@@ -157,12 +181,22 @@ impl UlBuffer {
         self.slots.iter().filter_map(|s| s.as_ref())
     }
 
-    /// Queued packets of `flow`, oldest first.
+    /// Queued packets of `flow`, oldest first (from the index if kept, else by a scan).
     pub fn flow_iter<'a>(&'a self, flow: &FlowKey) -> impl DoubleEndedIterator<Item = &'a UlEntry> + 'a {
-        self.by_flow
-            .get(flow)
+        let flow = *flow;
+        let indexed = self.by_flow.as_ref();
+        let scan = if indexed.is_some() { 0 } else { self.slots.len() };
+        indexed
+            .and_then(|m| m.get(&flow))
             .into_iter()
             .flat_map(move |ids| ids.iter().filter_map(move |&id| self.get(id)))
+            .chain(
+                self.slots
+                    .iter()
+                    .take(scan)
+                    .filter_map(|s| s.as_ref())
+                    .filter(move |e| e.flow == flow),
+            )
     }
 
     /// Ids of the queued packets of `flow`, oldest first (a copy, for discarding while
@@ -173,7 +207,10 @@ impl UlBuffer {
 
     /// Drop `id` from its flow's index if it is at the front, with any gone ids behind it.
     fn forget(&mut self, flow: FlowKey, id: u64) {
-        let Some(ids) = self.by_flow.get_mut(&flow) else {
+        let Some(m) = &mut self.by_flow else {
+            return;
+        };
+        let Some(ids) = m.get_mut(&flow) else {
             return;
         };
         if ids.front() == Some(&id) {
@@ -186,7 +223,7 @@ impl UlBuffer {
                 ids.pop_front();
             }
             if ids.is_empty() {
-                self.by_flow.remove(&flow);
+                m.remove(&flow);
             }
         }
     }

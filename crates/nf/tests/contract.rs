@@ -32,6 +32,7 @@ fn acks_of(q: &UlBuffer) -> Vec<u32> {
 #[test]
 fn ul_buffer_is_fifo_with_o1_discards_and_flow_order() {
     let mut q = UlBuffer::new(0);
+    q.index_flows();
     let t = Time::ZERO;
     // Two flows interleaved: A acks 1..=4, B acks 100, 200.
     let ids: Vec<u64> = [(5201, 1), (5200, 100), (5201, 2), (5201, 3), (5200, 200), (5201, 4)]
@@ -70,6 +71,35 @@ fn ul_buffer_is_fifo_with_o1_discards_and_flow_order() {
     assert!(q.is_empty());
     assert_eq!(q.bytes(), 0);
     assert!(q.flow_ids(&fa).is_empty());
+}
+
+#[test]
+fn ul_buffer_flow_index_gives_what_a_scan_gives() {
+    let fa = FlowKey::of(&ack(5201, 0));
+    let fb = FlowKey::of(&ack(5200, 0));
+    let mut plain = UlBuffer::new(0);
+    let mut indexed = UlBuffer::new(0);
+    assert!(!indexed.is_indexed());
+    for (k, q) in [&mut plain, &mut indexed].into_iter().enumerate() {
+        for (i, &(p, a)) in [(5201, 1), (5200, 100), (5201, 2), (5201, 3)].iter().enumerate() {
+            if k == 1 && i == 2 {
+                // Indexing part-way builds the index from what is queued.
+                q.index_flows();
+            }
+            q.push(Time::ZERO, ack(p, a));
+        }
+        q.discard(2);
+        q.pop_front();
+        q.push(Time::ZERO, ack(5200, 200));
+    }
+    assert!(indexed.is_indexed() && !plain.is_indexed());
+    for f in [fa, fb] {
+        assert_eq!(plain.flow_ids(&f), indexed.flow_ids(&f));
+        let rev: Vec<u64> = indexed.flow_iter(&f).rev().map(|e| e.id).collect();
+        assert_eq!(rev, plain.flow_iter(&f).rev().map(|e| e.id).collect::<Vec<_>>());
+    }
+    assert_eq!(indexed.flow_ids(&fa), vec![3]);
+    assert_eq!(indexed.flow_ids(&fb), vec![1, 4]);
 }
 
 #[test]

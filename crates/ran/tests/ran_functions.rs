@@ -387,6 +387,7 @@ fn ul_buffer_arrival_and_grant_events_see_and_edit_the_queue() {
         (3, 140 + 40 + 40)
     );
     let q = d.dev.ue_ul_buffer(1).unwrap();
+    assert!(q.is_indexed(), "a function wants the buffer: flows are indexed");
     assert_eq!(
         (
             q.counters.discarded,

@@ -241,10 +241,14 @@ impl RanState {
     }
 
     /// Carry out the functions' outputs (see the module docs).
+    #[inline]
     pub(super) fn carry_out(&mut self, now: Time, nf: &mut Functions) {
-        if nf.chain.is_empty() {
-            return;
+        if !nf.chain.is_empty() {
+            self.carry_out_outputs(now, nf);
         }
+    }
+
+    fn carry_out_outputs(&mut self, now: Time, nf: &mut Functions) {
         while let Some(o) = nf.chain.poll_output() {
             match o {
                 Output::Emit(e) => self.emit(now, e, nf),

@@ -91,7 +91,7 @@ use functions::Functions;
 use pending::{PduSlab, PendingQueue};
 use rantcp_core::{Duration, Time};
 use rantcp_nf::{
-    Action, Device, FlowKey, NetworkFunction, NodeId, RanView, Rnti, SampleSink, UeReport, UlBuffer,
+    Action, Device, FlowKey, NetworkFunction, NodeId, Points, RanView, Rnti, SampleSink, UeReport, UlBuffer,
 };
 use rantcp_wire::Packet;
 use std::collections::{HashMap, VecDeque};
@@ -297,7 +297,11 @@ impl RanDevice {
             ul_buffer_limit_bytes: cfg.ul_queue_limit_bytes,
         };
         let i = st.ues.len();
-        st.ues.push(Ue::new(rnti, node, addr, cell, layers, setup));
+        let mut ue = Ue::new(rnti, node, addr, cell, layers, setup);
+        if self.nf.chain.wants(Points::UE_UL_BUFFER) {
+            ue.ul_buf.index_flows();
+        }
+        st.ues.push(ue);
         st.rntis.push(rnti);
         st.by_addr.insert(addr, i);
         st.by_node.insert(node, i);
@@ -311,6 +315,12 @@ impl RanDevice {
     /// Attach a network function at the radio points (after those already attached; see
     /// `functions.rs` for when each point is called).
     pub fn add_function(&mut self, f: Box<dyn NetworkFunction>) {
+        if f.points().intersects(Points::UE_UL_BUFFER) {
+            // Functions look packets up by flow; without them the buffer keeps no index.
+            for u in &mut self.st.ues {
+                u.ul_buf.index_flows();
+            }
+        }
         self.nf.push(f);
     }
 
@@ -418,7 +428,7 @@ impl Device for RanDevice {
     fn handle_timeout(&mut self, now: Time) {
         let (st, nf) = (&mut self.st, &mut self.nf);
         st.run_pending(now, nf);
-        if nf.chain.poll_timeout().is_some_and(|t| t <= now) {
+        if !nf.chain.is_empty() && nf.chain.poll_timeout().is_some_and(|t| t <= now) {
             nf.chain.handle_timeout(now, Some(&*st));
         }
         st.carry_out(now, nf);
@@ -449,15 +459,17 @@ impl Device for RanDevice {
 
     fn poll_timeout(&self) -> Option<Time> {
         let st = &self.st;
-        [
-            st.pending.next_time(),
-            st.next_slot,
-            st.timer_min,
-            self.nf.chain.poll_timeout(),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        let t = [st.pending.next_time(), st.next_slot, st.timer_min]
+            .into_iter()
+            .flatten()
+            .min();
+        if self.nf.chain.is_empty() {
+            return t;
+        }
+        match (t, self.nf.chain.poll_timeout()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     fn poll_action(&mut self) -> Option<Action> {
