@@ -16,7 +16,7 @@ use rantcp_config::units::Dur;
 use rantcp_config::{check, ConfigError};
 use rantcp_core::{Duration, Rng, Time};
 use rantcp_nf::{
-    Attach, Ctx, FlowKey, NetworkFunction, Outbox, Output, Points, RanView, SampleSink,
+    Attach, Ctx, Entry, FlowKey, NetworkFunction, Outbox, Output, Points, RanView, SampleSink,
     SampleValue, Site, Verdict,
 };
 use rantcp_wire::{Packet, Transport};
@@ -50,6 +50,13 @@ impl ImpairPoint {
             ImpairPoint::DlIngress => Points::DL_INGRESS,
             ImpairPoint::DlEgress => Points::DL_EGRESS,
             ImpairPoint::UlEgress => Points::UL_EGRESS,
+        }
+    }
+    /// Where a held packet goes back in: past the point it was taken at (at DlEgress, the UE).
+    fn entry(self) -> Entry {
+        match self {
+            ImpairPoint::DlEgress => Entry::Ue,
+            _ => Entry::Bearer,
         }
     }
     fn at_node(self) -> bool {
@@ -210,6 +217,7 @@ impl FunctionConfig for ImpairConfig {
         let f = Impair {
             points: self.point.points(),
             point: self.point.name(),
+            entry: self.point.entry(),
             filter: Filter {
                 start: Time::ZERO + self.start.d(),
                 stop: self.stop.map_or(Time(u64::MAX), |s| Time::ZERO + s.d()),
@@ -287,6 +295,8 @@ struct Counters {
 pub struct Impair {
     points: Points,
     point: &'static str,
+    /// Where held packets re-enter.
+    entry: Entry,
     filter: Filter,
     loss: f64,
     every: u64,
@@ -332,7 +342,7 @@ impl NetworkFunction for Impair {
     fn handle_timeout(&mut self, now: Time, _ran: Option<&dyn RanView>) {
         while self.held.front().is_some_and(|x| x.0 <= now) {
             let (_, p) = self.held.pop_front().expect("front checked");
-            self.out.emit(p);
+            self.out.emit_at(p, self.entry);
         }
     }
     fn poll_output(&mut self) -> Option<Output> {

@@ -1,7 +1,7 @@
 //! The [`NetworkFunction`] trait and what flows in and out of it.
 
-use crate::{FlowKey, Points, RanView, Rnti, SampleSink, Site, UlBuffer};
 use crate::Point;
+use crate::{FlowKey, Points, RanView, Rnti, SampleSink, Site, UlBuffer};
 use rantcp_core::{Duration, Time};
 use rantcp_wire::Packet;
 use std::collections::VecDeque;
@@ -44,14 +44,29 @@ pub enum BufferEvent {
 }
 
 /// A packet a function puts into the data path at its site. The destination address decides
-/// the direction: at a [`Site::Ran`], a packet for a UE goes down that UE's bearer, anything
-/// else goes up to the core; at a [`Site::Node`], the node routes it.
+/// the direction: at a [`Site::Ran`], a packet for a UE goes down to that UE ([`Entry`] says
+/// where it enters), anything else goes up to the core; at a [`Site::Node`], the node routes
+/// it (`entry` does not matter there).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Emit {
     pub packet: Packet,
-    /// Downlink only: ahead of every packet the bearer holds that RLC has not begun to send
-    /// (seed 001's batch retransmissions go before new data).
-    pub front: bool,
+    pub entry: Entry,
+}
+
+/// Where a downlink packet emitted at a [`Site::Ran`] enters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Entry {
+    /// The UE's bearer at the tail, between IP and PDCP (it does not pass
+    /// [`Point::DlIngress`](crate::Point::DlIngress) again).
+    #[default]
+    Bearer,
+    /// The UE's bearer ahead of every packet it holds that RLC has not begun to send (seed
+    /// 001's batch retransmissions go before new data).
+    BearerFront,
+    /// The UE itself, as if its RLC had just delivered the packet, after the
+    /// [`Point::DlEgress`](crate::Point::DlEgress) functions: how a function that holds packets
+    /// at DlEgress lets them go.
+    Ue,
 }
 
 /// Information from the radio access network for a TCP sender (seed 002's loose coupling).
@@ -93,21 +108,20 @@ pub enum Output {
 pub struct Outbox(VecDeque<Output>);
 
 impl Outbox {
-    /// Emit `packet` at the tail (downlink) or routed normally.
+    /// Emit `packet` at the tail of the bearer (downlink) or routed normally.
     #[inline]
     pub fn emit(&mut self, packet: Packet) {
-        self.0.push_back(Output::Emit(Emit {
-            packet,
-            front: false,
-        }));
+        self.emit_at(packet, Entry::Bearer);
     }
     /// Emit a downlink `packet` ahead of the bearer's queued packets.
     #[inline]
     pub fn emit_front(&mut self, packet: Packet) {
-        self.0.push_back(Output::Emit(Emit {
-            packet,
-            front: true,
-        }));
+        self.emit_at(packet, Entry::BearerFront);
+    }
+    /// Emit `packet` entering at `entry` (downlink at a RAN site; elsewhere routed normally).
+    #[inline]
+    pub fn emit_at(&mut self, packet: Packet, entry: Entry) {
+        self.0.push_back(Output::Emit(Emit { packet, entry }));
     }
     #[inline]
     pub fn action(&mut self, a: Action) {

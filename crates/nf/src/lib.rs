@@ -56,7 +56,8 @@ pub use chain::Chain;
 pub use device::Device;
 pub use flow::FlowKey;
 pub use function::{
-    Action, Attach, BufferEvent, Ctx, Emit, Feedback, NetworkFunction, Outbox, Output, Verdict,
+    Action, Attach, BufferEvent, Ctx, Emit, Entry, Feedback, NetworkFunction, Outbox, Output,
+    Verdict,
 };
 pub use ran::{RanView, UeReport};
 pub use sample::{SampleSink, SampleValue, Series, SeriesColumn};

@@ -241,7 +241,7 @@ fn chain_dispatches_by_point_and_stops_at_drop_or_consume() {
     assert_eq!(c.poll_timeout(), None);
     match c.poll_output() {
         Some(Output::Emit(e)) => {
-            assert!(e.front);
+            assert_eq!(e.entry, rantcp_nf::Entry::BearerFront);
             assert_eq!(e.packet, k);
         }
         o => panic!("expected an emitted packet, got {o:?}"),

@@ -209,6 +209,56 @@ fn emit_downstream_at_the_head_of_the_queue_and_at_the_tail() {
     );
 }
 
+/// Holds every packet the UE's RLC delivers for 2 ms, then lets it go on to the UE.
+#[derive(Default)]
+struct EgressDelay {
+    held: std::collections::VecDeque<(Time, Packet)>,
+    out: Outbox,
+}
+impl NetworkFunction for EgressDelay {
+    fn kind(&self) -> &'static str {
+        "egress_delay"
+    }
+    fn points(&self) -> Points {
+        Points::DL_EGRESS
+    }
+    fn handle_packet(&mut self, cx: &Ctx, p: &mut Packet) -> Verdict {
+        self.held.push_back((cx.now + Duration::from_millis(2), *p));
+        Verdict::Consume
+    }
+    fn poll_timeout(&self) -> Option<Time> {
+        self.held.front().map(|x| x.0)
+    }
+    fn handle_timeout(&mut self, now: Time, _ran: Option<&dyn RanView>) {
+        while self.held.front().is_some_and(|x| x.0 <= now) {
+            let p = self.held.pop_front().unwrap().1;
+            self.out.emit_at(p, Entry::Ue);
+        }
+    }
+    fn poll_output(&mut self) -> Option<Output> {
+        self.out.pop()
+    }
+}
+
+#[test]
+fn emit_to_the_ue_after_dl_egress_skips_the_bearer() {
+    let mut dev = device(&[NEAR], |_| {});
+    dev.add_function(Box::new(EgressDelay::default()));
+    let mut d = Driver::new(dev);
+    d.send(ms(0.2), ENB, dl(1, 80, 1));
+    d.run_until(ms(30.0));
+    // Delivered by RLC at 3 ms (as without the function), handed to the UE 2 ms later, once:
+    // it does not go down the bearer and past DlEgress again.
+    let down = d.to_node(1);
+    assert_eq!(down.iter().map(|x| x.0).collect::<Vec<_>>(), vec![ms(5.0)]);
+    let c = d.dev.ue_counters(1).unwrap();
+    assert_eq!(
+        (c.dl_packets_in, c.dl_nf_emitted, c.dl_packets_delivered),
+        (1, 1, 1)
+    );
+    assert_eq!(d.dev.function_reports()[0].1["consumed"], 1);
+}
+
 /// At `at`, asks the device to purge UE 1's queued packets of `flow`.
 struct Purger {
     at: Option<Time>,
@@ -387,7 +437,10 @@ fn ul_buffer_arrival_and_grant_events_see_and_edit_the_queue() {
         (3, 140 + 40 + 40)
     );
     let q = d.dev.ue_ul_buffer(1).unwrap();
-    assert!(q.is_indexed(), "a function wants the buffer: flows are indexed");
+    assert!(
+        q.is_indexed(),
+        "a function wants the buffer: flows are indexed"
+    );
     assert_eq!(
         (
             q.counters.discarded,

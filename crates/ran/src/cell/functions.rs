@@ -11,8 +11,9 @@
 //!
 //! Outputs are carried out after each input the device handles and after each phase of its
 //! timeout (events, function timers, slot): an emitted packet addressed to a UE goes down that
-//! UE's bearer into PDCP/RLC, at the tail or with `front` ahead of every SDU RLC has not begun
-//! to send (it does not pass DlIngress again); any other packet goes up to the eNB/gNB node;
+//! UE's bearer into PDCP/RLC, at the tail ([`Entry::Bearer`]) or ahead of every SDU RLC has
+//! not begun to send ([`Entry::BearerFront`]) (it does not pass DlIngress again), or straight
+//! to the UE node ([`Entry::Ue`], after DlEgress); any other packet goes up to the eNB/gNB node;
 //! [`Action::PurgeDl`] removes the flow's unsent SDUs from the UE's bearer
 //! ([`RanState::purge_dl`]); [`Action::Feedback`] waits for the simulator in
 //! [`rantcp_nf::Device::poll_action`]. Function timers join the device's `poll_timeout`.
@@ -45,8 +46,8 @@ use super::ue::{Dir, ENB};
 use super::RanState;
 use rantcp_core::{Duration, Time};
 use rantcp_nf::{
-    Action, Chain, Ctx, Emit, FlowKey, NetworkFunction, Output, Point, Points, RanView, Rnti,
-    SampleSink, UeReport, Verdict,
+    Action, Chain, Ctx, Emit, Entry, FlowKey, NetworkFunction, Output, Point, Points, RanView,
+    Rnti, SampleSink, UeReport, Verdict,
 };
 use rantcp_wire::Packet;
 use std::collections::VecDeque;
@@ -269,7 +270,11 @@ impl RanState {
         match self.by_addr.get(&e.packet.ip.dst) {
             Some(&i) => {
                 self.ues[i].link_mut(Dir::Dl).counters.nf_emitted += 1;
-                self.enqueue_dl(now, i, e.packet, e.front);
+                match e.entry {
+                    Entry::Bearer => self.enqueue_dl(now, i, e.packet, false),
+                    Entry::BearerFront => self.enqueue_dl(now, i, e.packet, true),
+                    Entry::Ue => self.out.push_back((self.ues[i].node, e.packet)),
+                }
             }
             None => {
                 nf.emitted_up += 1;
