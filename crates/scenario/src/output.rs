@@ -452,22 +452,28 @@ fn radio_tables(sims: &[(String, Sim)]) -> Vec<Table> {
 // ----- network functions -----
 
 /// `functions.<kind>`: the report of each function instance (its counters, the `dropped` and
-/// `consumed` counts of its verdicts, and its `site`). A kind with one instance gives its
-/// report; several (functions at several nodes, or the variants of a comparison) give an
-/// object of reports keyed by `<variant>/<site>` (or the part that differs). Null when no
-/// function ran.
+/// `consumed` counts of its verdicts, and its `site`: the node's name, or "ran" for the radio
+/// points of the radio access network). A kind with one instance gives its report; several
+/// (functions at several sites, or the variants of a comparison) give an object of reports
+/// keyed by `<variant>/<site>` (or the part that differs). Null when no function ran.
 fn function_summary(sims: &[(String, Sim)]) -> Value {
     let mut by_kind: Vec<(&'static str, Vec<(String, String, Value)>)> = Vec::new();
     for (label, sim) in sims {
-        for r in sim.function_reports() {
-            let site = sim.node_name(r.node).to_string();
-            let mut rep = r.report;
+        let at_nodes = sim
+            .function_reports()
+            .into_iter()
+            .map(|r| (sim.node_name(r.node).to_string(), r.kind, r.report));
+        let at_ran = ran_devices(sim)
+            .flat_map(|d| d.function_reports())
+            .map(|(kind, report)| ("ran".to_string(), kind, report));
+        for (site, kind, report) in at_nodes.chain(at_ran) {
+            let mut rep = report;
             if let Value::Object(m) = &mut rep {
                 m.insert("site".into(), json!(site));
             }
-            match by_kind.iter_mut().find(|(k, _)| *k == r.kind) {
+            match by_kind.iter_mut().find(|(k, _)| *k == kind) {
                 Some((_, v)) => v.push((label.clone(), site, rep)),
-                None => by_kind.push((r.kind, vec![(label.clone(), site, rep)])),
+                None => by_kind.push((kind, vec![(label.clone(), site, rep)])),
             }
         }
     }
@@ -498,13 +504,15 @@ fn function_summary(sims: &[(String, Sim)]) -> Value {
 }
 
 /// The functions' time series: one table per name (`<name>.parquet`), rows of every network
-/// in order, with a leading `network` column in a comparison.
+/// in order (in each, the functions at nodes, then those at the radio points), with a leading
+/// `network` column in a comparison.
 fn function_tables(sims: &[(String, Sim)]) -> Vec<Table> {
     use rantcp_nf::SeriesColumn;
     let labelled = sims.iter().any(|(l, _)| !l.is_empty());
     let mut tables: Vec<Table> = Vec::new();
     for (label, sim) in sims {
-        for s in sim.function_series() {
+        let at_ran = ran_devices(sim).flat_map(|d| d.function_samples().tables());
+        for s in sim.function_series().iter().chain(at_ran) {
             let t = match tables.iter_mut().position(|t| t.name == s.name) {
                 Some(i) => &mut tables[i],
                 None => {

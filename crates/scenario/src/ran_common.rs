@@ -769,13 +769,8 @@ impl RanScenario {
             harq_feedback_slots: self.mac.harq_feedback_slots,
         };
         let env = build_env(&sim, common, &specs, Some(facts));
-        let ran_fns = attach_functions(&mut sim, common, &env)?;
-        if !ran_fns.is_empty() {
-            // TODO(ran): attach each with `dev.add_function(f)` once RanDevice has it.
-            return Err(ConfigError::new(
-                "functions",
-                "functions at radio points (dl-ingress, dl-egress, ul-egress) are not wired into the radio cell yet (allowed now: \"forward\", \"host\")",
-            ));
+        for f in attach_functions(&mut sim, common, &env)? {
+            dev.add_function(f);
         }
         let d = sim.add_device(Box::new(dev));
         let e_radio = sim.attach(enb, d, "radio");
