@@ -11,8 +11,10 @@
 //!
 //! | kind | what | points |
 //! |---|---|---|
+//! | [`ack_filter`] | seed 000's TCP ACK filtering in the UE uplink buffer (Passive, Active, Hybrid, Hybrid(opt)) | UE uplink buffer |
 //! | [`impair`] | drop (or hold) packets matching a filter, with a probability or every Nth, in a time window | any packet point |
 
+pub mod ack_filter;
 pub mod impair;
 
 use rantcp_config::ConfigError;
@@ -103,17 +105,22 @@ pub struct FunctionsConfig {
     /// Drop or hold packets that match a filter (`[functions.impair]`).
     #[serde(default)]
     pub impair: impair::ImpairConfig,
+    /// TCP ACK filtering in the UE uplink buffer, seed 000 (`[functions.ack_filter]`).
+    #[serde(default)]
+    pub ack_filter: ack_filter::AckFilterConfig,
 }
 
 impl FunctionsConfig {
     /// Is any function switched on?
     pub fn any_enabled(&self) -> bool {
-        self.impair.enabled()
+        self.impair.enabled() || self.ack_filter.enabled()
     }
     /// Check every kind's table (`prefix` is `functions`).
     pub fn validate(&self, prefix: &str) -> Result<(), ConfigError> {
         self.impair
-            .validate(&format!("{prefix}.{}", impair::ImpairConfig::KIND))
+            .validate(&format!("{prefix}.{}", impair::ImpairConfig::KIND))?;
+        self.ack_filter
+            .validate(&format!("{prefix}.{}", ack_filter::AckFilterConfig::KIND))
     }
     /// Build every enabled function, kinds in declaration order.
     pub fn build(&self, prefix: &str, env: &BuildEnv) -> Result<Vec<Attach>, ConfigError> {
@@ -123,6 +130,12 @@ impl FunctionsConfig {
                 self.impair
                     .build(&format!("{prefix}.{}", impair::ImpairConfig::KIND), env)?,
             );
+        }
+        if self.ack_filter.enabled() {
+            out.extend(self.ack_filter.build(
+                &format!("{prefix}.{}", ack_filter::AckFilterConfig::KIND),
+                env,
+            )?);
         }
         Ok(out)
     }

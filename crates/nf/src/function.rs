@@ -35,11 +35,13 @@ pub enum BufferEvent {
     /// An uplink grant gives this bearer `bytes` of a transport block; the buffer is about to
     /// be drained FIFO into it. Each IP packet costs `overhead_bytes` of PDCP/RLC/MAC headers
     /// on top of its IP length. `rlc_bytes` are already waiting in RLC (retransmissions and
-    /// segments) and go first.
+    /// segments) and go first. `n_prb` are the PRBs of the whole transport block the grant
+    /// belongs to (for what a function reports as spent on the packets it lets through).
     Grant {
         bytes: u32,
         overhead_bytes: u32,
         rlc_bytes: u64,
+        n_prb: u16,
     },
 }
 

@@ -409,6 +409,7 @@ fn ul_buffer_arrival_and_grant_events_see_and_edit_the_queue() {
         bytes,
         overhead_bytes,
         rlc_bytes,
+        n_prb,
     } = *ev
     else {
         panic!("{ev:?}")
@@ -416,6 +417,7 @@ fn ul_buffer_arrival_and_grant_events_see_and_edit_the_queue() {
     // Grant in slot 3 ms (ideal reporting of the whole buffer) used at 7 ms: it covers the
     // buffer (6 × 40 + 140 IP bytes, 2 + 3 bytes of PDCP/RLC headers each).
     assert_eq!((overhead_bytes, rlc_bytes), (5, 0));
+    assert!(n_prb >= 1, "the block's PRBs");
     assert!(bytes >= 380 + 7 * 5, "{bytes}");
     assert_eq!(before, &vec![1, 2, 11, 0, 3, 12, 4]);
     assert_eq!(after, &vec![0, 12, 4]);

@@ -163,6 +163,7 @@ impl RanState {
                     bytes: op.bytes,
                     overhead_bytes: overhead,
                     rlc_bytes: have,
+                    n_prb,
                 };
                 self.ul_buffer_event(now, i, ev, nf);
                 let u = &mut self.ues[i];
