@@ -320,6 +320,8 @@ pub struct AckCounters {
     /// ACKs handed to PDCP, their bytes with PDCP/RLC headers, and the PRBs they took.
     pub sent: u64,
     pub sent_bytes: u64,
+    /// Their IP bytes alone (what reaches the core network).
+    pub sent_ip_bytes: u64,
     pub sent_prbs: f64,
     /// Grants seen.
     pub grants: u64,
@@ -335,6 +337,7 @@ impl AckCounters {
         }
         self.sent += o.sent;
         self.sent_bytes += o.sent_bytes;
+        self.sent_ip_bytes += o.sent_ip_bytes;
         self.sent_prbs += o.sent_prbs;
         self.grants += o.grants;
     }
@@ -351,6 +354,7 @@ impl AckCounters {
             "kept": kept,
             "acks_sent": self.sent,
             "ack_bytes_sent": self.sent_bytes,
+            "ack_ip_bytes_sent": self.sent_ip_bytes,
             "ack_prbs": self.sent_prbs,
             "grants": self.grants,
         })
@@ -663,7 +667,7 @@ impl AckFilter {
         // What the owner drains next (BufferEvent::Grant): RLC bytes first, then packets FIFO
         // while the grant has room.
         let mut have = rlc_bytes;
-        let (mut n, mut b) = (0u64, 0u64);
+        let (mut n, mut b, mut ip) = (0u64, 0u64, 0u64);
         for e in q.iter() {
             if have >= bytes as u64 {
                 break;
@@ -673,12 +677,14 @@ impl AckFilter {
             if is_ack(&e.packet) {
                 n += 1;
                 b += c;
+                ip += e.bytes() as u64;
             }
         }
         let c = &mut self.ue(rnti).counters;
         c.grants += 1;
         c.sent += n;
         c.sent_bytes += b;
+        c.sent_ip_bytes += ip;
         if bytes > 0 {
             c.sent_prbs += n_prb as f64 * b.min(bytes as u64) as f64 / bytes as f64;
         }
@@ -718,6 +724,7 @@ impl NetworkFunction for AckFilter {
                         SampleValue::I64((c.discarded_active + c.discarded_passive) as i64),
                     ),
                     ("acks_sent", SampleValue::I64(c.sent as i64)),
+                    ("ack_ip_bytes_sent", SampleValue::I64(c.sent_ip_bytes as i64)),
                     ("s_tbs_bytes", SampleValue::F64(u.map_or(0.0, |u| u.s_tbs))),
                     ("t_opt", SampleValue::I64(u.map_or(0, |u| u.t_opt) as i64)),
                 ],
@@ -725,14 +732,17 @@ impl NetworkFunction for AckFilter {
         }
     }
     fn report(&self) -> serde_json::Value {
+        // Per-UE and per-cell entries are lists (the sweep store keeps only the totals as
+        // columns; every entry stays in summary.json).
         let mut rntis: Vec<&Rnti> = self.ues.keys().collect();
         rntis.sort_unstable();
-        let mut ues = serde_json::Map::new();
+        let mut ues = Vec::with_capacity(rntis.len());
         let mut cells: BTreeMap<usize, AckCounters> = BTreeMap::new();
         let mut total = AckCounters::default();
         for r in rntis {
             let u = &self.ues[r];
             let mut v = u.counters.json();
+            v["rnti"] = (*r).into();
             v["cell"] = u.cell.into();
             if self.steps == Steps::HybridOpt {
                 let used: serde_json::Map<String, serde_json::Value> = u
@@ -744,13 +754,17 @@ impl NetworkFunction for AckFilter {
                 v["t_opt_used"] = used.into();
                 v["s_tbs_bytes"] = u.s_tbs.into();
             }
-            ues.insert(r.to_string(), v);
+            ues.push(v);
             cells.entry(u.cell).or_default().add(&u.counters);
             total.add(&u.counters);
         }
-        let cells: serde_json::Map<String, serde_json::Value> = cells
+        let cells: Vec<serde_json::Value> = cells
             .iter()
-            .map(|(c, k)| (c.to_string(), k.json()))
+            .map(|(c, k)| {
+                let mut v = k.json();
+                v["cell"] = (*c).into();
+                v
+            })
             .collect();
         let mut v = total.json();
         v["mode"] = self.mode.name().into();

@@ -222,12 +222,28 @@ fn functions_tables_are_checked_in_every_scenario() {
         );
         assert_eq!(
             err(&spec, &[("functions.nope.x", "1")]),
-            "functions.nope: unknown field `nope`, expected `impair`",
+            "functions.nope: unknown field `nope`, expected `impair` or `ack_filter`",
             "{}",
             b.name
         );
         ok(&spec, &[("functions.impair.every", "10")]);
+        assert_eq!(
+            err(&spec, &[("functions.ack_filter.mode", "hybrid")]),
+            "functions.ack_filter.threshold: required with mode \"hybrid\": an integer >= 1",
+            "{}",
+            b.name
+        );
+        assert!(
+            err(&spec, &[("functions.ack_filter.mode", "fastest")])
+                .starts_with("functions.ack_filter.mode: unknown variant `fastest`, expected one of `none`, `passive`, `granted`, `active`, `highest`, `hybrid`, `hybrid-opt`"),
+            "{}",
+            b.name
+        );
     }
+    assert_eq!(
+        err("builtin:p2p-bulk", &[("functions.ack_filter.mode", "granted")]),
+        "functions.ack_filter.mode: the ACK filter sits in the UE uplink buffer and this scenario has no radio (allowed: scenarios with a radio access network)"
+    );
     assert_eq!(
         err("builtin:p2p-bulk", &[("functions.impair.every", "2"), ("functions.impair.point", "dl-ingress")]),
         "functions.impair.point: \"dl-ingress\" is a radio point and this scenario has no radio (allowed: \"forward\", \"host\")"

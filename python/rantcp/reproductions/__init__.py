@@ -103,6 +103,9 @@ def sweep_data(sd: SweepDef, repro: Reproduction, quick: bool) -> dict[str, Any]
             sweep["seeds"] = list(sweep["seeds"])[: q.repetitions]
         else:
             sweep["repetitions"] = min(int(sweep.get("repetitions", 1)), q.repetitions)
+        for k, v in q.axes.items():
+            if k in axes:
+                axes[k] = list(v)
         for k, v in _flatten(q.set).items():
             if k in axes:
                 raise ConfigError(f"{repro.name}: quick.set.{k} is an axis of sweep {sd.name!r}")

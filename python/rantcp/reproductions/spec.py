@@ -47,10 +47,12 @@ class SweepDef:
 
 @dataclass(frozen=True)
 class QuickMode:
-    """What --quick changes: fewer repetitions, overrides on every sweep (e.g. a short duration)."""
+    """What --quick changes: fewer repetitions, overrides on every sweep (e.g. a short duration),
+    and fewer values of some axes (each a subset of the values of every sweep that has the axis)."""
 
     repetitions: int = 1
     set: dict[str, Any] = field(default_factory=dict)
+    axes: dict[str, list[Any]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -280,13 +282,16 @@ def load_folder(folder: Path) -> Reproduction:
         prelude = (folder / _str(where, r, "prelude")).read_text()
 
     q = data.get("quick", {})
-    _only("reproduction.toml quick", q, {"repetitions", "set"})
+    _only("reproduction.toml quick", q, {"repetitions", "set", "axes"})
     reps = q.get("repetitions", 1)
     if isinstance(reps, bool) or not isinstance(reps, int) or reps < 1:
         raise _fail("reproduction.toml quick.repetitions", "expected an integer >= 1")
     qset = q.get("set", {})
     if not isinstance(qset, Mapping):
         raise _fail("reproduction.toml quick.set", "expected a table of config path = value")
+    qaxes = q.get("axes", {})
+    if not isinstance(qaxes, Mapping) or not all(isinstance(v, list) and v for v in qaxes.values()):
+        raise _fail("reproduction.toml quick.axes", "expected a table of config path = [values]")
 
     sweeps: list[SweepDef] = []
     for p in sorted((folder / "sweeps").glob("*.toml")):
@@ -302,6 +307,14 @@ def load_folder(folder: Path) -> Reproduction:
         sweeps.append(SweepDef(sname, p, sd))
     if not sweeps:
         raise _fail(str(folder / "sweeps"), "no sweep files (*.toml)")
+    for k, vals in qaxes.items():
+        having = [s for s in sweeps if k in s.data.get("axes", {})]
+        if not having:
+            raise _fail(f"reproduction.toml quick.axes.{k}", "is an axis of no sweep")
+        for s in having:
+            extra = [v for v in vals if v not in s.data["axes"][k]]
+            if extra:
+                raise _fail(f"reproduction.toml quick.axes.{k}", f"{extra[0]!r} is not a value of that axis in sweep {s.name!r}")
 
     claims, vocab = _claims(folder / "claims.toml")
     figures, shading, style = _figures(folder / "figures.toml", list(ts))
@@ -313,7 +326,7 @@ def load_folder(folder: Path) -> Reproduction:
         description=_str(where, r, "description", ""),
         notes=list(notes),
         sweeps=sweeps,
-        quick=QuickMode(reps, dict(qset)),
+        quick=QuickMode(reps, dict(qset), {k: list(v) for k, v in qaxes.items()}),
         timeseries=list(ts),
         prelude=prelude,
         claims=claims,

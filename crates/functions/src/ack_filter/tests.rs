@@ -158,7 +158,7 @@ fn figure1_granted_ack_sends_the_two_newest_of_five() {
         (c.arrived, c.discarded_passive, c.discarded_active, c.sent, c.grants),
         (5, 3, 0, 2, 1)
     );
-    assert_eq!(c.sent_bytes, 2 * ACK_COST as u64);
+    assert_eq!((c.sent_bytes, c.sent_ip_bytes), (2 * ACK_COST as u64, 80));
     assert_eq!(c.sent_prbs, 4.0, "the whole block carried ACKs");
 }
 
@@ -358,10 +358,14 @@ fn hybrid_opt_uses_the_ues_mean_tbs_and_the_announced_mss() {
     assert_eq!(b.queue(), vec![999, 1300, 1400], "the SYN-ACK stays");
     assert_eq!(b.grant(1), vec![999], "the SYN-ACK goes first; it is not an ACK to count");
     let r = b.f.report();
-    assert_eq!(r["ues"]["1"]["t_opt"], 2);
-    assert_eq!(r["ues"]["1"]["t_opt_used"]["2"], 5);
-    assert_eq!(r["ues"]["1"]["cell"], 2);
-    assert_eq!(r["cells"]["2"]["acks_arrived"], 5);
+    assert_eq!(r["ues"][0]["rnti"], 1);
+    assert_eq!(r["ues"][0]["t_opt"], 2);
+    assert_eq!(r["ues"][0]["t_opt_used"]["2"], 5);
+    assert_eq!(r["ues"][0]["cell"], 2);
+    assert_eq!(r["cells"][0]["cell"], 2);
+    assert_eq!(r["cells"][0]["acks_arrived"], 5);
+    assert_eq!(r["acks_arrived"], 5);
+    assert_eq!(r["mode"], "hybrid-opt");
     // Granted step at that grant: fit 0 after the SYN-ACK's room, both ACKs are excess but
     // the newest stays.
     assert_eq!(b.queue(), vec![1400]);

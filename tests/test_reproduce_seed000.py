@@ -1,0 +1,108 @@
+"""Seed 000's reproduction (TCP ACK filtering): its definition against the issue's numbers, the
+quick mode's axis subsets, and `rantcp reproduce seed-000 --quick` end to end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import rantcp
+from rantcp import reproductions
+from rantcp.reproductions.spec import load_folder
+
+from conftest import run_cli
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def test_seed_000_definition_is_consistent():
+    r = reproductions.load("seed-000")
+    names = {s.name: s for s in r.sweeps}
+    assert set(names) == {"schemes", "hybrid094"}
+    axes = names["schemes"].data["axes"]
+    assert axes["ues"] == [10, 20, 30, 40, 50, 60]
+    assert axes["functions.ack_filter.mode"] == ["none", "granted", "hybrid-opt"]
+    assert axes["mac.bsr"] == ["ideal", "standard"] and axes["rlc.buffer"] == ["10KiB", "10MB"]
+    # The seed's cell and segments (issue 19's two facts).
+    for s in r.sweeps:
+        assert s.data["set"]["radio.bandwidth_mhz"] == 20.0 and s.data["set"]["flow.mss"] == 536
+    assert names["hybrid094"].data["set"]["functions.ack_filter.threshold"] == 6
+    # Every number the issue lists is a claim with the seed's value, for both BSR models.
+    papers = {c.id: c.paper for c in r.claims}
+    want = {
+        "fig5-acks-vs-hybrid-avg": 23.9, "fig5-acks-vs-hybrid-max": 65.2,
+        "fig5-acks-vs-basic-avg": 54.2, "fig5-acks-vs-basic-max": 70.5,
+        "fig6-gain-vs-basic-40": 59.1, "fig6-gain-vs-granted-40": 11.9, "fig6-acks-vs-basic-40": 21.4,
+        "capacity-basic-25": 30, "capacity-opt-25": 60, "sgw-opt": 397.2, "sgw-basic": 866.4,
+    }
+    for cid, v in want.items():
+        assert papers[cid] == v and papers[f"{cid}-standard"] == v, cid
+    assert "fig7-fairness" in papers and "fig6-opt-above-20-60" in papers
+    # Table I and Figures 5, 6, 7, in both uplink models.
+    wheres = {f.where for f in r.figures}
+    assert {"Table I", "Figure 5", "Figure 6", "Figure 7"} <= wheres
+    ids = {f.id for f in r.figures}
+    assert {"fig5a", "fig5a-standard", "fig6a", "fig6a-standard", "fig6a-rlc10mb", "fig7a", "sgw"} <= ids
+
+
+def test_quick_axes_take_a_subset_of_each_sweep_axis():
+    r = reproductions.load("seed-000")
+    sd = next(s for s in r.sweeps if s.name == "schemes")
+    q = reproductions.sweep_data(sd, r, quick=True)
+    assert q["axes"]["ues"] == [10, 40] and q["axes"]["rlc.buffer"] == ["10KiB"]
+    assert q["axes"]["mac.bsr"] == ["ideal", "standard"]
+    assert q["set"]["duration"] == "2s" and q["sweep"]["repetitions"] == 1
+    full = reproductions.sweep_data(sd, r, quick=False)
+    assert full["axes"]["ues"] == [10, 20, 30, 40, 50, 60]
+
+
+def test_quick_axes_must_be_values_of_the_sweeps(tmp_path: Path):
+    src = reproductions.load("seed-000").folder
+    dst = tmp_path / "r"
+    dst.mkdir()
+    for f in src.rglob("*"):
+        if f.is_file():
+            t = dst / f.relative_to(src)
+            t.parent.mkdir(parents=True, exist_ok=True)
+            t.write_bytes(f.read_bytes())
+    text = (dst / "reproduction.toml").read_text()
+    (dst / "reproduction.toml").write_text(text.replace("ues = [10, 40]", "ues = [10, 45]"))
+    with pytest.raises(rantcp.ConfigError, match=r"quick.axes.ues: 45 is not a value of that axis in sweep"):
+        load_folder(dst)
+    (dst / "reproduction.toml").write_text(text.replace("ues = [10, 40]", "cells = [1]"))
+    with pytest.raises(rantcp.ConfigError, match=r"quick.axes.cells: is an axis of no sweep"):
+        load_folder(dst)
+
+
+@pytest.mark.timeout(300)
+def test_reproduce_seed_000_quick(tmp_path: Path):
+    out = tmp_path / "seed-000"
+    p = run_cli("reproduce", "seed-000", "--quick", "--out", str(out), "--workers", "2")
+    assert p.returncode == 0, p.stderr[-2000:]
+    r = reproductions.load("seed-000")
+    drawn = 0
+    for f in r.figures:
+        png, csv = out / "figures" / f"{f.id}.png", out / "figures" / f"{f.id}.csv"
+        if f.kind in ("config", "table"):
+            assert csv.is_file(), f.id
+        elif png.is_file():
+            assert png.read_bytes().startswith(PNG), f.id
+            drawn += 1
+    assert drawn >= 10
+    rows = pd.read_csv(out / "claims.csv")
+    assert rows["id"].tolist() == [c.id for c in r.claims]
+    verdicts = dict(zip(rows["id"], rows["verdict"]))
+    for c in r.claims:
+        if c.quick:
+            assert verdicts[c.id] in ("holds", "holds in direction", "does not hold"), (c.id, verdicts[c.id])
+        else:
+            assert verdicts[c.id] == "not run in quick mode", c.id
+    m = json.loads((out / "reproduction.json").read_text())
+    # schemes: 2 UE counts × 3 modes × 2 BSR models × 1 RLC buffer; hybrid094: 2 × 2 × 1.
+    assert (m["mode"], m["runs"]) == ("quick", 16)
+    # Table I: ten UEs with their T_opt from Equ. (2).
+    t1 = pd.read_csv(out / "figures" / "table1.csv")
+    assert len(t1) == 10 and t1["T_opt [num]"].between(1, 20).all()
