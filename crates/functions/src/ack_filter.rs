@@ -15,13 +15,18 @@
 //!   T = 1 ("Highest ACK"). The paper's ratio is 1 − T/100;
 //! * `hybrid` with T — active(T) on arrival and granted at each grant;
 //! * `hybrid-opt` — hybrid with, per UE and connection, T_opt = max(⌊N_ack⌋, 1),
-//!   N_ack = S_TBS / (2 (S_seg + S_header)) (Equ. (1)–(2)); S_TBS is the UE's mean new downlink
-//!   transport block since its first one ([`rantcp_nf::UeReport::avg_dl_tbs_bytes`], the
-//!   window: the whole run so far, as the per-UE averages of the paper's Table I), S_seg the MSS
+//!   N_ack = S_TBS / (2 (S_seg + S_header)) (Equ. (1)–(2)). S_TBS, the UE's long-term average
+//!   downlink TBS, as `s_tbs` chooses: `full-band` (default; how the paper's Table I derives
+//!   it from the UE's average MCS) = the mean, over the UE's ACK arrivals since its first CQI,
+//!   of the transport block of all PRBs at its current MCS
+//!   ([`rantcp_nf::UeReport::dl_full_tbs_bytes`]); `scheduled` = the mean size of the UE's new
+//!   downlink transport blocks since its first one ([`rantcp_nf::UeReport::avg_dl_tbs_bytes`],
+//!   smaller when the scheduler shares PRBs). Window: the whole run so far in both (the
+//!   paper's per-UE averages), so T_opt settles as the run goes on. S_seg is the MSS
 //!   the UE announced in its SYN or SYN-ACK (RFC 9293 §3.7.1: the largest segment it will
 //!   receive; 536 bytes when absent or unseen, or `segment_bytes`), S_header = `header_bytes`
-//!   (58: TCP/IP 52 + PDCP/RLC/MAC 6, §III.B). Before the UE's first downlink transport block
-//!   S_TBS is unknown and only the granted step acts.
+//!   (58: TCP/IP 52 + PDCP/RLC/MAC 6, §III.B). While S_TBS is unknown (no CQI or no downlink
+//!   block yet) only the granted step acts.
 //!
 //! # What is never discarded
 //! An *ACK* here is TCP with the ACK flag, no payload and no SYN ([`is_ack`]). Data segments
@@ -141,10 +146,23 @@ pub struct AckFilterConfig {
     #[serde(default)]
     #[schemars(range(min = 1, max = 65535))]
     pub segment_bytes: Option<u32>,
+    /// hybrid-opt: S_TBS from "full-band" (the TBS of all PRBs at the UE's MCS, averaged) or
+    /// "scheduled" (the mean size of its new DL transport blocks).
+    #[serde(default)]
+    pub s_tbs: STbs,
     /// hybrid-opt: S_header, bytes (seed 000: 58).
     #[serde(default = "d_header")]
     #[schemars(range(max = 1000))]
     pub header_bytes: u32,
+}
+
+/// How hybrid-opt measures S_TBS (see the module docs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum STbs {
+    #[default]
+    FullBand,
+    Scheduled,
 }
 
 fn d_header() -> u32 {
@@ -181,6 +199,7 @@ impl AckFilterConfig {
             steps: self.steps(),
             segment_bytes: self.segment_bytes,
             header_bytes: self.header_bytes,
+            s_tbs: self.s_tbs,
             ues: FxHashMap::default(),
             flows: FxHashMap::default(),
             scratch: Vec::new(),
@@ -247,6 +266,11 @@ impl FunctionConfig for AckFilterConfig {
                 "must be an integer in [1, 65535]",
             )?;
         }
+        check(
+            self.s_tbs == STbs::FullBand || opt,
+            &format!("{p}.s_tbs"),
+            format!("only for mode \"hybrid-opt\" (mode is {mode:?})"),
+        )?;
         check(
             self.header_bytes <= 1000,
             &format!("{p}.header_bytes"),
@@ -368,6 +392,9 @@ struct UeState {
     counters: AckCounters,
     /// Ids of queued ACKs that were duplicates on arrival, ascending.
     dups: VecDeque<u64>,
+    /// hybrid-opt, `full-band`: the sum and count of the samples averaged.
+    full_sum: f64,
+    full_n: u64,
     /// hybrid-opt: the S_TBS and T_opt of the latest arrival (0: not yet known).
     s_tbs: f64,
     t_opt: u32,
@@ -391,6 +418,7 @@ pub struct AckFilter {
     steps: Steps,
     segment_bytes: Option<u32>,
     header_bytes: u32,
+    s_tbs: STbs,
     ues: FxHashMap<Rnti, UeState>,
     flows: FxHashMap<FlowKey, FlowState>,
     /// Ids collected for one step (reused, so steps do not allocate).
@@ -626,13 +654,24 @@ impl AckFilter {
                 };
                 let s_seg = self.s_seg(&flow);
                 let header = self.header_bytes;
+                let how = self.s_tbs;
                 let u = self.ue(rnti);
                 u.cell = r.cell;
-                if r.avg_dl_tbs_bytes <= 0.0 {
+                let s_tbs = match how {
+                    STbs::Scheduled => r.avg_dl_tbs_bytes,
+                    STbs::FullBand => {
+                        if r.dl_full_tbs_bytes > 0.0 {
+                            u.full_sum += r.dl_full_tbs_bytes;
+                            u.full_n += 1;
+                        }
+                        u.full_sum / u.full_n.max(1) as f64
+                    }
+                };
+                if s_tbs <= 0.0 {
                     return;
                 }
-                let t = Self::t_opt(r.avg_dl_tbs_bytes, s_seg, header);
-                u.s_tbs = r.avg_dl_tbs_bytes;
+                let t = Self::t_opt(s_tbs, s_seg, header);
+                u.s_tbs = s_tbs;
                 u.t_opt = t;
                 *u.t_used.entry(t).or_default() += 1;
                 t

@@ -32,6 +32,11 @@ pub struct UeReport {
     /// Average size of the UE's new downlink transport blocks since the run started, bytes
     /// (S_TBS of seed 000's Hybrid(opt)).
     pub avg_dl_tbs_bytes: f64,
+    /// Transport block size of all the carrier's PRBs at `mcs` in one downlink slot, bytes (TS
+    /// 36.213 §7.1.7 / TS 38.214 §5.1.3.2; the mean over the DL slots of a TDD pattern); 0
+    /// while `cqi` is 0. What seed 000's Table I derives S_TBS from (the TBS at the UE's mean
+    /// MCS over the whole band).
+    pub dl_full_tbs_bytes: f64,
     /// Bytes in the UE's uplink IP buffer.
     pub ul_buffer_bytes: u64,
 }

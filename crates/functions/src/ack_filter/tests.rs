@@ -47,7 +47,8 @@ fn filter(toml_text: &str) -> AckFilter {
     c.function()
 }
 
-/// A RAN view with one UE (rnti 1, cell 2) whose mean DL TBS is `tbs`.
+/// A RAN view with one UE (rnti 1, cell 2) whose mean scheduled DL TBS and whole-band TBS
+/// are both `tbs`.
 struct View {
     tbs: f64,
 }
@@ -69,6 +70,7 @@ impl RanView for View {
             rnti,
             cell: 2,
             avg_dl_tbs_bytes: self.tbs,
+            dl_full_tbs_bytes: self.tbs,
             ..Default::default()
         })
     }
@@ -389,6 +391,53 @@ fn hybrid_opt_without_announced_mss_assumes_536_and_segment_bytes_overrides() {
 }
 
 #[test]
+fn hybrid_opt_full_band_averages_the_samples_and_scheduled_reads_the_mean_block() {
+    // Whole-band TBS 4000 then 8000 at two arrivals: S_TBS 4000 (T 3), then 6000 (T 5).
+    struct Moving(std::cell::Cell<f64>);
+    impl RanView for Moving {
+        fn slot(&self) -> Duration {
+            Duration::from_millis(1)
+        }
+        fn rntis(&self) -> &[Rnti] {
+            &[1]
+        }
+        fn rnti_of(&self, _: Ipv4Addr) -> Option<Rnti> {
+            Some(1)
+        }
+        fn addr_of(&self, _: Rnti) -> Option<Ipv4Addr> {
+            Some(UE)
+        }
+        fn ue_report(&self, rnti: Rnti, _: Time) -> Option<UeReport> {
+            Some(UeReport {
+                rnti,
+                dl_full_tbs_bytes: self.0.get(),
+                avg_dl_tbs_bytes: 1300.0,
+                ..Default::default()
+            })
+        }
+    }
+    for (cfg, want) in [("", [3, 5]), ("\ns_tbs = 'scheduled'", [1, 1])] {
+        let v = Moving(std::cell::Cell::new(4000.0));
+        let mut f = filter(&format!("mode = 'hybrid-opt'{cfg}"));
+        let mut q = UlBuffer::new(0);
+        let mut seen = Vec::new();
+        for (k, tbs) in [4000.0, 8000.0].into_iter().enumerate() {
+            v.0.set(tbs);
+            let id = q.push(Time::ZERO, ack(N + 100 * k as u32)).unwrap();
+            let cx = Ctx {
+                now: Time::ZERO,
+                point: Point::UeUlBuffer,
+                rnti: Some(1),
+                ran: Some(&v),
+            };
+            f.handle_ul_buffer(&cx, BufferEvent::Arrival { id }, &mut q);
+            seen.push(f.report()["ues"][0]["t_opt"].as_u64().unwrap());
+        }
+        assert_eq!(seen, want, "{cfg}");
+    }
+}
+
+#[test]
 fn hybrid_opt_before_the_first_downlink_block_only_grants() {
     let view = View { tbs: 0.0 };
     let mut b = Bench::new("mode = 'hybrid-opt'");
@@ -608,6 +657,10 @@ fn config_errors_name_the_field() {
         Some("functions.ack_filter.segment_bytes: only for mode \"hybrid-opt\" (mode is \"granted\")".into())
     );
     assert_eq!(e("mode = 'hybrid-opt'\nsegment_bytes = 536"), None);
+    assert_eq!(
+        e("mode = 'hybrid'\nthreshold = 6\ns_tbs = 'scheduled'"),
+        Some("functions.ack_filter.s_tbs: only for mode \"hybrid-opt\" (mode is \"hybrid\")".into())
+    );
     assert!(toml::from_str::<AckFilterConfig>("mode = 'fast'").is_err());
     assert!(toml::from_str::<AckFilterConfig>("mode = 'none'\nratios = 1").is_err());
 }

@@ -35,6 +35,8 @@
 //! * `dl_packets_per_slot` (α): DL packets the UE's RLC delivered per DL slot in which the UE
 //!   had an allocation (new or retransmission), over the last 64 to 128 such slots;
 //! * `avg_dl_tbs_bytes`: mean size of the UE's new DL transport blocks since the start;
+//! * `dl_full_tbs_bytes`: the transport block of all PRBs at `mcs` in a DL slot (mean over the
+//!   DL slots of the duplex pattern); 0 while `cqi` is 0;
 //! * `ul_buffer_bytes`: IP bytes in the UE's uplink buffer.
 //!
 //! [`NetworkFunction::pull_dl`] is called with `Ctx::point` = [`Point::DlIngress`]: pulled
@@ -151,6 +153,11 @@ impl RanView for RanState {
             harq_feedback_slots: (self.cfg.harq.feedback_delay.as_nanos()
                 / self.slot.as_nanos().max(1)) as u32,
             dl_packets_per_slot: u.dl_per_slot.rate(c.packets_delivered),
+            dl_full_tbs_bytes: if cqi == 0 {
+                0.0
+            } else {
+                self.dl_slot_tbs_bytes(rnti, mcs, u.layers)
+            },
             avg_dl_tbs_bytes: if c.tb_new > 0 {
                 c.tb_bytes as f64 / c.tb_new as f64
             } else {
@@ -169,19 +176,32 @@ impl RanState {
             || u.link(Dir::Dl).harq.pending_retx().next().is_some()
     }
 
-    /// Downlink bit/s of UE `rnti` alone in its cell at `mcs`: transport-block bits of every
-    /// PRB of each DL slot of the duplex pattern (TS 36.213 §7.1.7 / TS 38.214 §5.1.3.2) over
-    /// the pattern's duration.
-    pub(super) fn dl_peak_bps(&self, rnti: Rnti, mcs: u8, layers: u8) -> f64 {
+    /// Transport-block bytes of every PRB of each DL slot of the duplex pattern at `mcs` (TS
+    /// 36.213 §7.1.7 / TS 38.214 §5.1.3.2), the number of those DL slots and of all slots.
+    fn dl_pattern_tbs(&self, rnti: Rnti, mcs: u8, layers: u8) -> (u64, u64, u64) {
         let n_prb = self.radio.carrier().n_prb as u32;
         let period = match self.radio.duplex() {
             crate::frame::Duplex::Fdd => 1,
             crate::frame::Duplex::Tdd(p) => p.len() as u64,
         };
-        let bytes: u64 = (0..period)
-            .filter(|&k| self.radio.duplex().is_dl(k))
-            .map(|k| self.radio.tb_size_bytes(rnti, k, n_prb, mcs, layers) as u64)
-            .sum();
+        let (mut bytes, mut dl) = (0u64, 0u64);
+        for k in (0..period).filter(|&k| self.radio.duplex().is_dl(k)) {
+            bytes += self.radio.tb_size_bytes(rnti, k, n_prb, mcs, layers) as u64;
+            dl += 1;
+        }
+        (bytes, dl, period)
+    }
+
+    /// Mean transport block of all PRBs at `mcs` in a DL slot, bytes.
+    pub(super) fn dl_slot_tbs_bytes(&self, rnti: Rnti, mcs: u8, layers: u8) -> f64 {
+        let (bytes, dl, _) = self.dl_pattern_tbs(rnti, mcs, layers);
+        bytes as f64 / dl.max(1) as f64
+    }
+
+    /// Downlink bit/s of UE `rnti` alone in its cell at `mcs`: the pattern's transport-block
+    /// bits over its duration.
+    pub(super) fn dl_peak_bps(&self, rnti: Rnti, mcs: u8, layers: u8) -> f64 {
+        let (bytes, _, period) = self.dl_pattern_tbs(rnti, mcs, layers);
         bytes as f64 * 8.0 / (period as f64 * self.slot.as_secs_f64())
     }
 
