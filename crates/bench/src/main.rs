@@ -44,7 +44,7 @@ const CASES: &[Case] = &[
     // Seed 000's ACK filter (issue 19 targets: present but "none" within 3 % of absent,
     // hybrid-opt within 10 %).
     Case {
-        name: "lte-7cell 40 UEs 10s",
+        name: "lte-7cell 40 UEs 10s no ackf",
         spec: "builtin:lte-7cell",
         overrides: &[("ues", "40"), ("duration", "10s")],
     },

@@ -18,7 +18,7 @@
 //!   N_ack = S_TBS / (2 (S_seg + S_header)) (Equ. (1)–(2)). S_TBS, the UE's long-term average
 //!   downlink TBS, as `s_tbs` chooses: `full-band` (default; how the paper's Table I derives
 //!   it from the UE's average MCS) = the mean, over the UE's ACK arrivals since its first CQI,
-//!   of the transport block of all PRBs at its current MCS
+//!   (sampled at most once per slot) of the transport block of all PRBs at its current MCS
 //!   ([`rantcp_nf::UeReport::dl_full_tbs_bytes`]); `scheduled` = the mean size of the UE's new
 //!   downlink transport blocks since its first one ([`rantcp_nf::UeReport::avg_dl_tbs_bytes`],
 //!   smaller when the scheduler shares PRBs). Window: the whole run so far in both (the
@@ -388,14 +388,16 @@ impl AckCounters {
 /// State of one UE.
 #[derive(Clone, Debug, Default)]
 struct UeState {
-    cell: usize,
+    cell: Option<usize>,
     counters: AckCounters,
     /// Ids of queued ACKs that were duplicates on arrival, ascending.
     dups: VecDeque<u64>,
     /// hybrid-opt, `full-band`: the sum and count of the samples averaged.
     full_sum: f64,
     full_n: u64,
-    /// hybrid-opt: the S_TBS and T_opt of the latest arrival (0: not yet known).
+    /// hybrid-opt: when S_TBS was last sampled (at most once per slot).
+    sampled_at: Option<Time>,
+    /// hybrid-opt: the S_TBS and T_opt of the latest sample (0: not yet known).
     s_tbs: f64,
     t_opt: u32,
     /// hybrid-opt: ACK arrivals per T_opt in force.
@@ -649,14 +651,40 @@ impl AckFilter {
         let t = match self.steps {
             Steps::Active(t) | Steps::Hybrid(t) => t,
             Steps::HybridOpt => {
-                let Some(r) = cx.ran.and_then(|v| v.ue_report(rnti, cx.now)) else {
-                    return;
+                let slot = cx.ran.map_or(rantcp_core::Duration::ZERO, |v| v.slot());
+                let u = self.ue(rnti);
+                let fresh = u.sampled_at.is_some_and(|t| cx.now < t + slot);
+                let t = if fresh {
+                    // S_TBS was sampled in this slot: the same T_opt.
+                    u.t_opt
+                } else {
+                    match self.sample_t_opt(cx, rnti, &flow) {
+                        Some(t) => t,
+                        None => return,
+                    }
                 };
-                let s_seg = self.s_seg(&flow);
+                if t == 0 {
+                    return;
+                }
+                *self.ue(rnti).t_used.entry(t).or_default() += 1;
+                t
+            }
+            Steps::None | Steps::Passive(_) => return,
+        };
+        self.active(rnti, q, flow, t);
+    }
+
+    /// hybrid-opt: sample S_TBS from the RAN report and compute T_opt (None: no report).
+    fn sample_t_opt(&mut self, cx: &Ctx, rnti: Rnti, flow: &FlowKey) -> Option<u32> {
+        {
+            {
+                let r = cx.ran.and_then(|v| v.ue_report(rnti, cx.now))?;
+                let s_seg = self.s_seg(flow);
                 let header = self.header_bytes;
                 let how = self.s_tbs;
                 let u = self.ue(rnti);
-                u.cell = r.cell;
+                u.cell = Some(r.cell);
+                u.sampled_at = Some(cx.now);
                 let s_tbs = match how {
                     STbs::Scheduled => r.avg_dl_tbs_bytes,
                     STbs::FullBand => {
@@ -668,17 +696,14 @@ impl AckFilter {
                     }
                 };
                 if s_tbs <= 0.0 {
-                    return;
+                    return Some(0);
                 }
                 let t = Self::t_opt(s_tbs, s_seg, header);
                 u.s_tbs = s_tbs;
                 u.t_opt = t;
-                *u.t_used.entry(t).or_default() += 1;
-                t
+                Some(t)
             }
-            Steps::None | Steps::Passive(_) => return,
-        };
-        self.active(rnti, q, flow, t);
+        }
     }
 
     fn grant(&mut self, cx: &Ctx, ev: BufferEvent, q: &mut UlBuffer) {
@@ -692,8 +717,10 @@ impl AckFilter {
             return;
         };
         let rnti = cx.rnti.unwrap_or(0);
-        if let Some(r) = cx.ran.and_then(|v| v.ue_report(rnti, cx.now)) {
-            self.ue(rnti).cell = r.cell;
+        if self.ue(rnti).cell.is_none() {
+            // A UE keeps its cell (no handover); the report is read once.
+            let cell = cx.ran.and_then(|v| v.ue_report(rnti, cx.now)).map(|r| r.cell);
+            self.ue(rnti).cell = cell;
         }
         let room = (bytes as u64).saturating_sub(rlc_bytes);
         match self.steps {
@@ -735,7 +762,11 @@ impl NetworkFunction for AckFilter {
         AckFilterConfig::KIND
     }
     fn points(&self) -> Points {
-        Points::UE_UL_BUFFER
+        match self.steps {
+            // Counting only: no look-ups by flow, so the buffer needs no flow index.
+            Steps::None => Points::UE_UL_BUFFER,
+            _ => Points::UE_UL_BUFFER | Points::UL_FLOW_INDEX,
+        }
     }
     fn handle_ul_buffer(&mut self, cx: &Ctx, ev: BufferEvent, q: &mut UlBuffer) {
         match ev {
@@ -794,7 +825,7 @@ impl NetworkFunction for AckFilter {
                 v["s_tbs_bytes"] = u.s_tbs.into();
             }
             ues.push(v);
-            cells.entry(u.cell).or_default().add(&u.counters);
+            cells.entry(u.cell.unwrap_or(0)).or_default().add(&u.counters);
             total.add(&u.counters);
         }
         let cells: Vec<serde_json::Value> = cells

@@ -116,6 +116,11 @@ impl Points {
     /// ([`NetworkFunction::dl_backlog`], [`NetworkFunction::pull_dl`]; seed 002's close
     /// coupling).
     pub const DL_PULL: Points = Points(1 << 6);
+    /// The function looks the UE uplink buffer's packets up by flow
+    /// ([`UlBuffer::flow_iter`]): the owner keeps the buffer's per-flow index (without it
+    /// `flow_iter` scans the queue, same results, slower for long queues). Only with
+    /// [`Points::UE_UL_BUFFER`].
+    pub const UL_FLOW_INDEX: Points = Points(1 << 7);
     #[inline]
     pub const fn contains(self, o: Points) -> bool {
         self.0 & o.0 == o.0 && o.0 != 0

@@ -341,7 +341,7 @@ impl NetworkFunction for NewestAck {
         "newest_ack"
     }
     fn points(&self) -> Points {
-        Points::UE_UL_BUFFER
+        Points::UE_UL_BUFFER | Points::UL_FLOW_INDEX
     }
     fn handle_ul_buffer(&mut self, cx: &Ctx, ev: BufferEvent, q: &mut UlBuffer) {
         let acks = |q: &UlBuffer| {

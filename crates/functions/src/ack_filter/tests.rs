@@ -392,7 +392,8 @@ fn hybrid_opt_without_announced_mss_assumes_536_and_segment_bytes_overrides() {
 
 #[test]
 fn hybrid_opt_full_band_averages_the_samples_and_scheduled_reads_the_mean_block() {
-    // Whole-band TBS 4000 then 8000 at two arrivals: S_TBS 4000 (T 3), then 6000 (T 5).
+    // Whole-band TBS 4000 then 8000 at arrivals in two slots: S_TBS 4000 (T 3), then 6000
+    // (T 5); a third arrival in the second slot (TBS 20000 by then) reuses that slot's sample.
     struct Moving(std::cell::Cell<f64>);
     impl RanView for Moving {
         fn slot(&self) -> Duration {
@@ -416,16 +417,16 @@ fn hybrid_opt_full_band_averages_the_samples_and_scheduled_reads_the_mean_block(
             })
         }
     }
-    for (cfg, want) in [("", [3, 5]), ("\ns_tbs = 'scheduled'", [1, 1])] {
+    for (cfg, want) in [("", [3, 5, 5]), ("\ns_tbs = 'scheduled'", [1, 1, 1])] {
         let v = Moving(std::cell::Cell::new(4000.0));
         let mut f = filter(&format!("mode = 'hybrid-opt'{cfg}"));
         let mut q = UlBuffer::new(0);
         let mut seen = Vec::new();
-        for (k, tbs) in [4000.0, 8000.0].into_iter().enumerate() {
+        for (k, (ms, tbs)) in [(0, 4000.0), (1, 8000.0), (1, 20000.0)].into_iter().enumerate() {
             v.0.set(tbs);
             let id = q.push(Time::ZERO, ack(N + 100 * k as u32)).unwrap();
             let cx = Ctx {
-                now: Time::ZERO,
+                now: Time::from_millis(ms),
                 point: Point::UeUlBuffer,
                 rnti: Some(1),
                 ran: Some(&v),

@@ -298,7 +298,7 @@ impl RanDevice {
         };
         let i = st.ues.len();
         let mut ue = Ue::new(rnti, node, addr, cell, layers, setup);
-        if self.nf.chain.wants(Points::UE_UL_BUFFER) {
+        if self.nf.chain.wants(Points::UL_FLOW_INDEX) {
             ue.ul_buf.index_flows();
         }
         st.ues.push(ue);
@@ -315,8 +315,9 @@ impl RanDevice {
     /// Attach a network function at the radio points (after those already attached; see
     /// `functions.rs` for when each point is called).
     pub fn add_function(&mut self, f: Box<dyn NetworkFunction>) {
-        if f.points().intersects(Points::UE_UL_BUFFER) {
-            // Functions look packets up by flow; without them the buffer keeps no index.
+        if f.points().intersects(Points::UL_FLOW_INDEX) {
+            // The function looks packets up by flow; without such a function the buffer
+            // keeps no index (hashing every packet twice is most of a buffer's cost).
             for u in &mut self.st.ues {
                 u.ul_buf.index_flows();
             }
