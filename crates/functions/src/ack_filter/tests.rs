@@ -47,10 +47,21 @@ fn filter(toml_text: &str) -> AckFilter {
     c.function()
 }
 
-/// A RAN view with one UE (rnti 1, cell 2) whose mean scheduled DL TBS and whole-band TBS
-/// are both `tbs`.
+/// A RAN view with one UE (rnti 1, cell 2): its whole-band TBS now (`full`) and mean
+/// scheduled DL block (`scheduled`).
 struct View {
-    tbs: f64,
+    full: std::cell::Cell<f64>,
+    scheduled: f64,
+}
+
+impl View {
+    /// Both TBS values `tbs`.
+    fn new(tbs: f64) -> View {
+        View {
+            full: std::cell::Cell::new(tbs),
+            scheduled: tbs,
+        }
+    }
 }
 impl RanView for View {
     fn slot(&self) -> Duration {
@@ -69,8 +80,8 @@ impl RanView for View {
         Some(UeReport {
             rnti,
             cell: 2,
-            avg_dl_tbs_bytes: self.tbs,
-            dl_full_tbs_bytes: self.tbs,
+            avg_dl_tbs_bytes: self.scheduled,
+            dl_full_tbs_bytes: self.full.get(),
             ..Default::default()
         })
     }
@@ -346,7 +357,7 @@ fn t_opt_reproduces_table_i_with_536_byte_segments() {
 
 #[test]
 fn hybrid_opt_uses_the_ues_mean_tbs_and_the_announced_mss() {
-    let view = View { tbs: 2481.0 };
+    let view = View::new(2481.0);
     let mut b = Bench::new("mode = 'hybrid-opt'");
     b.view = Some(&view);
     // The UE's SYN-ACK announces MSS 536: T_opt = floor(2481 / 1188) = 2.
@@ -375,7 +386,7 @@ fn hybrid_opt_uses_the_ues_mean_tbs_and_the_announced_mss() {
 
 #[test]
 fn hybrid_opt_without_announced_mss_assumes_536_and_segment_bytes_overrides() {
-    let view = View { tbs: 6882.0 };
+    let view = View::new(6882.0);
     let mut b = Bench::new("mode = 'hybrid-opt'");
     b.view = Some(&view);
     for k in 0..8 {
@@ -394,36 +405,16 @@ fn hybrid_opt_without_announced_mss_assumes_536_and_segment_bytes_overrides() {
 fn hybrid_opt_full_band_averages_the_samples_and_scheduled_reads_the_mean_block() {
     // Whole-band TBS 4000 then 8000 at arrivals in two slots: S_TBS 4000 (T 3), then 6000
     // (T 5); a third arrival in the second slot (TBS 20000 by then) reuses that slot's sample.
-    struct Moving(std::cell::Cell<f64>);
-    impl RanView for Moving {
-        fn slot(&self) -> Duration {
-            Duration::from_millis(1)
-        }
-        fn rntis(&self) -> &[Rnti] {
-            &[1]
-        }
-        fn rnti_of(&self, _: Ipv4Addr) -> Option<Rnti> {
-            Some(1)
-        }
-        fn addr_of(&self, _: Rnti) -> Option<Ipv4Addr> {
-            Some(UE)
-        }
-        fn ue_report(&self, rnti: Rnti, _: Time) -> Option<UeReport> {
-            Some(UeReport {
-                rnti,
-                dl_full_tbs_bytes: self.0.get(),
-                avg_dl_tbs_bytes: 1300.0,
-                ..Default::default()
-            })
-        }
-    }
     for (cfg, want) in [("", [3, 5, 5]), ("\ns_tbs = 'scheduled'", [1, 1, 1])] {
-        let v = Moving(std::cell::Cell::new(4000.0));
+        let v = View {
+            full: std::cell::Cell::new(4000.0),
+            scheduled: 1300.0,
+        };
         let mut f = filter(&format!("mode = 'hybrid-opt'{cfg}"));
         let mut q = UlBuffer::new(0);
         let mut seen = Vec::new();
         for (k, (ms, tbs)) in [(0, 4000.0), (1, 8000.0), (1, 20000.0)].into_iter().enumerate() {
-            v.0.set(tbs);
+            v.full.set(tbs);
             let id = q.push(Time::ZERO, ack(N + 100 * k as u32)).unwrap();
             let cx = Ctx {
                 now: Time::from_millis(ms),
@@ -440,7 +431,7 @@ fn hybrid_opt_full_band_averages_the_samples_and_scheduled_reads_the_mean_block(
 
 #[test]
 fn hybrid_opt_before_the_first_downlink_block_only_grants() {
-    let view = View { tbs: 0.0 };
+    let view = View::new(0.0);
     let mut b = Bench::new("mode = 'hybrid-opt'");
     b.view = Some(&view);
     for p in five() {
