@@ -6,11 +6,13 @@
 //!
 //! # Contract (design.md §3 "Sans-IO entities")
 //! The endpoint never touches an event queue or a clock. Its owner:
-//! 1. feeds inputs: [`Endpoint::handle_segment`], [`Endpoint::handle_timeout`], and the
+//! 1. feeds inputs: [`Endpoint::handle_segment`], [`Endpoint::handle_timeout`],
+//!    [`Endpoint::handle_feedback`] (external path signals such as RAN feedback), and the
 //!    application calls [`Endpoint::send`], [`Endpoint::recv`], [`Endpoint::close`];
 //! 2. after *any* input, drains [`Endpoint::poll_transmit`] until it returns `None`;
 //! 3. then (re)arms one timer at [`Endpoint::poll_timeout`] and calls
 //!    [`Endpoint::handle_timeout`] when it fires (a stale wake-up is harmless).
+//!
 //! Payload bytes are not stored: the application hands over and reads byte *counts*.
 
 pub mod cc;

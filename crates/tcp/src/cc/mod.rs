@@ -83,9 +83,11 @@ pub struct CcTrace {
     pub cubic_k_s: Option<f64>,
 }
 
-/// Information about the path from outside TCP, e.g. what a base station measured for
-/// radio-aware TCP (seed 002's loose coupling), handed to the controller by
-/// [`crate::Endpoint::handle_feedback`].
+/// Information about the path from outside TCP, handed to the controller by
+/// [`crate::Endpoint::handle_feedback`] rather than inferred from ACKs: RAN-side information such
+/// as seed 002's achievable data rate R(t) (predicted from CQI and cell load) and layer-2 queue
+/// Q(t), from which a radio-aware controller sets its window (cwnd = R(t)·RTT + (Q_th − Q(t))).
+/// A source fills in what it knows.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Feedback {
     /// When it was measured.
@@ -125,7 +127,8 @@ pub trait CongestionControl {
     /// Retransmission timeout (RFC 5681 §3.1 eq. 4: ssthresh = max(FlightSize/2, 2·SMSS),
     /// cwnd = 1 loss window).
     fn on_rto(&mut self, now: Time, bytes_in_flight: u64, mss: u32);
-    /// External feedback about the path ([`Feedback`]); ignored by default.
+    /// An external signal about the path ([`Feedback`]); ignored unless the controller uses
+    /// it.
     fn on_feedback(&mut self, _now: Time, _fb: &Feedback) {}
     /// Internal state for the time series.
     fn trace(&self) -> CcTrace {
@@ -257,6 +260,7 @@ impl CongestionControl for Cc {
     fn on_rto(&mut self, now: Time, in_flight: u64, mss: u32) {
         dispatch!(self, c => c.on_rto(now, in_flight, mss))
     }
+    #[inline]
     fn on_feedback(&mut self, now: Time, fb: &Feedback) {
         dispatch!(self, c => c.on_feedback(now, fb))
     }

@@ -1,0 +1,242 @@
+//! The ACK field of an incoming segment (RFC 9293 §3.10.7.4 fifth step) on the sending side:
+//! the scoreboard update from the cumulative ACK and SACK blocks (RFC 6675 §5), the send window
+//! update (SND.WL1/SND.WL2), duplicate ACKs (RFC 5681 §2, RFC 6675 §2), loss marking (RFC 6675
+//! §4 IsLost), the fast retransmit / fast recovery state machine (RFC 5681 §3.2, RFC 6582 §3.2
+//! with SACK off, RFC 6675 §5 with SACK on), RTT samples (RFC 6298 §3 Karn, RFC 7323 §4.1
+//! RTTM), the delivery-rate sample and the controller's `on_ack`, the FIN's acknowledgement and
+//! the retransmission timer's restart (RFC 6298 §5.2–§5.3).
+
+use super::rate::RsBuild;
+use super::scoreboard::F_LOST;
+use super::scoreboard::F_SACKED;
+use super::{ts_ms, Endpoint, State, DUP_THRESH};
+use crate::cc::{AckSample, CongestionControl};
+use rantcp_core::{Duration, Time};
+use rantcp_wire::TcpHeader;
+
+impl Endpoint {
+    /// One RFC 6298 RTT measurement (Karn's rule already applied), also kept in the statistics.
+    pub(super) fn rtt_sample(&mut self, r: Duration) {
+        self.rtt.sample(r);
+        let s = &mut self.stats;
+        s.rtt_samples += 1;
+        s.rtt_sum_ns += r.0 as u128;
+        s.rtt_min = Some(s.rtt_min.map_or(r, |m| m.min(r)));
+        s.rtt_max = Some(s.rtt_max.map_or(r, |m| m.max(r)));
+    }
+
+    /// Sender-side ACK processing (RFC 9293 §3.10.7.4 fifth step; RFC 5681; RFC 6582; RFC 6675).
+    pub(super) fn process_ack(
+        &mut self,
+        now: Time,
+        tcp: &TcpHeader,
+        payload_len: u32,
+        seq_pos: i64,
+        ack: u64,
+    ) {
+        let prior_in_flight = self.sb.pipe;
+        let prior_una = self.snd_una;
+        let mut rs = RsBuild::default();
+        let mut newly_lost = 0u64;
+
+        // RFC 6675 §5 / RFC 2018: update the scoreboard from the SACK blocks.
+        let mut newly_sacked = 0u64;
+        if self.sack_ok && tcp.options.sack_len > 0 && !self.sb.segs.is_empty() {
+            for b in tcp.options.sack_blocks() {
+                let l = self.snd_pos(b.left).max(self.snd_una as i64);
+                let r = self.snd_pos(b.right).min(self.snd_max as i64);
+                if r <= l {
+                    continue; // D-SACK below SND.UNA or bogus
+                }
+                newly_sacked += self
+                    .sb
+                    .sack(now, l as u64, r as u64, &mut self.rate, &mut rs);
+            }
+        }
+
+        // Cumulative ACK.
+        let mut acked_bytes = 0u64;
+        let mut rtt: Option<Duration> = None;
+        if ack > self.snd_una {
+            let cum = self.sb.on_cumulative_ack(now, ack, &mut self.rate, &mut rs);
+            acked_bytes = cum.acked_bytes;
+            newly_sacked += cum.newly_sacked;
+            rtt = cum.rtt;
+            self.snd_una = ack;
+            // Data bytes acked (SYN/FIN positions excluded).
+            let data_hi = ack.min(self.app_end);
+            let data_lo = prior_una.max(1).min(data_hi);
+            self.stats.bytes_acked += data_hi - data_lo;
+        }
+
+        // Window update (RFC 9293 §3.10.7.4: SND.WL1/SND.WL2 rule).
+        let new_wnd = (tcp.window as u64) << self.snd_wscale;
+        let window_changed = new_wnd != self.snd_wnd;
+        if self.snd_wl1 < seq_pos || (self.snd_wl1 == seq_pos && self.snd_wl2 <= ack) {
+            self.snd_wnd = new_wnd;
+            self.max_snd_wnd = self.max_snd_wnd.max(new_wnd);
+            self.snd_wl1 = seq_pos;
+            self.snd_wl2 = ack;
+        }
+        if self.snd_wnd > 0 {
+            // A window opened: stop the persist timer (RFC 9293 §3.8.6.1).
+            self.persist_deadline = None;
+            self.persist_backoff = 0;
+            self.probe_pending = false;
+        }
+
+        // RFC 5681 §2 duplicate ACK; with SACK, an ACK carrying new SACK information (RFC 6675 §2).
+        let outstanding = self.snd_max > prior_una;
+        let is_dup = outstanding
+            && ack == prior_una
+            && payload_len == 0
+            && !tcp.flags.syn()
+            && !tcp.flags.fin()
+            && if self.sack_ok {
+                newly_sacked > 0
+            } else {
+                !window_changed
+            };
+        if is_dup {
+            self.stats.dup_acks_received += 1;
+        }
+
+        // RFC 6675 §4 IsLost marking.
+        if newly_sacked > 0 {
+            newly_lost += self.sb.mark_lost_by_sack(self.smss);
+            if self.detect_lost_rtx {
+                newly_lost += self.sb.mark_lost_retransmissions(self.smss);
+            }
+        }
+
+        // Loss recovery state machine.
+        let mut was_in_recovery = self.in_recovery;
+        if ack > prior_una {
+            if self.in_recovery {
+                if ack >= self.recover {
+                    // RFC 6582 §3.2 step 6 full ACK / RFC 6675 §5: leave recovery. The ACK
+                    // is reported with in_recovery = true, then on_recovery_exit follows.
+                    self.in_recovery = false;
+                    self.inflation = 0;
+                    self.dupacks = 0;
+                } else if !self.sack_ok {
+                    // RFC 6582 §3.2 step 5 partial ACK: retransmit the first unacked segment,
+                    // deflate by the amount acked, add back one SMSS if at least SMSS acked.
+                    newly_lost += self.sb.mark_first_lost();
+                    self.force_rtx = true;
+                    let smss = self.smss as u64;
+                    self.inflation = self.inflation.saturating_sub(acked_bytes);
+                    if acked_bytes >= smss {
+                        self.inflation += smss;
+                    }
+                    self.partial_acks += 1;
+                    // Reset the retransmit timer on the first partial ACK only.
+                    if self.partial_acks == 1 {
+                        self.rto_deadline = Some(now + self.rtt.rto());
+                    }
+                }
+            } else {
+                self.dupacks = 0;
+            }
+        }
+        if is_dup {
+            self.dupacks += 1;
+            if self.in_recovery && !self.sack_ok {
+                // RFC 6582 §3.2 step 4 / RFC 5681 §3.2 step 4: inflate by one SMSS.
+                self.inflation += self.smss as u64;
+            }
+        }
+        if !self.in_recovery && !was_in_recovery && !self.sb.segs.is_empty() {
+            // RFC 6582 §3.2 step 1 / RFC 6675 §5 step 4: enter only past the last recovery
+            // point (RFC 6675 §5.1 after an RTO).
+            let first_lost = self.sack_ok && self.sb.segs[0].flags & (F_LOST | F_SACKED) == F_LOST;
+            if (self.dupacks >= DUP_THRESH || first_lost) && ack >= self.recover {
+                self.enter_recovery(now);
+                newly_lost += self.sb.mark_first_lost();
+                self.force_rtx = true;
+                was_in_recovery = true;
+            }
+        }
+
+        // Delivery-rate sample (draft §3.3) and the controller.
+        self.rate.end_app_limited_if_passed();
+        if let Some(r) = rtt {
+            self.rtt_sample(r);
+        } else if ack > prior_una && self.ts_ok {
+            // RFC 7323 §4.1 RTTM: an ACK that advances SND.UNA echoes the TSval of the segment
+            // (retransmission included) that advanced it, so timestamps give a sample where
+            // Karn's rule gives none — as Linux does. The ms clock is coarse: it feeds the RTO
+            // estimator (and ends the backoff) but not min RTT, the RTT statistics or the
+            // controller.
+            if let Some((_, tsecr)) = tcp.options.timestamps {
+                let d_ms = ts_ms(now).wrapping_sub(tsecr);
+                if (d_ms as i32) >= 0 && d_ms < (1 << 24) {
+                    self.rtt.sample_coarse(Duration::from_millis(d_ms as u64));
+                }
+            }
+        }
+        if acked_bytes > 0 || newly_sacked > 0 {
+            let rate = self.rate.finish(now, &rs, self.rtt.min_rtt());
+            if rate.is_some() {
+                self.rate.last_rate = rate;
+            }
+            let sample = AckSample {
+                now,
+                bytes_acked: acked_bytes + newly_sacked,
+                rtt,
+                srtt: self.rtt.srtt(),
+                min_rtt: self.rtt.min_rtt(),
+                bytes_in_flight: self.sb.pipe,
+                prior_in_flight,
+                newly_lost,
+                in_recovery: was_in_recovery,
+                delivered: self.rate.delivered,
+                rate,
+                mss: self.smss,
+            };
+            self.cc.on_ack(&sample);
+        }
+        if was_in_recovery && !self.in_recovery {
+            self.cc.on_recovery_exit(now, self.smss);
+        }
+
+        // Our FIN acknowledged?
+        if self.fin_sent && ack > self.app_end {
+            self.fin_rtx = false;
+            match self.state {
+                State::FinWait1 => self.state = State::FinWait2,
+                State::Closing => self.enter_time_wait(now),
+                State::LastAck => {
+                    self.enter_closed();
+                    return;
+                }
+                _ => {}
+            }
+        }
+
+        // RFC 6298 §5.2/§5.3: stop the timer when all is acked, restart it on new data acked.
+        if self.snd_una >= self.snd_max {
+            self.rto_deadline = None;
+        } else if ack > prior_una && !(self.in_recovery && !self.sack_ok && self.partial_acks > 0) {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+    }
+
+    /// Enter fast recovery (RFC 5681 §3.2 step 2, RFC 6582 §3.2 step 2–3, RFC 6675 §5 step 4).
+    fn enter_recovery(&mut self, now: Time) {
+        // RFC 5681 §3.2 step 2 / RFC 6675 §5 step 4.2: FlightSize is the outstanding data.
+        let flight = self.snd_max - self.snd_una;
+        self.cc.on_congestion_event(now, flight, self.smss);
+        self.in_recovery = true;
+        self.recover = self.snd_max;
+        self.high_rxt = self.snd_una;
+        self.partial_acks = 0;
+        self.stats.fast_retransmits += 1;
+        // RFC 6582 §3.2 step 3: cwnd = ssthresh + 3·SMSS (SACK uses pipe instead, RFC 6675).
+        self.inflation = if self.sack_ok {
+            0
+        } else {
+            DUP_THRESH as u64 * self.smss as u64
+        };
+    }
+}

@@ -1,0 +1,121 @@
+//! The endpoint's timers and what happens when they fire: the retransmission timer and its
+//! exponential backoff (RFC 6298 §5) with the timeout's congestion response (RFC 5681 §3.1,
+//! RFC 6675 §5.1), the persist timer (RFC 9293 §3.8.6.1), the delayed-ACK timer (RFC 1122
+//! §4.2.3.2) and TIME-WAIT (RFC 9293 §3.10.7.4); the pacing release is armed by
+//! [`super::output`]. [`Endpoint::poll_timeout`] is the earliest of them.
+
+use super::{Endpoint, State};
+use crate::cc::CongestionControl;
+use rantcp_core::{Duration, Time};
+
+impl Endpoint {
+    /// Fire whichever timers are due. Calls before any deadline are harmless.
+    pub fn handle_timeout(&mut self, now: Time) {
+        if let Some(t) = self.time_wait_deadline {
+            if now >= t {
+                self.time_wait_deadline = None;
+                self.enter_closed();
+                return;
+            }
+        }
+        if let Some(t) = self.rcv.delack_deadline {
+            if now >= t {
+                self.rcv.delack_deadline = None;
+                self.rcv.ack_now = true;
+            }
+        }
+        if let Some(t) = self.rto_deadline {
+            if now >= t {
+                self.on_rto(now);
+            }
+        }
+        if let Some(t) = self.persist_deadline {
+            if now >= t {
+                // RFC 9293 §3.8.6.1: probe the zero window, backing off exponentially.
+                if self.usable_window() > 0 {
+                    // Sender SWS override (RFC 9293 §3.8.6.2.1 (d)): send what fits.
+                    self.force_send = true;
+                } else {
+                    self.probe_pending = true;
+                }
+                self.persist_backoff += 1;
+                self.persist_deadline = Some(now + self.persist_timeout());
+            }
+        }
+    }
+
+    pub(super) fn persist_timeout(&self) -> Duration {
+        self.rtt.backed_off(self.persist_backoff)
+    }
+
+    /// RFC 6298 §5.4–§5.6 and RFC 5681 §3.1 / RFC 6675 §5.1.
+    fn on_rto(&mut self, now: Time) {
+        let rto = self.rtt.rto();
+        let syn_state = matches!(self.state, State::SynSent | State::SynReceived);
+        if !syn_state && self.snd_max <= self.snd_una {
+            self.rto_deadline = None;
+            return;
+        }
+        self.stats.rtos += 1;
+        self.stats.rto_sum_ns += rto.0 as u128;
+        match self.state {
+            State::SynSent | State::SynReceived => {
+                self.syn_pending = true;
+                self.syn_sent_at = None; // Karn
+            }
+            _ if self.snd_max > self.snd_una => {
+                // RFC 5681 §3.1 eq. 4 FlightSize: the data the sender believes is in the network.
+                // After an earlier timeout snd_max − snd_una still spans everything ever sent
+                // (most of it marked lost), which would put ssthresh far above the path and
+                // overshoot again; pipe (RFC 6675 §2) is what is really outstanding, the same
+                // quantity BSD's go-back-N (snd_nxt − snd_una) and Linux's cwnd-based rule track.
+                let flight = self
+                    .sb
+                    .pipe
+                    .min(self.snd_max - self.snd_una)
+                    .max(self.smss as u64);
+                self.cc.on_rto(now, flight, self.smss);
+                // RFC 6675 §5.1: keep SACKed marks, everything else is lost.
+                self.sb.mark_all_lost(self.snd_una, self.snd_max);
+                if self.fin_sent && self.snd_una <= self.app_end {
+                    self.fin_rtx = true;
+                }
+                self.in_recovery = false;
+                self.inflation = 0;
+                self.force_rtx = false;
+                self.recover = self.snd_max;
+                self.dupacks = 0;
+                // Pacing must not delay the retransmission further.
+                self.next_send_time = now;
+            }
+            _ => {
+                self.rto_deadline = None;
+                return;
+            }
+        }
+        #[cfg(debug_assertions)]
+        self.check_invariants();
+        // RFC 6298 §5.5: back off; §5.6: restart the timer.
+        self.rtt.back_off();
+        self.rto_deadline = Some(now + self.rtt.rto());
+    }
+
+    /// Earliest instant at which [`Endpoint::handle_timeout`] has work: RTO, delayed ACK,
+    /// persist, TIME-WAIT end, or the pacing release when data waits only for pacing.
+    pub fn poll_timeout(&self) -> Option<Time> {
+        let mut t: Option<Time> = None;
+        let mut upd = |d: Option<Time>| {
+            if let Some(d) = d {
+                t = Some(t.map_or(d, |x: Time| x.min(d)));
+            }
+        };
+        upd(self.rto_deadline);
+        upd(self.rcv.delack_deadline);
+        upd(self.persist_deadline);
+        upd(self.time_wait_deadline);
+        if self.pacing_blocked {
+            upd(Some(self.next_send_time));
+        }
+        t
+    }
+}
