@@ -267,8 +267,13 @@ impl FlowConfig {
             window_scaling: self.window_scaling,
             cc: self.cc.kind(),
             initial_cwnd_segments: self.initial_cwnd,
-            hystart: self.hystart,
+            hystart: if self.hystart {
+                rantcp_tcp::cc::Hystart::PlusPlus
+            } else {
+                rantcp_tcp::cc::Hystart::Off
+            },
             pacing: self.pacing,
+            ..TcpConfig::default()
         }
     }
     /// The TCP settings of the data receiver (same stack settings).

@@ -17,8 +17,8 @@ fn params(seed: u64) -> CcParams {
         kind: CcKind::Bbr,
         mss: MSS,
         initial_cwnd_segments: 10,
-        hystart: false,
         seed,
+        ..CcParams::default()
     }
 }
 
@@ -182,6 +182,7 @@ impl Path {
             delivered: self.delivered,
             rate: (interval >= self.min_rtt).then_some(rs),
             mss: MSS,
+            ..AckSample::default()
         };
         cc.on_ack(&a);
         log.rtts.push((now, rtt));
@@ -532,6 +533,7 @@ fn test_recovery_packet_conservation_then_restore() {
         delivered: path.delivered + MSS64,
         rate: None,
         mss: MSS,
+        ..AckSample::default()
     };
     cc.on_ack(&a);
     // Packet conservation: cwnd = in flight + newly ACKed.

@@ -9,7 +9,7 @@
 use super::rate::RsBuild;
 use super::scoreboard::F_LOST;
 use super::scoreboard::F_SACKED;
-use super::{ts_ms, Endpoint, State, DUP_THRESH};
+use super::{ts_ms, CwndRules, Endpoint, State, DUP_THRESH};
 use crate::cc::{AckSample, CongestionControl};
 use rantcp_core::{Duration, Time};
 use rantcp_wire::TcpHeader;
@@ -63,6 +63,11 @@ impl Endpoint {
             newly_sacked += cum.newly_sacked;
             rtt = cum.rtt;
             self.snd_una = ack;
+            self.acked_since_rto = true;
+            if self.rto_recovery && ack >= self.recover {
+                // RFC 6675 §5.1: the timeout's recovery point is reached; the episode is over.
+                self.rto_recovery = false;
+            }
             // Data bytes acked (SYN/FIN positions excluded).
             let data_hi = ack.min(self.app_end);
             let data_lo = prior_una.max(1).min(data_hi);
@@ -176,6 +181,9 @@ impl Endpoint {
             }
         }
         if acked_bytes > 0 || newly_sacked > 0 {
+            // RFC 7661 / Linux tcp_is_cwnd_limited, judged on the window before this ACK grows it.
+            let in_slow_start = self.cc.cwnd() < self.cc.ssthresh();
+            let rate_limited = !self.cwnd_use.is_limited(self.cc.cwnd(), in_slow_start);
             let rate = self.rate.finish(now, &rs, self.rtt.min_rtt());
             if rate.is_some() {
                 self.rate.last_rate = rate;
@@ -193,6 +201,9 @@ impl Endpoint {
                 delivered: self.rate.delivered,
                 rate,
                 mss: self.smss,
+                rate_limited,
+                snd_una: self.snd_una,
+                snd_nxt: self.snd_max,
             };
             self.cc.on_ack(&sample);
         }
@@ -222,11 +233,25 @@ impl Endpoint {
         }
     }
 
+    /// What a congestion response reduces from: FlightSize (RFC 5681 §3.1 eq. 4, §3.2 step 2;
+    /// RFC 6675 §5 step 4.2) or cwnd (Linux `ca_ops->ssthresh`). FlightSize is the data sent and
+    /// not yet acknowledged, SND.NXT − SND.UNA; during the go-back-N of a timeout's recovery
+    /// SND.NXT is where the retransmissions have got to (BSD pulls snd_nxt back to snd_una at a
+    /// timeout), which here is the data retransmitted since the timeout and still outstanding:
+    /// pipe. SND.MAX − SND.UNA would count everything sent before the timeout again and put
+    /// ssthresh far above the path.
+    pub(super) fn reduction_basis(&self) -> u64 {
+        match self.cfg.cwnd_rules {
+            CwndRules::Rfc if self.rto_recovery => self.sb.pipe,
+            CwndRules::Rfc => self.snd_max - self.snd_una,
+            CwndRules::Linux => self.cc.cwnd(),
+        }
+    }
+
     /// Enter fast recovery (RFC 5681 §3.2 step 2, RFC 6582 §3.2 step 2–3, RFC 6675 §5 step 4).
     fn enter_recovery(&mut self, now: Time) {
-        // RFC 5681 §3.2 step 2 / RFC 6675 §5 step 4.2: FlightSize is the outstanding data.
-        let flight = self.snd_max - self.snd_una;
-        self.cc.on_congestion_event(now, flight, self.smss);
+        let basis = self.reduction_basis();
+        self.cc.on_congestion_event(now, basis, self.smss);
         self.in_recovery = true;
         self.recover = self.snd_max;
         self.high_rxt = self.snd_una;

@@ -51,7 +51,7 @@ mod rtt;
 mod scoreboard;
 mod timers;
 
-pub use config::TcpConfig;
+pub use config::{CwndRules, TcpConfig};
 pub use input::reset_for;
 pub use rtt::RttEstimator;
 
@@ -195,6 +195,11 @@ pub struct Endpoint {
     /// Lost-retransmission detection on (see [`Endpoint::set_lost_retransmit_detection`]).
     detect_lost_rtx: bool,
     in_recovery: bool,
+    /// A retransmission timeout's episode is under way: its recovery point (`recover`) has not
+    /// been acknowledged yet (RFC 6675 §5.1 "RTO recovery").
+    rto_recovery: bool,
+    /// An ACK advanced SND.UNA since the last timeout (Linux resets `icsk_retransmits`).
+    acked_since_rto: bool,
     /// RFC 6582 `recover` / RFC 6675 RecoveryPoint, as HighData + 1.
     recover: u64,
     /// NewReno (no SACK) cwnd inflation during fast recovery (RFC 6582 §3.2 steps 3–4).
@@ -212,6 +217,8 @@ pub struct Endpoint {
     force_rtx: bool,
     next_send_time: Time,
     pacing_blocked: bool,
+    /// Whether cwnd limits the sender (RFC 7661; Linux `tcp_cwnd_validate`).
+    cwnd_use: output::CwndUse,
     /// Delivery-rate sampling state.
     rate: RateSampler,
 
@@ -279,6 +286,8 @@ impl Endpoint {
             high_rxt: 0,
             detect_lost_rtx: false,
             in_recovery: false,
+            rto_recovery: false,
+            acked_since_rto: false,
             recover: 0,
             inflation: 0,
             partial_acks: 0,
@@ -291,6 +300,7 @@ impl Endpoint {
             force_rtx: false,
             next_send_time: Time::ZERO,
             pacing_blocked: false,
+            cwnd_use: output::CwndUse::default(),
             rate: RateSampler::default(),
             rcv: Receiver::new(),
             time_wait_deadline: None,
@@ -433,6 +443,10 @@ fn build_cc(cfg: &TcpConfig, seed: u64) -> Cc {
         mss: cfg.mss,
         initial_cwnd_segments: cfg.initial_cwnd_segments,
         hystart: cfg.hystart,
+        abc_limit_segments: match cfg.cwnd_rules {
+            CwndRules::Rfc => Some(2),
+            CwndRules::Linux => None,
+        },
         seed,
     });
     if let Cc::Cubic(c) = &mut cc {

@@ -12,6 +12,42 @@ use crate::cc::CongestionControl;
 use rantcp_core::{Duration, Time};
 use rantcp_wire::{Ipv4Header, Packet, TcpFlags, TcpHeader, TcpOptions};
 
+/// Whether the sender uses its congestion window (RFC 7661 §4.1 "cwnd-limited"), tracked per
+/// window of data as Linux `tcp_cwnd_validate` does: remember that cwnd limited the sender at
+/// any time during the current window, otherwise the most data outstanding in it.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct CwndUse {
+    /// cwnd limited a transmission in the current window.
+    limited: bool,
+    /// The most data outstanding (SND.NXT − SND.UNA) in the current window, bytes (Linux
+    /// `max_packets_out`).
+    max_outstanding: u64,
+    /// End of the current window: SND.NXT when it began (Linux `cwnd_usage_seq`).
+    window_end: u64,
+}
+
+impl CwndUse {
+    /// A transmission opportunity ended with `outstanding` bytes out; `limited` says cwnd was
+    /// what stopped (or just filled up).
+    fn validate(&mut self, snd_una: u64, snd_max: u64, limited: bool) {
+        let outstanding = snd_max - snd_una;
+        if snd_una >= self.window_end
+            || limited
+            || (!self.limited && outstanding > self.max_outstanding)
+        {
+            self.limited = limited;
+            self.max_outstanding = outstanding;
+            self.window_end = snd_max;
+        }
+    }
+
+    /// Linux `tcp_is_cwnd_limited`: limited in the current window, or, in slow start, cwnd still
+    /// below twice the most data outstanding ("ensure cwnd grows to twice what was ACKed").
+    pub fn is_limited(&self, cwnd: u64, in_slow_start: bool) -> bool {
+        self.limited || (in_slow_start && cwnd < 2 * self.max_outstanding)
+    }
+}
+
 impl Endpoint {
     /// Congestion window in force: the controller's plus NewReno inflation (RFC 6582 §3.2).
     #[inline]
@@ -175,6 +211,7 @@ impl Endpoint {
             return self.rescue_hole(now, paced);
         }
         if !self.cwnd_allows(len) {
+            self.cwnd_use.validate(self.snd_una, self.snd_max, true);
             return None;
         }
         if paced && now < self.next_send_time {
@@ -200,6 +237,8 @@ impl Endpoint {
         self.rate.stamp(now, &mut seg, nothing_outstanding);
         self.sb.push(seg);
         self.snd_max = start + len as u64;
+        let full = self.sb.pipe >= self.cwnd();
+        self.cwnd_use.validate(self.snd_una, self.snd_max, full);
         Some(self.finish_data(now, start, len))
     }
 

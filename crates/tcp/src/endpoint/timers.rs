@@ -64,23 +64,27 @@ impl Endpoint {
                 self.syn_sent_at = None; // Karn
             }
             _ if self.snd_max > self.snd_una => {
-                // RFC 5681 §3.1 eq. 4 FlightSize: the data the sender believes is in the network.
-                // After an earlier timeout snd_max − snd_una still spans everything ever sent
-                // (most of it marked lost), which would put ssthresh far above the path and
-                // overshoot again; pipe (RFC 6675 §2) is what is really outstanding, the same
-                // quantity BSD's go-back-N (snd_nxt − snd_una) and Linux's cwnd-based rule track.
-                let flight = self
-                    .sb
-                    .pipe
-                    .min(self.snd_max - self.snd_una)
-                    .max(self.smss as u64);
-                self.cc.on_rto(now, flight, self.smss);
+                // Is this timeout a new congestion event?
+                // * Not during fast recovery: the episode's ssthresh stands (Linux tcp_enter_loss
+                //   recomputes it only in Open/Disorder; RFC 5681 eq. 4 with the FlightSize then
+                //   — the whole pre-loss window — is no lower).
+                // * Not when the segment timing out was already retransmitted by the timer, i.e.
+                //   no ACK has advanced SND.UNA since the last timeout: RFC 5681 §3.1 holds
+                //   ssthresh constant (Linux: Loss state with icsk_retransmits > 0).
+                // Otherwise eq. 4 from [`Endpoint::reduction_basis`], which within a timeout's
+                // go-back-N is the retransmitted flight, not everything sent before the timeout.
+                let same_segment_again = self.rto_recovery && !self.acked_since_rto;
+                let reduce = !self.in_recovery && !same_segment_again;
+                let basis = self.reduction_basis().max(self.smss as u64);
+                self.cc.on_rto(now, basis, self.smss, reduce);
                 // RFC 6675 §5.1: keep SACKed marks, everything else is lost.
                 self.sb.mark_all_lost(self.snd_una, self.snd_max);
                 if self.fin_sent && self.snd_una <= self.app_end {
                     self.fin_rtx = true;
                 }
                 self.in_recovery = false;
+                self.rto_recovery = true;
+                self.acked_since_rto = false;
                 self.inflation = 0;
                 self.force_rtx = false;
                 self.recover = self.snd_max;
