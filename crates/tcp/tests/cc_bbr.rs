@@ -172,6 +172,7 @@ impl Path {
         let a = AckSample {
             now,
             bytes_acked: MSS64,
+            cum_acked: MSS64,
             rtt: Some(rtt),
             srtt: self.srtt,
             min_rtt: self.min_rtt,
@@ -233,6 +234,7 @@ fn round_ack(now: Time, delivered: &mut u64, bw_bytes_per_s: f64) -> AckSample {
     AckSample {
         now,
         bytes_acked: 10 * MSS64,
+        cum_acked: 10 * MSS64,
         rtt: Some(Duration::from_millis(10)),
         srtt: Duration::from_millis(10),
         min_rtt: Duration::from_millis(10),
@@ -523,6 +525,7 @@ fn test_recovery_packet_conservation_then_restore() {
     let a = AckSample {
         now,
         bytes_acked: MSS64,
+        cum_acked: MSS64,
         rtt: None,
         srtt: path.srtt,
         min_rtt: path.min_rtt,

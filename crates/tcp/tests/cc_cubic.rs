@@ -59,6 +59,7 @@ impl Clock {
             let a = AckSample {
                 now: self.now,
                 bytes_acked: MSS64,
+                cum_acked: MSS64,
                 rtt: Some(rtt_sample),
                 srtt: rtt_sample,
                 min_rtt: Duration::ZERO,
@@ -325,6 +326,7 @@ fn hs_ack(cc: &mut Cubic, now: Time, una: u64, rtt: Duration) {
     let a = AckSample {
         now,
         bytes_acked: MSS64,
+        cum_acked: MSS64,
         rtt: Some(rtt),
         srtt: rtt,
         min_rtt: Duration::ZERO,
@@ -459,6 +461,7 @@ fn test_rate_limited_acks_neither_grow_cwnd_nor_advance_t() {
         let a = AckSample {
             now: clock.now + Duration::from_millis(10 * i),
             bytes_acked: MSS64,
+            cum_acked: MSS64,
             rtt: Some(rtt),
             srtt: rtt,
             mss: MSS,

@@ -24,6 +24,7 @@ fn test_each_controller_starts_at_the_initial_window_and_traces_its_state() {
         let ack = AckSample {
             now: Time::from_millis(40),
             bytes_acked: 1448,
+            cum_acked: 1448,
             rtt: Some(Duration::from_millis(40)),
             srtt: Duration::from_millis(40),
             min_rtt: Duration::from_millis(40),

@@ -23,6 +23,7 @@ fn ack(now: Time, bytes: u64) -> AckSample {
     AckSample {
         now,
         bytes_acked: bytes,
+        cum_acked: bytes,
         rtt: Some(Duration::from_millis(100)),
         srtt: Duration::from_millis(100),
         min_rtt: Duration::from_millis(100),

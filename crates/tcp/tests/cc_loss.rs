@@ -223,6 +223,7 @@ impl Sim {
         cc.on_ack(&AckSample {
             now,
             bytes_acked: MSS64,
+            cum_acked: MSS64,
             rtt: Some(rtt),
             srtt: self.srtt,
             min_rtt: self.min_rtt,

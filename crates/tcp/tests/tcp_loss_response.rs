@@ -39,9 +39,9 @@ fn in_sack_recovery(cc: CcKind) -> (Endpoint, u64) {
 #[test]
 fn test_rto_during_sack_recovery_keeps_ssthresh_newreno() {
     let (mut c, ssthresh) = in_sack_recovery(CcKind::NewReno);
-    // FlightSize at entry: 20 + 4 new segments sent on the first two SACKs (slow start grew
-    // cwnd by the SACKed bytes, and each SACK shrank pipe) = 24 000; eq. 4: 12 000.
-    assert_eq!(ssthresh, 12_000);
+    // FlightSize at entry: 20 + 2 new segments the first two SACKs let out (each shrank pipe by
+    // one segment; duplicate ACKs do not grow cwnd) = 22 000; eq. 4: 11 000.
+    assert_eq!(ssthresh, 11_000);
     // No more ACKs: the RTO (started at 40 ms, 200 ms) fires during recovery.
     let t = c.poll_timeout().unwrap();
     assert_eq!(t, ms(240));
@@ -49,20 +49,20 @@ fn test_rto_during_sack_recovery_keeps_ssthresh_newreno() {
     let i = c.info();
     assert_eq!(c.stats().rtos, 1);
     assert!(!i.in_recovery);
-    // RFC 5681 §3.1 eq. 4 uses FlightSize (24 000 outstanding: 12 000 again, no lower) and
+    // RFC 5681 §3.1 eq. 4 uses FlightSize (22 000 outstanding: 11 000 again, no lower) and
     // Linux tcp_enter_loss does not recompute ssthresh in Recovery: ssthresh stays, cwnd = LW.
-    assert_eq!((i.cwnd, i.ssthresh), (1000, 12_000));
+    assert_eq!((i.cwnd, i.ssthresh), (1000, 11_000));
 }
 
 #[test]
 fn test_rto_during_sack_recovery_keeps_ssthresh_cubic() {
     let (mut c, ssthresh) = in_sack_recovery(CcKind::Cubic);
-    // CUBIC (RFC 9438 §4.6): cwnd at entry 22 000 · 0.7 (15 399.99… in f64).
-    assert_eq!(ssthresh, 15_399);
+    // CUBIC (RFC 9438 §4.6): cwnd at entry 20 000 · 0.7.
+    assert_eq!(ssthresh, 14_000);
     let t = c.poll_timeout().unwrap();
     c.handle_timeout(t);
     let i = c.info();
-    assert_eq!((i.cwnd, i.ssthresh), (1000, 15_399), "no second β cut");
+    assert_eq!((i.cwnd, i.ssthresh), (1000, 14_000), "no second β cut");
 }
 
 #[test]

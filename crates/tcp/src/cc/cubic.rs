@@ -389,6 +389,9 @@ impl Cubic {
             }
             return;
         }
+        if ack.cum_acked == 0 {
+            return; // a duplicate ACK (SACK information only) does not grow cwnd
+        }
         if self.epoch_start.is_none() {
             self.start_epoch(now);
         }
@@ -499,11 +502,14 @@ impl CongestionControl for Cubic {
         if ack.in_recovery {
             return; // the endpoint's recovery (RFC 6675 / PRR) governs sending.
         }
+        // Growth only on ACKs that advance SND.UNA (RFC 5681 §3.1, Linux tcp_may_raise_cwnd);
+        // HyStart's detection still sees every ACK with an RTT sample.
+        let may_raise = ack.cum_acked > 0 && !ack.rate_limited;
         if self.cwnd < self.ssthresh {
             // Exit detection runs on every slow-start ACK (Linux calls hystart_update from
             // pkts_acked, before the cwnd-limited test); growth only when cwnd-limited.
             let inc = self.slow_start(ack);
-            if ack.rate_limited {
+            if !may_raise {
                 return;
             }
             // Slow start stops at ssthresh (as Linux tcp_slow_start); CA takes over next ACK.

@@ -135,7 +135,7 @@ impl CongestionControl for HighSpeed {
     fn on_ack(&mut self, ack: &AckSample) {
         // RFC 5681 §3.2 / RFC 6582: no growth during fast recovery; RFC 7661: none while the
         // window does not limit the sender.
-        if ack.bytes_acked == 0 || ack.in_recovery || ack.rate_limited {
+        if ack.cum_acked == 0 || ack.in_recovery || ack.rate_limited {
             return;
         }
         if self.cwnd < self.ssthresh {

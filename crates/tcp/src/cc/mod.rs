@@ -46,8 +46,13 @@ impl RateSample {
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct AckSample {
     pub now: Time,
-    /// Bytes newly acknowledged (cumulatively or by SACK) by this ACK.
+    /// Bytes newly acknowledged (cumulatively or by SACK) by this ACK: DeliveredData.
     pub bytes_acked: u64,
+    /// Of these, bytes acknowledged cumulatively (SND.UNA advanced by this much). Window-based
+    /// controllers grow cwnd only on ACKs that advance SND.UNA (RFC 5681 §3.1 "each ACK
+    /// received that cumulatively acknowledges new data"; Linux `tcp_may_raise_cwnd`
+    /// FLAG_DATA_ACKED); a duplicate ACK carrying SACK information is not one.
+    pub cum_acked: u64,
     /// RTT measured from this ACK, if any (Karn's rule applied).
     pub rtt: Option<Duration>,
     /// Smoothed RTT after this ACK (RFC 6298), `Duration::ZERO` before the first sample.

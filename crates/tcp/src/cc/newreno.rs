@@ -46,7 +46,7 @@ impl CongestionControl for NewReno {
     fn on_ack(&mut self, ack: &AckSample) {
         // RFC 5681 §3.2 / RFC 6582: no window growth during fast recovery; RFC 7661: none while
         // the window does not limit the sender.
-        if ack.bytes_acked == 0 || ack.in_recovery || ack.rate_limited {
+        if ack.cum_acked == 0 || ack.in_recovery || ack.rate_limited {
             return;
         }
         let smss = ack.mss as u64;
@@ -103,6 +103,7 @@ mod tests {
     fn ack(bytes: u64, in_recovery: bool) -> AckSample {
         AckSample {
             bytes_acked: bytes,
+            cum_acked: bytes,
             in_recovery,
             mss: 1000,
             ..Default::default()

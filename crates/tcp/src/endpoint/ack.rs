@@ -9,7 +9,7 @@
 use super::rate::RsBuild;
 use super::scoreboard::F_LOST;
 use super::scoreboard::F_SACKED;
-use super::{ts_ms, CwndRules, Endpoint, State, DUP_THRESH};
+use super::{ts_ms, CwndRules, Endpoint, Prr, ReductionBound, State, DUP_THRESH};
 use crate::cc::{AckSample, CongestionControl};
 use rantcp_core::{Duration, Time};
 use rantcp_wire::TcpHeader;
@@ -115,6 +115,7 @@ impl Endpoint {
         }
 
         // Loss recovery state machine.
+        let sacked_before = self.sb.sacked_bytes - newly_sacked;
         let mut was_in_recovery = self.in_recovery;
         if ack > prior_una {
             if self.in_recovery {
@@ -124,6 +125,7 @@ impl Endpoint {
                     self.in_recovery = false;
                     self.inflation = 0;
                     self.dupacks = 0;
+                    self.prr = None;
                 } else if !self.sack_ok {
                     // RFC 6582 §3.2 step 5 partial ACK: retransmit the first unacked segment,
                     // deflate by the amount acked, add back one SMSS if at least SMSS acked.
@@ -156,11 +158,20 @@ impl Endpoint {
             // point (RFC 6675 §5.1 after an RTO).
             let first_lost = self.sack_ok && self.sb.segs[0].flags & (F_LOST | F_SACKED) == F_LOST;
             if (self.dupacks >= DUP_THRESH || first_lost) && ack >= self.recover {
-                self.enter_recovery(now);
+                // RFC 9937 §6.1 RecoverFS: outstanding data less what was SACKed before this
+                // ACK (this ACK's deliveries count in prr_delivered).
+                let recover_fs = self.snd_max - prior_una - sacked_before;
+                self.enter_recovery(now, recover_fs);
                 newly_lost += self.sb.mark_first_lost();
                 self.force_rtx = true;
                 was_in_recovery = true;
             }
+        }
+        if self.in_recovery {
+            self.prr_on_ack(
+                acked_bytes + newly_sacked,
+                ack > prior_una && newly_lost == 0,
+            );
         }
 
         // Delivery-rate sample (draft §3.3) and the controller.
@@ -191,6 +202,7 @@ impl Endpoint {
             let sample = AckSample {
                 now,
                 bytes_acked: acked_bytes + newly_sacked,
+                cum_acked: acked_bytes,
                 rtt,
                 srtt: self.rtt.srtt(),
                 min_rtt: self.rtt.min_rtt(),
@@ -248,10 +260,16 @@ impl Endpoint {
         }
     }
 
-    /// Enter fast recovery (RFC 5681 §3.2 step 2, RFC 6582 §3.2 step 2–3, RFC 6675 §5 step 4).
-    fn enter_recovery(&mut self, now: Time) {
+    /// Enter fast recovery (RFC 5681 §3.2 step 2, RFC 6582 §3.2 step 2–3, RFC 6675 §5 step 4),
+    /// with PRR (RFC 6937) when configured, SACK is in use and the controller does not manage
+    /// the recovery window itself.
+    fn enter_recovery(&mut self, now: Time, recover_fs: u64) {
         let basis = self.reduction_basis();
         self.cc.on_congestion_event(now, basis, self.smss);
+        if self.cfg.prr && self.sack_ok && !self.cc.controls_recovery_window() {
+            let ssthresh = self.cc.ssthresh();
+            self.prr = Some(Prr::new(ReductionBound::SafeAck, ssthresh, recover_fs));
+        }
         self.in_recovery = true;
         self.recover = self.snd_max;
         self.high_rxt = self.snd_una;
@@ -263,5 +281,19 @@ impl Endpoint {
         } else {
             DUP_THRESH as u64 * self.smss as u64
         };
+    }
+
+    /// RFC 6937 §3 on every ACK in recovery: the window is pipe + sndcnt, sndcnt rounded up to
+    /// whole segments. An ACK that delivers nothing leaves it as it was (Linux; RFC 9937 §6.2).
+    fn prr_on_ack(&mut self, delivered: u64, safe_ack: bool) {
+        let pipe = self.sb.pipe;
+        let mss = self.smss as u64;
+        if let Some(prr) = &mut self.prr {
+            if delivered == 0 && prr.out() > 0 {
+                return;
+            }
+            let sndcnt = prr.on_ack(delivered, pipe, safe_ack, mss);
+            self.prr_cwnd = pipe + sndcnt.div_ceil(mss) * mss;
+        }
     }
 }

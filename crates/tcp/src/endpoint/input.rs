@@ -292,6 +292,7 @@ impl Endpoint {
         self.syn_pending = false;
         self.probe_pending = false;
         self.pacing_blocked = false;
+        self.prr = None;
         self.sb.clear();
     }
 }

@@ -45,6 +45,7 @@ mod app;
 mod config;
 mod input;
 mod output;
+mod prr;
 mod rate;
 mod recv;
 mod rtt;
@@ -53,6 +54,7 @@ mod timers;
 
 pub use config::{CwndRules, TcpConfig};
 pub use input::reset_for;
+pub use prr::{Prr, ReductionBound};
 pub use rtt::RttEstimator;
 
 use crate::cc::{Cc, CcParams, CcTrace, CongestionControl, Feedback, RateSample};
@@ -204,6 +206,10 @@ pub struct Endpoint {
     recover: u64,
     /// NewReno (no SACK) cwnd inflation during fast recovery (RFC 6582 §3.2 steps 3–4).
     inflation: u64,
+    /// Proportional Rate Reduction of the current fast recovery, when it applies.
+    prr: Option<Prr>,
+    /// The window PRR allows on the last ACK: pipe + sndcnt (Linux sets cwnd to this).
+    prr_cwnd: u64,
     partial_acks: u32,
     cc: Cc,
     rtt: RttEstimator,
@@ -290,6 +296,8 @@ impl Endpoint {
             acked_since_rto: false,
             recover: 0,
             inflation: 0,
+            prr: None,
+            prr_cwnd: 0,
             partial_acks: 0,
             cc,
             rto_deadline: None,

@@ -49,9 +49,13 @@ impl CwndUse {
 }
 
 impl Endpoint {
-    /// Congestion window in force: the controller's plus NewReno inflation (RFC 6582 §3.2).
+    /// Congestion window in force: PRR's during a fast recovery that uses it (RFC 6937),
+    /// otherwise the controller's plus NewReno inflation (RFC 6582 §3.2).
     #[inline]
     pub(super) fn cwnd(&self) -> u64 {
+        if self.prr.is_some() {
+            return self.prr_cwnd;
+        }
         self.cc.cwnd() + self.inflation
     }
 
@@ -294,6 +298,9 @@ impl Endpoint {
         let pkt = self.build(now, start, flags, len);
         self.stats.data_segments_sent += 1;
         self.stats.bytes_sent += len as u64;
+        if let Some(prr) = &mut self.prr {
+            prr.on_sent(len as u64); // RFC 6937: prr_out += data sent
+        }
         // RFC 6298 §5.1: start the timer if it is not running.
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rtt.rto());

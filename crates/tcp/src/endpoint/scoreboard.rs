@@ -84,6 +84,10 @@ pub(super) struct Scoreboard {
     pub segs: VecDeque<Seg>,
     /// RFC 6675 pipe, bytes.
     pub pipe: u64,
+    /// Bytes of the segments marked SACKed.
+    pub sacked_bytes: u64,
+    /// Number of segments marked SACKed (RFC 8985 RACK.segs_sacked).
+    pub sacked_segs: u32,
     /// SACKed ranges above SND.UNA, sorted, merged, `[start, end)` positions.
     pub sacked: Vec<(u64, u64)>,
     /// Every un-SACKed segment ending at or below this position is marked lost.
@@ -101,9 +105,14 @@ impl Scoreboard {
     pub fn set_flags(&mut self, idx: usize, set: u8, clear: u8) {
         let s = &mut self.segs[idx];
         let before = s.in_flight();
+        let was_sacked = s.flags & F_SACKED != 0;
         s.flags = (s.flags | set) & !clear;
         let after = s.in_flight();
         self.pipe = self.pipe - before + after;
+        if !was_sacked && s.flags & F_SACKED != 0 {
+            self.sacked_bytes += s.len as u64;
+            self.sacked_segs += 1;
+        }
     }
 
     /// Record a newly transmitted segment (it enters pipe).
@@ -117,6 +126,8 @@ impl Scoreboard {
     pub fn clear(&mut self) {
         self.segs.clear();
         self.pipe = 0;
+        self.sacked_bytes = 0;
+        self.sacked_segs = 0;
     }
 
     /// Remove what the cumulative ACK `ack` covers (RFC 9293 §3.10.7.4; RFC 6675 §5 scoreboard
@@ -133,7 +144,10 @@ impl Scoreboard {
             if front.end() <= ack {
                 self.segs.pop_front();
                 self.pipe -= front.in_flight();
-                if front.flags & F_SACKED == 0 {
+                if front.flags & F_SACKED != 0 {
+                    self.sacked_bytes -= front.len as u64;
+                    self.sacked_segs -= 1;
+                } else {
                     out.acked_bytes += front.len as u64;
                     rate.on_delivered(now, &front, front.len as u64, rs);
                     // RFC 6298 §3 Karn: only never-retransmitted segments give samples;
@@ -153,6 +167,8 @@ impl Scoreboard {
                 if front.flags & F_SACKED == 0 {
                     out.acked_bytes += cut;
                     rate.on_delivered(now, &front, cut, rs);
+                } else {
+                    self.sacked_bytes -= cut;
                 }
                 break;
             } else {
@@ -454,6 +470,9 @@ impl Scoreboard {
             );
         }
         assert_eq!(pipe, self.pipe, "pipe out of sync");
+        let sacked = self.segs.iter().filter(|s| s.flags & F_SACKED != 0);
+        assert_eq!(sacked.clone().count() as u32, self.sacked_segs);
+        assert_eq!(sacked.map(|s| s.len as u64).sum::<u64>(), self.sacked_bytes);
         assert!(prev_end <= snd_max);
         for w in self.sacked.windows(2) {
             assert!(w[0].1 < w[1].0, "SACK ranges not merged");

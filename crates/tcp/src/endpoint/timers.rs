@@ -83,6 +83,7 @@ impl Endpoint {
                     self.fin_rtx = true;
                 }
                 self.in_recovery = false;
+                self.prr = None;
                 self.rto_recovery = true;
                 self.acked_since_rto = false;
                 self.inflation = 0;
