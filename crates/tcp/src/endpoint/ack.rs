@@ -6,9 +6,9 @@
 //! RTTM), the delivery-rate sample and the controller's `on_ack`, the FIN's acknowledgement and
 //! the retransmission timer's restart (RFC 6298 §5.2–§5.3).
 
+use super::rack::RackScan;
 use super::rate::RsBuild;
-use super::scoreboard::F_LOST;
-use super::scoreboard::F_SACKED;
+use super::scoreboard::{Delivered, F_LOST, F_SACKED};
 use super::{ts_ms, CwndRules, Endpoint, Prr, ReductionBound, State, DUP_THRESH};
 use crate::cc::{AckSample, CongestionControl};
 use rantcp_core::{Duration, Time};
@@ -18,6 +18,7 @@ impl Endpoint {
     /// One RFC 6298 RTT measurement (Karn's rule already applied), also kept in the statistics.
     pub(super) fn rtt_sample(&mut self, r: Duration) {
         self.rtt.sample(r);
+        self.rack.rtt_sample_since_probe = true;
         let s = &mut self.stats;
         s.rtt_samples += 1;
         s.rtt_sum_ns += r.0 as u128;
@@ -36,21 +37,32 @@ impl Endpoint {
     ) {
         let prior_in_flight = self.sb.pipe;
         let prior_una = self.snd_una;
-        let mut rs = RsBuild::default();
+        let sacked_before = self.sb.sacked_bytes;
         let mut newly_lost = 0u64;
+        let tsecr = tcp
+            .options
+            .timestamps
+            .filter(|_| self.ts_ok)
+            .map(|(_, e)| e);
+        let mut d = Delivered {
+            now,
+            rate: &mut self.rate,
+            rs: RsBuild::default(),
+            rack: RackScan::new(now, tsecr, self.rtt.min_rtt()),
+        };
 
         // RFC 6675 §5 / RFC 2018: update the scoreboard from the SACK blocks.
         let mut newly_sacked = 0u64;
         if self.sack_ok && tcp.options.sack_len > 0 && !self.sb.segs.is_empty() {
+            let una_seq = self.iss.wrapping_add(prior_una as u32);
+            let pos = |seq: u32| prior_una as i64 + seq.wrapping_sub(una_seq) as i32 as i64;
             for b in tcp.options.sack_blocks() {
-                let l = self.snd_pos(b.left).max(self.snd_una as i64);
-                let r = self.snd_pos(b.right).min(self.snd_max as i64);
+                let l = pos(b.left).max(prior_una as i64);
+                let r = pos(b.right).min(self.snd_max as i64);
                 if r <= l {
                     continue; // D-SACK below SND.UNA or bogus
                 }
-                newly_sacked += self
-                    .sb
-                    .sack(now, l as u64, r as u64, &mut self.rate, &mut rs);
+                newly_sacked += self.sb.sack(l as u64, r as u64, &mut d);
             }
         }
 
@@ -58,10 +70,13 @@ impl Endpoint {
         let mut acked_bytes = 0u64;
         let mut rtt: Option<Duration> = None;
         if ack > self.snd_una {
-            let cum = self.sb.on_cumulative_ack(now, ack, &mut self.rate, &mut rs);
+            let cum = self.sb.on_cumulative_ack(ack, &mut d);
             acked_bytes = cum.acked_bytes;
             newly_sacked += cum.newly_sacked;
             rtt = cum.rtt;
+        }
+        let (rs, scan) = (d.rs, d.rack);
+        if ack > self.snd_una {
             self.snd_una = ack;
             self.acked_since_rto = true;
             if self.rto_recovery && ack >= self.recover {
@@ -106,8 +121,12 @@ impl Endpoint {
             self.stats.dup_acks_received += 1;
         }
 
-        // RFC 6675 §4 IsLost marking.
-        if newly_sacked > 0 {
+        // Loss marking: RACK (RFC 8985 §6.2) on every ACK, or RFC 6675 §4 IsLost.
+        let rack = self.rack_on();
+        if rack {
+            self.rack.update(&scan);
+            newly_lost += self.rack_detect_loss(now);
+        } else if newly_sacked > 0 {
             newly_lost += self.sb.mark_lost_by_sack(self.smss);
             if self.detect_lost_rtx {
                 newly_lost += self.sb.mark_lost_retransmissions(self.smss);
@@ -115,7 +134,6 @@ impl Endpoint {
         }
 
         // Loss recovery state machine.
-        let sacked_before = self.sb.sacked_bytes - newly_sacked;
         let mut was_in_recovery = self.in_recovery;
         if ack > prior_una {
             if self.in_recovery {
@@ -155,14 +173,23 @@ impl Endpoint {
         }
         if !self.in_recovery && !was_in_recovery && !self.sb.segs.is_empty() {
             // RFC 6582 §3.2 step 1 / RFC 6675 §5 step 4: enter only past the last recovery
-            // point (RFC 6675 §5.1 after an RTO).
-            let first_lost = self.sack_ok && self.sb.segs[0].flags & (F_LOST | F_SACKED) == F_LOST;
-            if (self.dupacks >= DUP_THRESH || first_lost) && ack >= self.recover {
+            // point (RFC 6675 §5.1 after an RTO). With RACK, when it has marked a loss (RFC 8985
+            // §6.2; Linux tcp_time_to_recover "the loss is proven"), not on DupThresh.
+            let loss_detected = if rack {
+                self.sb.next_lost().is_some()
+            } else {
+                let first_lost =
+                    self.sack_ok && self.sb.segs[0].flags & (F_LOST | F_SACKED) == F_LOST;
+                self.dupacks >= DUP_THRESH || first_lost
+            };
+            if loss_detected && ack >= self.recover {
                 // RFC 9937 §6.1 RecoverFS: outstanding data less what was SACKed before this
                 // ACK (this ACK's deliveries count in prr_delivered).
                 let recover_fs = self.snd_max - prior_una - sacked_before;
                 self.enter_recovery(now, recover_fs);
-                newly_lost += self.sb.mark_first_lost();
+                if !rack {
+                    newly_lost += self.sb.mark_first_lost();
+                }
                 self.force_rtx = true;
                 was_in_recovery = true;
             }
@@ -188,6 +215,7 @@ impl Endpoint {
                 let d_ms = ts_ms(now).wrapping_sub(tsecr);
                 if (d_ms as i32) >= 0 && d_ms < (1 << 24) {
                     self.rtt.sample_coarse(Duration::from_millis(d_ms as u64));
+                    self.rack.rtt_sample_since_probe = true;
                 }
             }
         }
@@ -243,6 +271,17 @@ impl Endpoint {
         } else if ack > prior_una && !(self.in_recovery && !self.sack_ok && self.partial_acks > 0) {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
+
+        if rack {
+            // RFC 8985 §7.4 and §7.2: the probe's fate; re-arm the PTO on new data acknowledged,
+            // drop it once SACKed data or recovery hand over to RACK's timer and the RTO.
+            let pure_dup =
+                ack == prior_una && newly_sacked == 0 && payload_len == 0 && !window_changed;
+            self.tlp_process_ack(now, ack, ack > prior_una, pure_dup);
+            if ack > prior_una || self.sb.sacked_segs > 0 || self.in_recovery {
+                self.arm_pto(now);
+            }
+        }
     }
 
     /// What a congestion response reduces from: FlightSize (RFC 5681 §3.1 eq. 4, §3.2 step 2;
@@ -263,7 +302,9 @@ impl Endpoint {
     /// Enter fast recovery (RFC 5681 §3.2 step 2, RFC 6582 §3.2 step 2–3, RFC 6675 §5 step 4),
     /// with PRR (RFC 6937) when configured, SACK is in use and the controller does not manage
     /// the recovery window itself.
-    fn enter_recovery(&mut self, now: Time, recover_fs: u64) {
+    pub(super) fn enter_recovery(&mut self, now: Time, recover_fs: u64) {
+        self.rack.tlp_end = None;
+        self.rack.pto_deadline = None;
         let basis = self.reduction_basis();
         self.cc.on_congestion_event(now, basis, self.smss);
         if self.cfg.prr && self.sack_ok && !self.cc.controls_recovery_window() {
@@ -285,7 +326,7 @@ impl Endpoint {
 
     /// RFC 6937 §3 on every ACK in recovery: the window is pipe + sndcnt, sndcnt rounded up to
     /// whole segments. An ACK that delivers nothing leaves it as it was (Linux; RFC 9937 §6.2).
-    fn prr_on_ack(&mut self, delivered: u64, safe_ack: bool) {
+    pub(super) fn prr_on_ack(&mut self, delivered: u64, safe_ack: bool) {
         let pipe = self.sb.pipe;
         let mss = self.smss as u64;
         if let Some(prr) = &mut self.prr {

@@ -293,6 +293,9 @@ impl Endpoint {
         self.probe_pending = false;
         self.pacing_blocked = false;
         self.prr = None;
+        self.rack.reo_deadline = None;
+        self.rack.pto_deadline = None;
+        self.rack.probe_due = false;
         self.sb.clear();
     }
 }

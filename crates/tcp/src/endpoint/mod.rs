@@ -15,6 +15,8 @@
 //! | `input.rs` | SEGMENT ARRIVES (RFC 9293 §3.10.7): handshake, option negotiation, acceptability, RST/SYN checks, state transitions |
 //! | `ack.rs` | the ACK field (fifth step): window update, duplicate ACKs, fast retransmit / fast recovery (RFC 5681, RFC 6582, RFC 6675), RTT samples, the controller's `on_ack` |
 //! | `scoreboard.rs` | the per-segment record: SACK scoreboard, pipe, IsLost, NextSeg (RFC 6675 §3–§4) |
+//! | `rack.rs` | RACK-TLP loss detection and tail loss probes (RFC 8985) |
+//! | `prr.rs` | Proportional Rate Reduction (RFC 6937 / RFC 9937) |
 //! | `rate.rs` | delivery-rate sampling (draft-cheng-iccrg-delivery-rate-estimation) |
 //! | `recv.rs` | the receive side: reassembly, when to ACK, SACK blocks, the advertised window |
 //! | `output.rs` | `poll_transmit`: what goes next (retransmission, new data, FIN, probe, ACK), cwnd and pacing, segment building |
@@ -35,10 +37,12 @@
 //! * A listening endpoint becomes the connection: the first SYN turns it into SYN-RECEIVED.
 //! * The FIN rides on the last data segment when the application closed before it went out
 //!   (Linux/ns-3 behaviour); otherwise it is a segment of its own.
-//! * Loss recovery is RFC 6675 with NextSeg rules 1–3 when SACK is negotiated, RFC 6582
-//!   otherwise; there is no RACK/TLP, no PRR, no D-SACK undo and no PAWS, so a lost
+//! * Loss detection with SACK is RACK-TLP (RFC 8985) when [`TcpConfig::rack_tlp`] is on (as in
+//!   Linux), otherwise RFC 6675's DupThresh rule with NextSeg rules 1–3, where a lost
 //!   retransmission is repaired by the RTO unless the opt-in lost-retransmission detection
-//!   ([`Endpoint::set_lost_retransmit_detection`]) is on.
+//!   ([`Endpoint::set_lost_retransmit_detection`]) is on; without SACK, RFC 6582. The sending
+//!   rate in SACK recovery follows PRR (RFC 6937) when [`TcpConfig::prr`] is on. There is no
+//!   D-SACK, no undo of spurious recoveries and no PAWS.
 
 mod ack;
 mod app;
@@ -46,6 +50,7 @@ mod config;
 mod input;
 mod output;
 mod prr;
+mod rack;
 mod rate;
 mod recv;
 mod rtt;
@@ -58,6 +63,7 @@ pub use prr::{Prr, ReductionBound};
 pub use rtt::RttEstimator;
 
 use crate::cc::{Cc, CcParams, CcTrace, CongestionControl, Feedback, RateSample};
+use rack::Rack;
 use rantcp_core::{Duration, Time};
 use rantcp_wire::Packet;
 use rate::RateSampler;
@@ -115,6 +121,8 @@ pub struct TcpStats {
     pub rtt_max: Option<Duration>,
     /// Sum of the RTO values that fired, for the mean RTO (Padhye's T0).
     pub rto_sum_ns: u128,
+    /// Tail loss probes sent (RFC 8985 §7).
+    pub tlp_probes: u64,
 }
 
 /// Instantaneous sender/receiver state for the time series.
@@ -225,6 +233,8 @@ pub struct Endpoint {
     pacing_blocked: bool,
     /// Whether cwnd limits the sender (RFC 7661; Linux `tcp_cwnd_validate`).
     cwnd_use: output::CwndUse,
+    /// RACK-TLP state (RFC 8985).
+    rack: Rack,
     /// Delivery-rate sampling state.
     rate: RateSampler,
 
@@ -309,6 +319,7 @@ impl Endpoint {
             next_send_time: Time::ZERO,
             pacing_blocked: false,
             cwnd_use: output::CwndUse::default(),
+            rack: Rack::default(),
             rate: RateSampler::default(),
             rcv: Receiver::new(),
             time_wait_deadline: None,

@@ -6,7 +6,7 @@
 //! `tcp_update_pacing_rate`, or the controller's rate), and the building of the segment with its
 //! options (RFC 7323, RFC 2018).
 
-use super::scoreboard::{Seg, F_APP_LIMITED};
+use super::scoreboard::{Seg, F_APP_LIMITED, F_SACKED};
 use super::{ts_ms, Endpoint, State};
 use crate::cc::CongestionControl;
 use rantcp_core::{Duration, Time};
@@ -172,6 +172,12 @@ impl Endpoint {
     }
 
     fn try_send_data(&mut self, now: Time) -> Option<Packet> {
+        if self.rack.probe_due {
+            self.rack.probe_due = false;
+            if let Some(p) = self.send_probe(now) {
+                return Some(p);
+            }
+        }
         let paced = self.pacing_rate().is_some();
         // Retransmissions first (RFC 6675 §5 (C) rule 1).
         if let Some(idx) = self.sb.next_lost() {
@@ -223,6 +229,16 @@ impl Endpoint {
             return None;
         }
         self.force_send = false;
+        let p = self.send_new_segment(now, len);
+        let full = self.sb.pipe >= self.cwnd();
+        self.cwnd_use.validate(self.snd_una, self.snd_max, full);
+        // RFC 8985 §7.2: (re)start the loss probe timer after new data.
+        self.arm_pto(now);
+        Some(p)
+    }
+
+    /// Transmit `len` bytes of new data from SND.NXT, recording the segment.
+    fn send_new_segment(&mut self, now: Time, len: u32) -> Packet {
         let start = self.snd_max;
         let mut seg = Seg {
             start,
@@ -241,9 +257,28 @@ impl Endpoint {
         self.rate.stamp(now, &mut seg, nothing_outstanding);
         self.sb.push(seg);
         self.snd_max = start + len as u64;
-        let full = self.sb.pipe >= self.cwnd();
-        self.cwnd_use.validate(self.snd_una, self.snd_max, full);
-        Some(self.finish_data(now, start, len))
+        self.finish_data(now, start, len)
+    }
+
+    /// RFC 8985 §7.3: the loss probe. A new segment if there is new data and the peer's window
+    /// admits it (cwnd notwithstanding: FlightSize may exceed cwnd by one segment until the next
+    /// ACK), otherwise the highest-sequence segment again.
+    fn send_probe(&mut self, now: Time) -> Option<Packet> {
+        let new_data_ok = self.snd_max >= 1 && !(self.fin_sent && self.snd_max > self.app_end);
+        let remaining = self.app_end.saturating_sub(self.snd_max);
+        let len = (self.smss as u64).min(remaining).min(self.usable_window()) as u32;
+        if new_data_ok && len > 0 && (len == self.smss || len as u64 == remaining) {
+            let p = self.send_new_segment(now, len);
+            self.on_probe_sent(now, false);
+            return Some(p);
+        }
+        let idx = self.sb.segs.len().checked_sub(1)?;
+        if self.sb.segs[idx].flags & F_SACKED != 0 {
+            return None;
+        }
+        let p = self.retransmit(now, idx);
+        self.on_probe_sent(now, true);
+        Some(p)
     }
 
     /// Retransmit the segment at `idx` (rules 1 and 3 of RFC 6675 NextSeg, RTO go-back-N).
@@ -263,7 +298,8 @@ impl Endpoint {
     /// and no new data may go, resend the first un-SACKed, never-resent segment above HighRxt
     /// and below HighSACK (cwnd permitting).
     fn rescue_hole(&mut self, now: Time, paced: bool) -> Option<Packet> {
-        if !(self.in_recovery && self.sack_ok) {
+        // With RACK the reordering timer finds tail losses instead (as in Linux).
+        if !(self.in_recovery && self.sack_ok) || self.rack_on() {
             return None;
         }
         let idx = self.sb.rescue_candidate(self.high_rxt.max(self.snd_una))?;
@@ -300,6 +336,9 @@ impl Endpoint {
         self.stats.bytes_sent += len as u64;
         if let Some(prr) = &mut self.prr {
             prr.on_sent(len as u64); // RFC 6937: prr_out += data sent
+        }
+        if self.rack_on() {
+            self.rack.on_sent(now, start);
         }
         // RFC 6298 §5.1: start the timer if it is not running.
         if self.rto_deadline.is_none() {

@@ -11,6 +11,7 @@
 //! segment" (RFC 6582 §3.2), the RTO's "everything un-SACKed" (RFC 6675 §5.1), and the optional
 //! pre-RACK lost-retransmission rule.
 
+use super::rack::RackScan;
 use super::rate::{RateSampler, RsBuild};
 use super::DUP_THRESH;
 use rantcp_core::{Duration, Time};
@@ -63,6 +64,27 @@ impl Seg {
             n += self.len as u64; // (b) retransmitted, still outstanding
         }
         n
+    }
+}
+
+/// Everything one ACK newly delivered, gathered while the scoreboard is updated: the
+/// delivery-rate sample under construction and RACK's per-ACK observations.
+pub(super) struct Delivered<'a> {
+    pub now: Time,
+    pub rate: &'a mut RateSampler,
+    pub rs: RsBuild,
+    pub rack: RackScan,
+}
+
+impl Delivered<'_> {
+    /// `bytes` of segment `s` were newly delivered (all of it, or the front of a segment an ACK
+    /// ends inside).
+    #[inline]
+    fn segment(&mut self, s: &Seg, bytes: u64) {
+        self.rate.on_delivered(self.now, s, bytes, &mut self.rs);
+        if bytes == s.len as u64 {
+            self.rack.on_delivered(s);
+        }
     }
 }
 
@@ -132,13 +154,8 @@ impl Scoreboard {
 
     /// Remove what the cumulative ACK `ack` covers (RFC 9293 §3.10.7.4; RFC 6675 §5 scoreboard
     /// update), feeding the delivery-rate sampler with every newly delivered record.
-    pub fn on_cumulative_ack(
-        &mut self,
-        now: Time,
-        ack: u64,
-        rate: &mut RateSampler,
-        rs: &mut RsBuild,
-    ) -> CumAck {
+    pub fn on_cumulative_ack(&mut self, ack: u64, d: &mut Delivered) -> CumAck {
+        let now = d.now;
         let mut out = CumAck::default();
         while let Some(front) = self.segs.front().copied() {
             if front.end() <= ack {
@@ -149,7 +166,7 @@ impl Scoreboard {
                     self.sacked_segs -= 1;
                 } else {
                     out.acked_bytes += front.len as u64;
-                    rate.on_delivered(now, &front, front.len as u64, rs);
+                    d.segment(&front, front.len as u64);
                     // RFC 6298 §3 Karn: only never-retransmitted segments give samples;
                     // the oldest newly acked one is used (as Linux's seq_rtt).
                     if out.rtt.is_none() && front.flags & F_EVER_RETRANS == 0 {
@@ -166,7 +183,7 @@ impl Scoreboard {
                 self.pipe = self.pipe - before + after;
                 if front.flags & F_SACKED == 0 {
                     out.acked_bytes += cut;
-                    rate.on_delivered(now, &front, cut, rs);
+                    d.segment(&front, cut);
                 } else {
                     self.sacked_bytes -= cut;
                 }
@@ -189,7 +206,7 @@ impl Scoreboard {
             if front.flags & F_SACKED == 0 && front.start >= l && front.end() <= r {
                 self.set_flags(0, F_SACKED, F_LOST | F_RETRANS);
                 out.newly_sacked += front.len as u64;
-                rate.on_delivered(now, &front, front.len as u64, rs);
+                d.segment(&front, front.len as u64);
             }
         }
         self.lost_mark = self.lost_mark.max(ack);
@@ -202,14 +219,7 @@ impl Scoreboard {
 
     /// Apply one SACK block `[l, r)` (RFC 2018 §4, RFC 6675 §5), already clipped to
     /// [SND.UNA, HighData]; returns newly SACKed bytes.
-    pub fn sack(
-        &mut self,
-        now: Time,
-        l: u64,
-        r: u64,
-        rate: &mut RateSampler,
-        rs: &mut RsBuild,
-    ) -> u64 {
+    pub fn sack(&mut self, l: u64, r: u64, d: &mut Delivered) -> u64 {
         // Existing ranges overlapping or touching [l, r).
         let first = self.sacked.partition_point(|&(_, e)| e < l);
         let mut last = first;
@@ -232,7 +242,7 @@ impl Scoreboard {
         for i in first..=last {
             let gap_end = if i < last { self.sacked[i].0.min(r) } else { r };
             if gap_end > cur {
-                newly += self.mark_sacked_in(now, cur, gap_end, ml, mr, rate, rs);
+                newly += self.mark_sacked_in(cur, gap_end, ml, mr, d);
             }
             if i < last {
                 cur = cur.max(self.sacked[i].1);
@@ -250,17 +260,7 @@ impl Scoreboard {
         newly
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn mark_sacked_in(
-        &mut self,
-        now: Time,
-        gl: u64,
-        gr: u64,
-        ml: u64,
-        mr: u64,
-        rate: &mut RateSampler,
-        rs: &mut RsBuild,
-    ) -> u64 {
+    fn mark_sacked_in(&mut self, gl: u64, gr: u64, ml: u64, mr: u64, d: &mut Delivered) -> u64 {
         let mut idx = self.segs.partition_point(|s| s.end() <= gl);
         let mut newly = 0;
         while idx < self.segs.len() {
@@ -271,7 +271,7 @@ impl Scoreboard {
             if s.flags & F_SACKED == 0 && s.start >= ml && s.end() <= mr {
                 self.set_flags(idx, F_SACKED, F_LOST | F_RETRANS);
                 newly += s.len as u64;
-                rate.on_delivered(now, &s, s.len as u64, rs);
+                d.segment(&s, s.len as u64);
             }
             idx += 1;
         }
@@ -386,6 +386,47 @@ impl Scoreboard {
             }
         }
         self.pipe = 0;
+        self.rtx_queue.clear();
+        self.lost_mark = snd_max;
+        self.rxt_hint = snd_una;
+    }
+
+    /// The record of the transmission sent at `sent` that covered position `start` (the front
+    /// record may since have been trimmed by an ACK inside it), if it is still outstanding
+    /// unchanged.
+    pub fn find_transmission(&self, start: u64, sent: Time) -> Option<usize> {
+        let idx = self.segs.partition_point(|s| s.end() <= start);
+        let s = self.segs.get(idx)?;
+        (s.sent == sent && (s.start <= start || idx == 0)).then_some(idx)
+    }
+
+    /// Mark the segment at `idx` lost (RFC 8985 §6.2 Step 5: RACK; a retransmission lost again
+    /// stops counting in pipe and becomes eligible for NextSeg rule 1). Returns bytes newly
+    /// marked.
+    pub fn mark_lost(&mut self, idx: usize) -> u64 {
+        let s = self.segs[idx];
+        if s.flags & F_SACKED != 0 || s.flags & (F_LOST | F_RETRANS) == F_LOST {
+            return 0;
+        }
+        self.set_flags(idx, F_LOST, F_RETRANS);
+        self.rxt_hint = self.rxt_hint.min(s.start);
+        self.lost_mark = self.lost_mark.max(s.end());
+        s.len as u64
+    }
+
+    /// RFC 8985 §6.3 RACK_mark_losses_on_RTO: at a timeout the segment at SND.UNA and every
+    /// segment sent at least `age` ago (RACK.rtt + RACK.reo_wnd) is lost; later ones stay in
+    /// flight (Linux tcp_timeout_mark_lost with RACK).
+    pub fn mark_lost_on_rto_rack(&mut self, snd_una: u64, snd_max: u64, now: Time, age: Duration) {
+        for idx in 0..self.segs.len() {
+            let s = self.segs[idx];
+            if s.flags & F_SACKED != 0 {
+                continue;
+            }
+            if s.start <= snd_una || s.sent + age <= now {
+                self.set_flags(idx, F_LOST, F_RETRANS);
+            }
+        }
         self.rtx_queue.clear();
         self.lost_mark = snd_max;
         self.rxt_hint = snd_una;

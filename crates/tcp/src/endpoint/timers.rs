@@ -24,6 +24,16 @@ impl Endpoint {
                 self.rcv.ack_now = true;
             }
         }
+        if let Some(t) = self.rack.reo_deadline {
+            if now >= t {
+                self.on_rack_timeout(now);
+            }
+        }
+        if let Some(t) = self.rack.pto_deadline {
+            if now >= t {
+                self.on_pto();
+            }
+        }
         if let Some(t) = self.rto_deadline {
             if now >= t {
                 self.on_rto(now);
@@ -77,8 +87,26 @@ impl Endpoint {
                 let reduce = !self.in_recovery && !same_segment_again;
                 let basis = self.reduction_basis().max(self.smss as u64);
                 self.cc.on_rto(now, basis, self.smss, reduce);
-                // RFC 6675 §5.1: keep SACKed marks, everything else is lost.
-                self.sb.mark_all_lost(self.snd_una, self.snd_max);
+                if self.rack_on() {
+                    // RFC 8985 §6.3: SND.UNA and what was sent RACK.rtt + reo_wnd ago are lost;
+                    // RFC 6298 §5.4: the earliest segment goes again at once.
+                    let reo = self.rack.reo_wnd(
+                        true,
+                        self.sb.sacked_segs,
+                        self.rtt.min_rtt(),
+                        self.rtt.srtt(),
+                    );
+                    let age = self.rack.rtt() + reo;
+                    self.sb
+                        .mark_lost_on_rto_rack(self.snd_una, self.snd_max, now, age);
+                } else {
+                    // RFC 6675 §5.1: keep SACKed marks, everything else is lost.
+                    self.sb.mark_all_lost(self.snd_una, self.snd_max);
+                }
+                self.rack.reo_deadline = None;
+                self.rack.pto_deadline = None;
+                self.rack.probe_due = false;
+                self.rack.tlp_end = None;
                 if self.fin_sent && self.snd_una <= self.app_end {
                     self.fin_rtx = true;
                 }
@@ -87,7 +115,7 @@ impl Endpoint {
                 self.rto_recovery = true;
                 self.acked_since_rto = false;
                 self.inflation = 0;
-                self.force_rtx = false;
+                self.force_rtx = self.rack_on();
                 self.recover = self.snd_max;
                 self.dupacks = 0;
                 // Pacing must not delay the retransmission further.
@@ -118,6 +146,8 @@ impl Endpoint {
         upd(self.rcv.delack_deadline);
         upd(self.persist_deadline);
         upd(self.time_wait_deadline);
+        upd(self.rack.reo_deadline);
+        upd(self.rack.pto_deadline);
         if self.pacing_blocked {
             upd(Some(self.next_send_time));
         }
