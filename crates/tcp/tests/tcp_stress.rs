@@ -26,6 +26,8 @@ fn random_cfg(r: &mut Rng) -> TcpConfig {
     c.prr = r.bernoulli(0.5);
     c.cwnd_rules = [CwndRules::Rfc, CwndRules::Linux][r.below(2) as usize];
     c.hystart = Hystart::ALL[r.below(3) as usize];
+    c.ack_every = 1 + r.below(4) as u32;
+    c.quickack_segments = [0, 16][r.below(2) as usize];
     c
 }
 

@@ -46,7 +46,7 @@ impl Endpoint {
                 }
                 if f.syn() {
                     self.remote = (ip.src, tcp.src_port);
-                    self.rcv.start(tcp.seq);
+                    self.rcv.start(tcp.seq, &self.cfg);
                     self.negotiate(tcp);
                     // RFC 7323 §2.2: the window in a SYN is never scaled.
                     self.snd_wnd = tcp.window as u64;
@@ -205,7 +205,7 @@ impl Endpoint {
         if !f.syn() {
             return;
         }
-        self.rcv.start(tcp.seq);
+        self.rcv.start(tcp.seq, &self.cfg);
         self.negotiate(tcp);
         if self.ts_ok {
             if let Some((tsval, _)) = tcp.options.timestamps {

@@ -39,6 +39,8 @@ pub(super) struct Receiver {
     pub delack_deadline: Option<Time>,
     /// In-order bytes received since the last ACK.
     pub unacked_bytes: u64,
+    /// Data segments still to be ACKed at once (Linux quick-ACK mode at connection start).
+    quickacks: u32,
 }
 
 impl Receiver {
@@ -50,11 +52,17 @@ impl Receiver {
         }
     }
 
-    /// The peer's SYN carried sequence number `irs`.
-    pub fn start(&mut self, irs: u32) {
+    /// The peer's SYN carried sequence number `irs`. With quick-ACK configured, the first
+    /// data segments are ACKed at once: Linux `tcp_incr_quickack` on the first data,
+    /// min(rcv_wnd / (2·MSS), TCP_MAX_QUICKACKS = 16), at least 2.
+    pub fn start(&mut self, irs: u32, cfg: &TcpConfig) {
         self.irs = irs;
         self.nxt = 1;
         self.read = 1;
+        if cfg.quickack_segments > 0 {
+            let by_window = (cfg.rcv_buf_bytes / (2 * cfg.mss.max(1) as u64)).max(2);
+            self.quickacks = cfg.quickack_segments.min(by_window as u32);
+        }
     }
 
     #[inline]
@@ -128,11 +136,17 @@ impl Receiver {
                 self.ack_now = true;
             } else if !cfg.delayed_ack {
                 self.ack_now = true;
+            } else if self.quickacks > 0 {
+                // Linux quick-ACK mode: each of the first segments is ACKed at once, so the
+                // sender's slow start is not held back by delayed ACKs.
+                self.quickacks -= 1;
+                self.ack_now = true;
             } else {
                 // RFC 1122 §4.2.3.2 / RFC 5681 §4.2: ACK at least every second full-sized
-                // segment, otherwise within the delayed-ACK timeout.
+                // segment (every `ack_every`: stretch ACKs), otherwise within the delayed-ACK
+                // timeout.
                 self.unacked_bytes += adv;
-                if self.unacked_bytes >= 2 * smss as u64 {
+                if self.unacked_bytes >= cfg.ack_every.max(1) as u64 * smss as u64 {
                     self.ack_now = true;
                 } else if self.delack_deadline.is_none() {
                     self.delack_deadline = Some(now + cfg.delack_timeout);
