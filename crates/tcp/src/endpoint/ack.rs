@@ -39,16 +39,16 @@ impl Endpoint {
         let prior_una = self.snd_una;
         let sacked_before = self.sb.sacked_bytes;
         let mut newly_lost = 0u64;
-        let tsecr = tcp
-            .options
-            .timestamps
-            .filter(|_| self.ts_ok)
-            .map(|(_, e)| e);
+        let rack = self.rack_on();
+        let rack_scan = rack.then(|| {
+            let tsecr = tcp.options.timestamps.filter(|_| self.ts_ok);
+            RackScan::new(now, tsecr.map(|(_, e)| e), self.rtt.min_rtt())
+        });
         let mut d = Delivered {
             now,
             rate: &mut self.rate,
             rs: RsBuild::default(),
-            rack: RackScan::new(now, tsecr, self.rtt.min_rtt()),
+            rack: rack_scan,
         };
 
         // RFC 6675 §5 / RFC 2018: update the scoreboard from the SACK blocks.
@@ -122,8 +122,7 @@ impl Endpoint {
         }
 
         // Loss marking: RACK (RFC 8985 §6.2) on every ACK, or RFC 6675 §4 IsLost.
-        let rack = self.rack_on();
-        if rack {
+        if let Some(scan) = scan {
             self.rack.update(&scan);
             newly_lost += self.rack_detect_loss(now);
         } else if newly_sacked > 0 {

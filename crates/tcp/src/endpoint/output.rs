@@ -232,8 +232,13 @@ impl Endpoint {
         let p = self.send_new_segment(now, len);
         let full = self.sb.pipe >= self.cwnd();
         self.cwnd_use.validate(self.snd_una, self.snd_max, full);
-        // RFC 8985 §7.2: (re)start the loss probe timer after new data.
-        self.arm_pto(now);
+        // RFC 8985 §7.2: (re)start the loss probe timer after new data: once per instant (an
+        // ACK at this instant has just re-armed it), unless the flight was one segment then.
+        if self.rack.pto_armed_at != Some(now)
+            || self.snd_max - self.snd_una <= 2 * self.smss as u64
+        {
+            self.arm_pto(now);
+        }
         Some(p)
     }
 
@@ -291,6 +296,9 @@ impl Endpoint {
         self.stats.retrans_bytes += len as u64;
         let start = self.sb.segs[idx].start;
         self.high_rxt = self.high_rxt.max(start + len as u64);
+        if self.rack_on() {
+            self.rack.on_retransmit(now, start + len as u64);
+        }
         self.finish_data(now, start, len)
     }
 
@@ -337,9 +345,7 @@ impl Endpoint {
         if let Some(prr) = &mut self.prr {
             prr.on_sent(len as u64); // RFC 6937: prr_out += data sent
         }
-        if self.rack_on() {
-            self.rack.on_sent(now, start);
-        }
+
         // RFC 6298 §5.1: start the timer if it is not running.
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rtt.rto());
@@ -385,7 +391,7 @@ impl Endpoint {
             if self.ts_ok {
                 o.timestamps = Some((ts_ms(now), self.ts_recent));
             }
-            if self.sack_ok && flags.ack() {
+            if self.sack_ok && flags.ack() && !self.rcv.ooo.is_empty() {
                 // RFC 2018 §4.
                 self.rcv.fill_sack(&mut o, self.ts_ok);
             }

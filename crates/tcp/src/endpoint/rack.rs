@@ -6,8 +6,10 @@
 //! without waiting for the RTO. The reordering window is min_RTT / 4 (at most SRTT) while no
 //! reordering has been seen, and 0 in recovery or once DupThresh segments are SACKed
 //! (§6.2 Step 4, Linux `tcp_rack_reo_wnd`); segments that may still be reordered arm the RACK
-//! reordering timer. Transmissions are kept in send order (Linux `tsorted_sent_queue`), so the
-//! per-ACK scan stops at the first segment sent after the most recently delivered one.
+//! reordering timer. The scan follows send order (as Linux's `tsorted_sent_queue`) and stops at
+//! the first segment sent after the most recently delivered one: original transmissions are in
+//! send order in the scoreboard itself, scanned from a hint below which none is a candidate any
+//! more; retransmissions are kept in a send-ordered queue of their own.
 //!
 //! TLP ("Tail Loss Probe", §7) sends a probe 2·SRTT after the last transmission (+ the
 //! worst-case delayed-ACK time when one segment is in flight, never later than the RTO) when
@@ -97,14 +99,20 @@ pub(super) struct Rack {
     fack: u64,
     /// RACK.reordering_seen.
     reordering_seen: bool,
-    /// Transmissions in send order: (send time, first byte). Entries whose segment has since
-    /// been delivered, retransmitted or marked lost are dropped when they reach the front and
-    /// skipped elsewhere.
-    sent: VecDeque<(Time, u64)>,
+    /// Every never-retransmitted segment starting below this position is SACKed, acknowledged
+    /// or marked lost: no RACK candidate.
+    orig_hint: u64,
+    /// Retransmissions in send order: (send time, end of the segment). Entries whose segment
+    /// has since been delivered, retransmitted again or marked lost are dropped when they reach
+    /// the front and skipped elsewhere. (The end identifies the segment: an ACK inside a segment
+    /// trims its start, never its end.)
+    rtx: VecDeque<(Time, u64)>,
     /// The RACK reordering timer.
     pub reo_deadline: Option<Time>,
     /// The TLP probe timeout (PTO).
     pub pto_deadline: Option<Time>,
+    /// When the PTO was last (re)armed.
+    pub pto_armed_at: Option<Time>,
     /// A probe is due at the next transmission opportunity.
     pub probe_due: bool,
     /// TLP.end_seq: SND.NXT when the outstanding probe was sent.
@@ -116,10 +124,10 @@ pub(super) struct Rack {
 }
 
 impl Rack {
-    /// A (re)transmission of the segment starting at `start` at `now`.
+    /// A retransmission at `now` of the segment ending at `end`.
     #[inline]
-    pub fn on_sent(&mut self, now: Time, start: u64) {
-        self.sent.push_back((now, start));
+    pub fn on_retransmit(&mut self, now: Time, end: u64) {
+        self.rtx.push_back((now, end));
     }
 
     /// §6.2 Steps 2-3 with this ACK's observations: advance RACK.xmit_ts / end_seq / rtt (as
@@ -160,6 +168,23 @@ impl Rack {
         self.rtt
     }
 
+    /// The common case on a loss-free path, answered without a scan: no retransmission is
+    /// outstanding and the oldest outstanding segment, an original still in flight, was sent
+    /// after the most recently delivered one (so every later original was too).
+    #[inline]
+    pub fn nothing_sent_before_latest(&self, sb: &Scoreboard) -> bool {
+        let Some(latest) = self.latest else {
+            return true;
+        };
+        let Some(s) = sb.segs.front() else {
+            return true;
+        };
+        self.rtx.is_empty()
+            && s.flags & F_EVER_RETRANS == 0
+            && in_flight(s)
+            && sent_after((s.sent, s.end()), latest)
+    }
+
     /// §6.2 Step 5 RACK_detect_loss: mark lost every outstanding segment sent before the most
     /// recently delivered one whose RACK.rtt + `reo_wnd` has elapsed. Returns the bytes newly
     /// marked lost and, if some segments may still be reordered, when to look again.
@@ -172,33 +197,67 @@ impl Rack {
         let Some(latest) = self.latest else {
             return (0, None);
         };
-        // Drop transmissions that are no longer in flight from the front.
-        while let Some(&(t, start)) = self.sent.front() {
-            match sb.find_transmission(start, t) {
-                Some(idx) if in_flight(&sb.segs[idx]) => break,
+        let mut newly = 0;
+        let mut wait: Option<Time> = None;
+        let mut check = |sb: &mut Scoreboard, idx: usize, newly: &mut u64| -> bool {
+            let s = sb.segs[idx];
+            let deadline = s.sent + self.rtt + reo_wnd;
+            if deadline <= now {
+                *newly += sb.mark_lost(idx);
+                true
+            } else {
+                wait = Some(wait.map_or(deadline, |w: Time| w.max(deadline)));
+                false
+            }
+        };
+
+        // Original transmissions: in sequence order, which is their send order.
+        let first = sb.segs.front().map_or(u64::MAX, |s| s.start);
+        let mut idx = if self.orig_hint <= first {
+            0
+        } else {
+            sb.segs.partition_point(|s| s.start < self.orig_hint)
+        };
+        let mut advance = true;
+        while idx < sb.segs.len() {
+            let s = sb.segs[idx];
+            let candidate = s.flags & F_EVER_RETRANS == 0 && in_flight(&s);
+            if candidate {
+                if !sent_after(latest, (s.sent, s.end())) {
+                    break; // this one and every later original was sent after the latest delivery
+                }
+                let lost = check(sb, idx, &mut newly);
+                advance &= lost;
+            }
+            if advance {
+                self.orig_hint = s.end();
+            }
+            idx += 1;
+        }
+
+        // Retransmissions: drop those no longer in flight from the front, then scan in send
+        // order.
+        while let Some(&(t, end)) = self.rtx.front() {
+            match sb.find_transmission(end, t) {
+                Some(i) if in_flight(&sb.segs[i]) => break,
                 _ => {
-                    self.sent.pop_front();
+                    self.rtx.pop_front();
                 }
             }
         }
-        let mut newly = 0;
-        let mut wait: Option<Time> = None;
-        for &(t, start) in self.sent.iter() {
-            if t > latest.0 {
-                break; // everything from here on was sent after the latest delivery
+        for k in 0..self.rtx.len() {
+            let (t, end) = self.rtx[k];
+            // Sent after the latest delivery: later, or at the same instant further on in the
+            // same burst (a transmission opportunity resends in ascending sequence order).
+            if t > latest.0 || (t == latest.0 && end > latest.1) {
+                break;
             }
-            let Some(idx) = sb.find_transmission(start, t) else {
+            let Some(i) = sb.find_transmission(end, t) else {
                 continue;
             };
-            let s = sb.segs[idx];
-            if !in_flight(&s) || !sent_after(latest, (s.sent, s.end())) {
-                continue;
-            }
-            let deadline = s.sent + self.rtt + reo_wnd;
-            if deadline <= now {
-                newly += sb.mark_lost(idx);
-            } else {
-                wait = Some(wait.map_or(deadline, |w: Time| w.max(deadline)));
+            let s = sb.segs[i];
+            if in_flight(&s) && sent_after(latest, (s.sent, s.end())) {
+                check(sb, i, &mut newly);
             }
         }
         (newly, wait)
@@ -222,6 +281,10 @@ impl Endpoint {
 
     /// RACK_detect_loss_and_arm_timer (§6.2 Step 5). Returns bytes newly marked lost.
     pub(super) fn rack_detect_loss(&mut self, now: Time) -> u64 {
+        if self.rack.nothing_sent_before_latest(&self.sb) {
+            self.rack.reo_deadline = None;
+            return 0;
+        }
         let reo_wnd = self.rack.reo_wnd(
             self.in_recovery || self.rto_recovery,
             self.sb.sacked_segs,
@@ -249,6 +312,7 @@ impl Endpoint {
     /// §7.2: (re)arm the PTO after new data was sent or new data was acknowledged, unless in
     /// recovery or with SACKed data outstanding (then RACK's timer or the RTO take over).
     pub(super) fn arm_pto(&mut self, now: Time) {
+        self.rack.pto_armed_at = Some(now);
         if !self.rack_on()
             || self.in_recovery
             || self.rto_recovery

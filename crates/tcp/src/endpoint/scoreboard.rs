@@ -73,7 +73,8 @@ pub(super) struct Delivered<'a> {
     pub now: Time,
     pub rate: &'a mut RateSampler,
     pub rs: RsBuild,
-    pub rack: RackScan,
+    /// RACK's observations, when RACK is in use.
+    pub rack: Option<RackScan>,
 }
 
 impl Delivered<'_> {
@@ -82,8 +83,10 @@ impl Delivered<'_> {
     #[inline]
     fn segment(&mut self, s: &Seg, bytes: u64) {
         self.rate.on_delivered(self.now, s, bytes, &mut self.rs);
-        if bytes == s.len as u64 {
-            self.rack.on_delivered(s);
+        if let Some(r) = &mut self.rack {
+            if bytes == s.len as u64 {
+                r.on_delivered(s);
+            }
         }
     }
 }
@@ -154,6 +157,7 @@ impl Scoreboard {
 
     /// Remove what the cumulative ACK `ack` covers (RFC 9293 §3.10.7.4; RFC 6675 §5 scoreboard
     /// update), feeding the delivery-rate sampler with every newly delivered record.
+    #[inline]
     pub fn on_cumulative_ack(&mut self, ack: u64, d: &mut Delivered) -> CumAck {
         let now = d.now;
         let mut out = CumAck::default();
@@ -391,13 +395,22 @@ impl Scoreboard {
         self.rxt_hint = snd_una;
     }
 
-    /// The record of the transmission sent at `sent` that covered position `start` (the front
-    /// record may since have been trimmed by an ACK inside it), if it is still outstanding
-    /// unchanged.
-    pub fn find_transmission(&self, start: u64, sent: Time) -> Option<usize> {
-        let idx = self.segs.partition_point(|s| s.end() <= start);
+    /// The record of the transmission sent at `sent` of the segment ending at `end`, if that
+    /// segment is still outstanding and was not sent again since.
+    #[inline]
+    pub fn find_transmission(&self, end: u64, sent: Time) -> Option<usize> {
+        let front = self.segs.front()?;
+        if end <= front.start {
+            return None; // cumulatively acknowledged
+        }
+        // Usually the transmission is of the oldest outstanding segment.
+        let idx = if front.end() == end {
+            0
+        } else {
+            self.segs.partition_point(|s| s.end() < end)
+        };
         let s = self.segs.get(idx)?;
-        (s.sent == sent && (s.start <= start || idx == 0)).then_some(idx)
+        (s.end() == end && s.sent == sent).then_some(idx)
     }
 
     /// Mark the segment at `idx` lost (RFC 8985 §6.2 Step 5: RACK; a retransmission lost again

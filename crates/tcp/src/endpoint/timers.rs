@@ -136,21 +136,23 @@ impl Endpoint {
     /// Earliest instant at which [`Endpoint::handle_timeout`] has work: RTO, delayed ACK,
     /// persist, TIME-WAIT end, or the pacing release when data waits only for pacing.
     pub fn poll_timeout(&self) -> Option<Time> {
-        let mut t: Option<Time> = None;
-        let mut upd = |d: Option<Time>| {
-            if let Some(d) = d {
-                t = Some(t.map_or(d, |x: Time| x.min(d)));
-            }
-        };
-        upd(self.rto_deadline);
-        upd(self.rcv.delack_deadline);
-        upd(self.persist_deadline);
-        upd(self.time_wait_deadline);
-        upd(self.rack.reo_deadline);
-        upd(self.rack.pto_deadline);
-        if self.pacing_blocked {
-            upd(Some(self.next_send_time));
+        // Called after every event: plain u64 minima (an unset timer is u64::MAX).
+        #[inline(always)]
+        fn at(d: Option<Time>) -> u64 {
+            d.map_or(u64::MAX, |t| t.0)
         }
-        t
+        let pacing = if self.pacing_blocked {
+            self.next_send_time.0
+        } else {
+            u64::MAX
+        };
+        let t = at(self.rto_deadline)
+            .min(at(self.rcv.delack_deadline))
+            .min(at(self.persist_deadline))
+            .min(at(self.time_wait_deadline))
+            .min(at(self.rack.reo_deadline))
+            .min(at(self.rack.pto_deadline))
+            .min(pacing);
+        (t != u64::MAX).then_some(Time(t))
     }
 }
