@@ -272,38 +272,3 @@ fn test_tlp_probe_sends_new_data_when_there_is_some() {
     assert_eq!(c.info().bytes_in_flight, 13_000);
     assert_eq!((c.stats().retrans_segments, c.stats().tlp_probes), (0, 1));
 }
-
-#[test]
-fn test_pair_lost_retransmission_rack_vs_rfc6675() {
-    // End to end over a 100 Mbit/s, 10 ms path: the segment at 5000 is lost twice (original and
-    // first retransmission). RFC 6675 alone repairs the second loss only with the RTO; RACK
-    // finds it from the SACKs of later data and resends it at once.
-    for rack in [false, true] {
-        let mut ccfg = cfg(true);
-        ccfg.initial_cwnd_segments = 20;
-        ccfg.rack_tlp = rack;
-        let mut p = Pair::new(
-            ccfg,
-            cfg(true),
-            dms(10),
-            100_000_000,
-            Loss::Times(vec![(5000, 2)]),
-        );
-        p.run_until(ms(30));
-        p.c.send(200_000);
-        p.run_until(ms(3000));
-        assert_eq!(p.delivered_to_server_app, 200_000);
-        let tx = p
-            .log
-            .iter()
-            .filter(|(_, to_s, pk, _)| *to_s && pk.payload_len > 0 && coff(pk) == 5000)
-            .count();
-        assert_eq!(tx, 3, "rack {rack}");
-        let st = p.c.stats();
-        if rack {
-            assert_eq!((st.rtos, st.fast_retransmits), (0, 1));
-        } else {
-            assert_eq!(st.rtos, 1);
-        }
-    }
-}

@@ -418,13 +418,15 @@ fn test_established_timestamps_end_rto_backoff_after_retransmission() {
 }
 
 #[test]
-fn test_lost_retransmission_detected_without_rto_when_enabled() {
+fn test_lost_retransmission_detected_without_rto_by_rack_or_when_enabled() {
     // The segment at 5000 is lost twice (original and first retransmission). Plain RFC 6675
-    // waits for the RTO; with lost-retransmission detection, SACKs for data sent after the
+    // waits for the RTO; with the pre-RACK lost-retransmission detection, or with RACK
+    // (RFC 8985 §6.2: sent before a segment delivered later), SACKs for data sent after the
     // retransmission reveal the loss and the segment goes a third time without a timeout.
-    for detect in [false, true] {
+    for (detect, rack) in [(false, false), (true, false), (false, true)] {
         let mut ccfg = cfg(true);
         ccfg.initial_cwnd_segments = 20;
+        ccfg.rack_tlp = rack;
         let mut p = Pair::new(
             ccfg,
             cfg(true),
@@ -442,15 +444,16 @@ fn test_lost_retransmission_detected_without_rto_when_enabled() {
             .iter()
             .filter(|(_, to_s, pk, _)| *to_s && pk.payload_len > 0 && coff(pk) == 5000)
             .count();
-        assert_eq!(tx, 3, "detect {detect}");
+        assert_eq!(tx, 3, "detect {detect} rack {rack}");
         let st = p.c.stats();
-        if detect {
+        if detect || rack {
             assert_eq!(
                 (st.rtos, st.retrans_segments, st.fast_retransmits),
-                (0, 2, 1)
+                (0, 2, 1),
+                "detect {detect} rack {rack}"
             );
         } else {
-            assert!(st.rtos >= 1);
+            assert_eq!(st.rtos, 1);
         }
     }
 }
