@@ -4,8 +4,8 @@ use crate::config::{check, ConfigError};
 use crate::units::{Bytes, Dur, Rate};
 use rantcp_core::Duration;
 use rantcp_net::AppWrite;
-use rantcp_tcp::cc::CcKind;
-use rantcp_tcp::TcpConfig;
+use rantcp_tcp::cc::{CcKind, Hystart};
+use rantcp_tcp::{CwndRules, TcpConfig};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -46,17 +46,109 @@ pub enum AppKind {
     UdpCbr,
 }
 
+/// A coherent set of TCP defaults for both endpoints of a flow (`flow.stack`). Every field it
+/// sets can still be set on its own; the effective values are what the config echo shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum StackName {
+    /// Linux 6.x: CUBIC with Linux's HyStart, IW 10, 200 ms minimum RTO, delayed ACK every
+    /// 2nd segment with a 40 ms timer and quick-ACK for the first 16 segments, SACK + RACK-TLP
+    /// (RFC 8985) + PRR (RFC 6937), Linux's ssthresh/cwnd rules.
+    Linux,
+    /// The RFCs: NewReno (RFC 5681/6582), IW 10 (RFC 6928), RFC 6298's 1 s minimum RTO, delayed
+    /// ACK every 2nd segment with a 200 ms timer, SACK with RFC 6675 recovery (no RACK-TLP, no
+    /// PRR), HyStart++ (RFC 9406) for CUBIC, RFC 5681/3465 ssthresh/cwnd rules.
+    Rfc,
+}
+
+impl StackName {
+    /// The profile's TCP settings (the tcp crate's presets).
+    fn tcp(self) -> TcpConfig {
+        match self {
+            StackName::Linux => TcpConfig::linux(),
+            StackName::Rfc => TcpConfig::rfc(),
+        }
+    }
+    /// The profile's congestion control: Linux's default is CUBIC; RFC 5681's is NewReno.
+    fn cc(self) -> CcName {
+        match self {
+            StackName::Linux => CcName::Cubic,
+            StackName::Rfc => CcName::Newreno,
+        }
+    }
+}
+
+/// CUBIC's slow-start exit (`flow.hystart`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+pub enum HystartName {
+    /// HyStart++ (RFC 9406).
+    #[serde(rename = "hystart++")]
+    PlusPlus,
+    /// Linux's HyStart (tcp_cubic.c): ACK train + delay.
+    #[serde(rename = "classic")]
+    Classic,
+    /// Standard slow start until the first loss.
+    #[serde(rename = "off")]
+    Off,
+}
+
+impl HystartName {
+    fn kind(self) -> Hystart {
+        match self {
+            HystartName::PlusPlus => Hystart::PlusPlus,
+            HystartName::Classic => Hystart::Classic,
+            HystartName::Off => Hystart::Off,
+        }
+    }
+    fn from_kind(h: Hystart) -> Self {
+        match h {
+            Hystart::PlusPlus => HystartName::PlusPlus,
+            Hystart::Classic => HystartName::Classic,
+            Hystart::Off => HystartName::Off,
+        }
+    }
+}
+
+/// Where Linux and the RFCs differ on ssthresh and cwnd (`flow.cwnd_rules`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CwndRulesName {
+    /// ssthresh from cwnd, slow start by all that is acknowledged (Linux 6.x).
+    Linux,
+    /// ssthresh from FlightSize (RFC 5681 eq. 4), slow start by at most 2 SMSS per ACK
+    /// (RFC 3465).
+    Rfc,
+}
+
+impl CwndRulesName {
+    fn kind(self) -> CwndRules {
+        match self {
+            CwndRulesName::Linux => CwndRules::Linux,
+            CwndRulesName::Rfc => CwndRules::Rfc,
+        }
+    }
+    fn from_kind(r: CwndRules) -> Self {
+        match r {
+            CwndRules::Linux => CwndRulesName::Linux,
+            CwndRules::Rfc => CwndRulesName::Rfc,
+        }
+    }
+}
+
 fn d_true() -> bool {
     true
 }
 fn d_one() -> u32 {
     1
 }
+fn d_two() -> u32 {
+    2
+}
 fn d_mss() -> u32 {
     1448
 }
-fn d_cc() -> CcName {
-    CcName::Newreno
+fn d_stack() -> StackName {
+    StackName::Linux
 }
 fn d_app() -> AppKind {
     AppKind::Bulk
@@ -66,12 +158,6 @@ fn d_request() -> Bytes {
 }
 fn d_udp_packet() -> Bytes {
     Bytes(1500)
-}
-fn d_delack() -> Dur {
-    Dur::ms(40)
-}
-fn d_min_rto() -> Dur {
-    Dur::ms(200)
 }
 fn d_initial_rto() -> Dur {
     Dur::ms(1000)
@@ -86,10 +172,12 @@ fn d_zero() -> Dur {
     Dur::ms(0)
 }
 
-/// A TCP (or UDP) flow and its endpoints' TCP settings.
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+/// The `[flow]` table as written: the fields `flow.stack` decides are optional. Deserialised
+/// into [`FlowConfig`], which holds the effective values.
+#[derive(Clone, Debug, PartialEq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct FlowConfig {
+#[schemars(rename = "FlowConfig")]
+pub struct FlowConfigInput {
     /// Application: "bulk", "download" or "udp-cbr".
     #[serde(default = "d_app")]
     pub app: AppKind,
@@ -123,28 +211,49 @@ pub struct FlowConfig {
     /// UDP packet size (IP length).
     #[serde(default = "d_udp_packet")]
     pub udp_packet: Bytes,
-    /// Congestion control: "newreno", "cubic", "highspeed" or "bbr".
-    #[serde(default = "d_cc")]
-    pub cc: CcName,
+    /// TCP stack profile: "linux" (default) or "rfc"; sets the defaults of cc, delack_timeout,
+    /// min_rto, quickack, rack_tlp, prr, hystart and cwnd_rules.
+    #[serde(default = "d_stack")]
+    pub stack: StackName,
+    /// Congestion control: "newreno", "cubic", "highspeed" or "bbr" (linux: cubic, rfc:
+    /// newreno).
+    #[serde(default)]
+    pub cc: Option<CcName>,
     /// Maximum segment size, payload bytes.
     #[serde(default = "d_mss")]
     #[schemars(range(min = 64, max = 65495))]
     pub mss: u32,
-    /// Delayed ACKs at the receiver (every second full segment or at `delack_timeout`).
+    /// Delayed ACKs at the receiver (every `ack_every` full segments or at `delack_timeout`);
+    /// false: every segment is ACKed at once.
     #[serde(default = "d_true")]
     pub delayed_ack: bool,
-    /// Maximum ACK delay (Linux ~40 ms; the dissertation's ns-3 runs use 200 ms).
-    #[serde(default = "d_delack")]
-    pub delack_timeout: Dur,
-    /// Minimum RTO (Linux 200 ms; RFC 6298 says 1 s).
-    #[serde(default = "d_min_rto")]
-    pub min_rto: Dur,
+    /// With delayed ACKs, ACK every this many full segments: 2 (RFC 5681), 1 (every segment),
+    /// more for stretch ACKs (as some phone OSes send).
+    #[serde(default = "d_two")]
+    pub ack_every: u32,
+    /// Quick-ACK at connection start: the first 16 segments (fewer with a small receive buffer)
+    /// are each ACKed at once, as Linux does (linux: true, rfc: false).
+    #[serde(default)]
+    pub quickack: Option<bool>,
+    /// Maximum ACK delay (linux: 40ms; rfc: 200ms, the BSD/ns-3 value, also seed 003's
+    /// dissertation's).
+    #[serde(default)]
+    pub delack_timeout: Option<Dur>,
+    /// Minimum RTO (linux: 200ms; rfc: 1s, RFC 6298 §2.4).
+    #[serde(default)]
+    pub min_rto: Option<Dur>,
     /// RTO before the first RTT sample (RFC 6298 §2.1: 1 s).
     #[serde(default = "d_initial_rto")]
     pub initial_rto: Dur,
     /// SACK (RFC 2018) with RFC 6675 recovery; off means NewReno recovery (RFC 6582).
     #[serde(default = "d_true")]
     pub sack: bool,
+    /// RACK-TLP loss detection (RFC 8985) with SACK (linux: true, rfc: false).
+    #[serde(default)]
+    pub rack_tlp: Option<bool>,
+    /// Proportional Rate Reduction in fast recovery (RFC 6937; linux: true, rfc: false).
+    #[serde(default)]
+    pub prr: Option<bool>,
     /// TCP timestamps (RFC 7323).
     #[serde(default = "d_true")]
     pub timestamps: bool,
@@ -164,9 +273,90 @@ pub struct FlowConfig {
     /// Pace every controller's transmissions (BBR always paces).
     #[serde(default)]
     pub pacing: bool,
-    /// CUBIC: HyStart++ (RFC 9406), on by default as in Linux.
-    #[serde(default = "d_true")]
-    pub hystart: bool,
+    /// CUBIC's slow-start exit: "classic" (Linux's HyStart), "hystart++" (RFC 9406) or "off"
+    /// (linux: classic, rfc: hystart++).
+    #[serde(default)]
+    pub hystart: Option<HystartName>,
+    /// ssthresh/cwnd rules where Linux and the RFCs differ: "linux" or "rfc" (as the stack).
+    #[serde(default)]
+    pub cwnd_rules: Option<CwndRulesName>,
+}
+
+/// A TCP (or UDP) flow and its endpoints' TCP settings, with every value `flow.stack` left
+/// open resolved (the config echo in summary.json shows these). Field meanings as in
+/// [`FlowConfigInput`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(from = "FlowConfigInput")]
+pub struct FlowConfig {
+    pub app: AppKind,
+    pub count: u32,
+    pub start: Dur,
+    pub bytes: Option<Bytes>,
+    pub request: Bytes,
+    pub app_rate: Option<Rate>,
+    pub app_write: Option<Bytes>,
+    pub udp_rate: Option<Rate>,
+    pub udp_packet: Bytes,
+    pub stack: StackName,
+    pub cc: CcName,
+    pub mss: u32,
+    pub delayed_ack: bool,
+    pub ack_every: u32,
+    pub quickack: bool,
+    pub delack_timeout: Dur,
+    pub min_rto: Dur,
+    pub initial_rto: Dur,
+    pub sack: bool,
+    pub rack_tlp: bool,
+    pub prr: bool,
+    pub timestamps: bool,
+    pub window_scaling: bool,
+    pub rcv_buf: Bytes,
+    pub snd_buf: Bytes,
+    pub initial_cwnd: u32,
+    pub pacing: bool,
+    pub hystart: HystartName,
+    pub cwnd_rules: CwndRulesName,
+}
+
+impl From<FlowConfigInput> for FlowConfig {
+    /// Resolve the fields left to the stack profile.
+    fn from(i: FlowConfigInput) -> Self {
+        let p = i.stack.tcp();
+        FlowConfig {
+            app: i.app,
+            count: i.count,
+            start: i.start,
+            bytes: i.bytes,
+            request: i.request,
+            app_rate: i.app_rate,
+            app_write: i.app_write,
+            udp_rate: i.udp_rate,
+            udp_packet: i.udp_packet,
+            stack: i.stack,
+            cc: i.cc.unwrap_or(i.stack.cc()),
+            mss: i.mss,
+            delayed_ack: i.delayed_ack,
+            ack_every: i.ack_every,
+            quickack: i.quickack.unwrap_or(p.quickack_segments > 0),
+            delack_timeout: i.delack_timeout.unwrap_or(Dur(p.delack_timeout)),
+            min_rto: i.min_rto.unwrap_or(Dur(p.min_rto)),
+            initial_rto: i.initial_rto,
+            sack: i.sack,
+            rack_tlp: i.rack_tlp.unwrap_or(p.rack_tlp),
+            prr: i.prr.unwrap_or(p.prr),
+            timestamps: i.timestamps,
+            window_scaling: i.window_scaling,
+            rcv_buf: i.rcv_buf,
+            snd_buf: i.snd_buf,
+            initial_cwnd: i.initial_cwnd,
+            pacing: i.pacing,
+            hystart: i.hystart.unwrap_or(HystartName::from_kind(p.hystart)),
+            cwnd_rules: i
+                .cwnd_rules
+                .unwrap_or(CwndRulesName::from_kind(p.cwnd_rules)),
+        }
+    }
 }
 
 impl Default for FlowConfig {
@@ -174,6 +364,9 @@ impl Default for FlowConfig {
         crate::config::from_table(toml::Table::new()).expect("defaults deserialize")
     }
 }
+
+/// Linux `TCP_MAX_QUICKACKS`.
+const QUICKACK_SEGMENTS: u32 = 16;
 
 impl FlowConfig {
     pub fn validate(&self, p: &str) -> Result<(), ConfigError> {
@@ -201,6 +394,11 @@ impl FlowConfig {
             (1..=1000).contains(&self.initial_cwnd),
             &format!("{p}.initial_cwnd"),
             "must be between 1 and 1000 segments",
+        )?;
+        check(
+            (1..=64).contains(&self.ack_every),
+            &format!("{p}.ack_every"),
+            "must be between 1 and 64 segments",
         )?;
         check(
             self.min_rto.0 .0 > 0,
@@ -258,16 +456,21 @@ impl FlowConfig {
             rcv_buf_bytes: self.rcv_buf.0,
             snd_buf_bytes: self.snd_buf.0,
             delayed_ack: self.delayed_ack,
+            ack_every: self.ack_every,
+            quickack_segments: if self.quickack { QUICKACK_SEGMENTS } else { 0 },
             delack_timeout: self.delack_timeout.d(),
             min_rto: self.min_rto.d(),
             initial_rto: self.initial_rto.d(),
             max_rto: Duration::from_secs(60),
             sack: self.sack,
+            rack_tlp: self.rack_tlp,
+            prr: self.prr,
             timestamps: self.timestamps,
             window_scaling: self.window_scaling,
             cc: self.cc.kind(),
             initial_cwnd_segments: self.initial_cwnd,
-            hystart: self.hystart,
+            hystart: self.hystart.kind(),
+            cwnd_rules: self.cwnd_rules.kind(),
             pacing: self.pacing,
         }
     }

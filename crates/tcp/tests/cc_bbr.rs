@@ -17,8 +17,8 @@ fn params(seed: u64) -> CcParams {
         kind: CcKind::Bbr,
         mss: MSS,
         initial_cwnd_segments: 10,
-        hystart: false,
         seed,
+        ..CcParams::default()
     }
 }
 
@@ -172,6 +172,7 @@ impl Path {
         let a = AckSample {
             now,
             bytes_acked: MSS64,
+            cum_acked: MSS64,
             rtt: Some(rtt),
             srtt: self.srtt,
             min_rtt: self.min_rtt,
@@ -182,6 +183,7 @@ impl Path {
             delivered: self.delivered,
             rate: (interval >= self.min_rtt).then_some(rs),
             mss: MSS,
+            ..AckSample::default()
         };
         cc.on_ack(&a);
         log.rtts.push((now, rtt));
@@ -232,6 +234,7 @@ fn round_ack(now: Time, delivered: &mut u64, bw_bytes_per_s: f64) -> AckSample {
     AckSample {
         now,
         bytes_acked: 10 * MSS64,
+        cum_acked: 10 * MSS64,
         rtt: Some(Duration::from_millis(10)),
         srtt: Duration::from_millis(10),
         min_rtt: Duration::from_millis(10),
@@ -522,6 +525,7 @@ fn test_recovery_packet_conservation_then_restore() {
     let a = AckSample {
         now,
         bytes_acked: MSS64,
+        cum_acked: MSS64,
         rtt: None,
         srtt: path.srtt,
         min_rtt: path.min_rtt,
@@ -532,6 +536,7 @@ fn test_recovery_packet_conservation_then_restore() {
         delivered: path.delivered + MSS64,
         rate: None,
         mss: MSS,
+        ..AckSample::default()
     };
     cc.on_ack(&a);
     // Packet conservation: cwnd = in flight + newly ACKed.

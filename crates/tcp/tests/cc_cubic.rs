@@ -3,13 +3,21 @@
 //! segment, evenly spread over the RTT (a clean path whose RTT is set by the test).
 
 use rantcp_core::{Duration, Time};
-use rantcp_tcp::cc::cubic::{cbrt, Cubic, HystartPhase, BETA, C};
-use rantcp_tcp::cc::{AckSample, CcKind, CcParams, CongestionControl, RateSample};
+use rantcp_tcp::cc::cubic::{cbrt, Cubic, HystartExit, HystartPhase, BETA, C};
+use rantcp_tcp::cc::{AckSample, CcKind, CcParams, CongestionControl, Hystart, RateSample};
 
 const MSS: u32 = 1448;
 const MSS64: u64 = MSS as u64;
 
 fn params(hystart: bool) -> CcParams {
+    params_with(if hystart {
+        Hystart::PlusPlus
+    } else {
+        Hystart::Off
+    })
+}
+
+fn params_with(hystart: Hystart) -> CcParams {
     CcParams {
         kind: CcKind::Cubic,
         mss: MSS,
@@ -36,7 +44,8 @@ impl Clock {
     }
 
     /// One round trip of `rtt`: acknowledge cwnd (at the round start) segment by segment, each
-    /// ACK carrying the RTT sample `rtt_sample`.
+    /// ACK carrying the RTT sample `rtt_sample`. The sender is cwnd-limited: after each ACK,
+    /// SND.NXT = SND.UNA + cwnd.
     fn round(&mut self, cc: &mut Cubic, rtt: Duration, rtt_sample: Duration) {
         let n = (cc.cwnd() / MSS64).max(1);
         let round_start_delivered = self.delivered;
@@ -50,6 +59,7 @@ impl Clock {
             let a = AckSample {
                 now: self.now,
                 bytes_acked: MSS64,
+                cum_acked: MSS64,
                 rtt: Some(rtt_sample),
                 srtt: rtt_sample,
                 min_rtt: Duration::ZERO,
@@ -64,6 +74,8 @@ impl Clock {
                     rtt: rtt_sample,
                 }),
                 mss: MSS,
+                snd_una: self.delivered,
+                snd_nxt: self.delivered + cc.cwnd(),
                 ..AckSample::default()
             };
             cc.on_ack(&a);
@@ -214,11 +226,11 @@ fn test_timeout_then_ca_with_k_zero() {
     let mut clock = Clock::new();
     grow_to(&mut cc, &mut clock, 100.0, rtt);
     let before = cc.cwnd();
-    cc.on_rto(clock.now, before, MSS);
+    cc.on_rto(clock.now, before, MSS, true);
     assert_eq!(cc.cwnd(), MSS64);
     assert_eq!(cc.ssthresh(), (before as f64 * BETA) as u64);
-    // The retransmission times out again: no second reduction (RFC 5681 §3.1).
-    cc.on_rto(clock.now, before, MSS);
+    // The retransmission times out again: the endpoint says it is the same episode.
+    cc.on_rto(clock.now, before, MSS, false);
     assert_eq!(cc.ssthresh(), (before as f64 * BETA) as u64);
     while cc.cwnd() < cc.ssthresh() {
         clock.round(&mut cc, rtt, rtt);
@@ -306,4 +318,161 @@ fn test_idle_period_does_not_advance_the_epoch() {
     let w = segs(&cc);
     clock.round(&mut cc, rtt, rtt);
     assert!(segs(&cc) < w * 1.05, "{} after idle vs {w}", segs(&cc));
+}
+
+/// One ACK of one segment for Linux-HyStart tests: SND.UNA = `una` segments, SND.NXT =
+/// SND.UNA + cwnd (a cwnd-limited sender), RTT sample `rtt`.
+fn hs_ack(cc: &mut Cubic, now: Time, una: u64, rtt: Duration) {
+    let a = AckSample {
+        now,
+        bytes_acked: MSS64,
+        cum_acked: MSS64,
+        rtt: Some(rtt),
+        srtt: rtt,
+        min_rtt: Duration::ZERO,
+        mss: MSS,
+        snd_una: una * MSS64,
+        snd_nxt: una * MSS64 + cc.cwnd(),
+        ..AckSample::default()
+    };
+    cc.on_ack(&a);
+}
+
+fn classic(iw: u32) -> Cubic {
+    Cubic::new(&CcParams {
+        initial_cwnd_segments: iw,
+        ..params_with(Hystart::Classic)
+    })
+}
+
+/// Linux HyStart, ACK train (tcp_cubic.c `hystart_update`): a round is SND.UNA passing the
+/// SND.NXT of its first ACK; ACKs at most 2 ms apart are a train; once the train is longer than
+/// delay_min / 2 (unpaced) slow start ends with ssthresh = cwnd.
+#[test]
+fn test_classic_hystart_ack_train_exit() {
+    let mut cc = classic(20);
+    let rtt = Duration::from_millis(40);
+    let t = |ms: u64| Time::from_millis(ms);
+    // Round 1: ACKs 1..=21 at 100..=120 ms (end_seq = 1 + 20 segments, passed by ACK 22). The
+    // train lasts exactly 20 ms = delay_min / 2: not more, no exit.
+    for k in 1..=21u64 {
+        hs_ack(&mut cc, t(99 + k), k, rtt);
+        assert_eq!(cc.ssthresh(), u64::MAX, "ACK {k}");
+    }
+    assert_eq!(cc.cwnd(), 41 * MSS64, "IW 20 + 21 slow-start increments");
+    // Round 2 starts with ACK 22 at 121 ms; ACK 43 at 142 ms makes the train 21 ms long.
+    for k in 22..=42u64 {
+        hs_ack(&mut cc, t(99 + k), k, rtt);
+        assert_eq!(cc.ssthresh(), u64::MAX, "ACK {k}");
+    }
+    hs_ack(&mut cc, t(142), 43, rtt);
+    assert_eq!(cc.hystart_exit(), Some(HystartExit::AckTrain));
+    assert_eq!((cc.cwnd(), cc.ssthresh()), (62 * MSS64, 62 * MSS64));
+    // The next ACK is in congestion avoidance (W_max = cwnd, K = 0).
+    hs_ack(&mut cc, t(143), 44, rtt);
+    assert_eq!(cc.k_seconds(), 0.0);
+}
+
+/// Linux HyStart, delay: in each round the first 8 RTT samples are only collected; from the 9th
+/// on, a round minimum above delay_min + clamp(delay_min / 8, 4 ms, 16 ms) ends slow start. ACKs
+/// 3 ms apart never form a train. Nothing happens below 16 segments.
+#[test]
+fn test_classic_hystart_delay_exit_and_low_window() {
+    let mut cc = classic(10);
+    let t = |ms: u64| Time::from_millis(ms);
+    let base = Duration::from_millis(40);
+    // cwnd 10..15 segments: below hystart_low_window, even with a large delay.
+    for k in 1..=6u64 {
+        hs_ack(&mut cc, t(3 * k), k, Duration::from_millis(80));
+    }
+    assert_eq!((cc.cwnd(), cc.ssthresh()), (16 * MSS64, u64::MAX));
+    // Round from ACK 7 (end_seq = 7 + 16 = 23 segments). delay_min is 40 ms from ACK 7 on: the
+    // 80 ms samples above set CUBIC's min first, so start a fresh controller whose first samples
+    // are 40 ms instead.
+    let mut cc = classic(16);
+    for k in 1..=17u64 {
+        hs_ack(&mut cc, t(3 * k), k, base);
+    }
+    assert_eq!(cc.ssthresh(), u64::MAX);
+    // ACK 18 passes end_seq (1 + 16 = 17): a new round. Its samples are 46 ms: threshold
+    // 40 + max(4, 40/8) = 45 ms. Samples 1-8 (ACKs 18-25) are only collected; ACK 26 decides.
+    for k in 18..=25u64 {
+        hs_ack(&mut cc, t(3 * k), k, base + Duration::from_millis(6));
+        assert_eq!(cc.ssthresh(), u64::MAX, "ACK {k}");
+    }
+    let before = cc.cwnd();
+    hs_ack(&mut cc, t(78), 26, base + Duration::from_millis(6));
+    assert_eq!(cc.hystart_exit(), Some(HystartExit::Delay));
+    assert_eq!((cc.cwnd(), cc.ssthresh()), (before, before));
+    assert_eq!(before, (16 + 25) * MSS64);
+}
+
+/// A delay increase of 5 ms (not above 40 + 5) does not end slow start; after an RTO HyStart
+/// starts afresh (Linux cubictcp_state(TCP_CA_Loss) resets it).
+#[test]
+fn test_classic_hystart_threshold_and_reset_after_rto() {
+    let mut cc = classic(16);
+    let t = |ms: u64| Time::from_millis(ms);
+    let base = Duration::from_millis(40);
+    for k in 1..=17u64 {
+        hs_ack(&mut cc, t(3 * k), k, base);
+    }
+    for k in 18..=40u64 {
+        hs_ack(&mut cc, t(3 * k), k, base + Duration::from_millis(5));
+    }
+    assert_eq!(cc.ssthresh(), u64::MAX);
+    assert_eq!(cc.hystart_exit(), None);
+    cc.on_rto(t(200), cc.cwnd(), MSS, true);
+    // Slow start again from 1 segment up to ssthresh = 0.7 · 40 segments; HyStart needs 16
+    // segments, then fires on the 9th sample of a round with a 6 ms increase.
+    let mut k = 41;
+    let mut now = 300;
+    while cc.cwnd() < 16 * MSS64 {
+        hs_ack(&mut cc, t(now), k, base);
+        k += 1;
+        now += 3;
+    }
+    let mut exited_at = None;
+    for _ in 0..40 {
+        hs_ack(&mut cc, t(now), k, base + Duration::from_millis(6));
+        k += 1;
+        now += 3;
+        if cc.hystart_exit() == Some(HystartExit::Delay) {
+            exited_at = Some(cc.ssthresh() / MSS64);
+            break;
+        }
+    }
+    assert!(exited_at.is_some_and(|w| w < 28), "{exited_at:?}");
+}
+
+/// RFC 9438 §5.8: while the sender is rate-limited (not cwnd-limited) CUBIC does not grow cwnd,
+/// and t excludes those periods: each rate-limited ACK shifts the epoch start by the time since
+/// the previous ACK.
+#[test]
+fn test_rate_limited_acks_neither_grow_cwnd_nor_advance_t() {
+    let rtt = Duration::from_millis(100);
+    let mut cc = Cubic::new(&params(false));
+    let mut clock = Clock::new();
+    grow_to(&mut cc, &mut clock, 200.0, rtt);
+    force_loss(&mut cc, &clock);
+    clock.round(&mut cc, rtt, rtt);
+    let (w, epoch) = (cc.cwnd(), cc.epoch_start().unwrap());
+    for i in 1..=50u64 {
+        let a = AckSample {
+            now: clock.now + Duration::from_millis(10 * i),
+            bytes_acked: MSS64,
+            cum_acked: MSS64,
+            rtt: Some(rtt),
+            srtt: rtt,
+            mss: MSS,
+            rate_limited: true,
+            ..AckSample::default()
+        };
+        cc.on_ack(&a);
+    }
+    assert_eq!(cc.cwnd(), w, "no growth while rate-limited");
+    assert_eq!(
+        cc.epoch_start().unwrap(),
+        epoch + Duration::from_millis(500)
+    );
 }

@@ -2,7 +2,7 @@
 //! trace (design.md §6): BBR mode/bandwidth/min RTT and a pacing rate, CUBIC W_max and K.
 
 use rantcp_core::{Duration, Time};
-use rantcp_tcp::cc::{AckSample, Cc, CcKind, CcParams, CongestionControl, RateSample};
+use rantcp_tcp::cc::{AckSample, Cc, CcKind, CcParams, CongestionControl, Feedback, RateSample};
 
 fn build(name: &str) -> Cc {
     let kind = CcKind::from_name(name).expect(name);
@@ -24,6 +24,7 @@ fn test_each_controller_starts_at_the_initial_window_and_traces_its_state() {
         let ack = AckSample {
             now: Time::from_millis(40),
             bytes_acked: 1448,
+            cum_acked: 1448,
             rtt: Some(Duration::from_millis(40)),
             srtt: Duration::from_millis(40),
             min_rtt: Duration::from_millis(40),
@@ -59,5 +60,28 @@ fn test_each_controller_starts_at_the_initial_window_and_traces_its_state() {
                 assert_eq!(cc.pacing_rate_bps(), None);
             }
         }
+    }
+}
+
+#[test]
+fn test_feedback_is_ignored_by_controllers_that_do_not_use_it() {
+    // The hook for external path signals (radio-aware TCP, seed 002) is a no-op by default:
+    // none of the built-in controllers changes its window or pacing rate on it.
+    for name in ["newreno", "cubic", "highspeed", "bbr"] {
+        let mut cc = build(name);
+        let before = (cc.cwnd(), cc.ssthresh(), cc.pacing_rate_bps());
+        cc.on_feedback(
+            Time::from_millis(5),
+            &Feedback {
+                sampled_at: Time::from_millis(4),
+                rate_bps: Some(1e9),
+                queue_bytes: Some(0),
+            },
+        );
+        assert_eq!(
+            (cc.cwnd(), cc.ssthresh(), cc.pacing_rate_bps()),
+            before,
+            "{name}"
+        );
     }
 }

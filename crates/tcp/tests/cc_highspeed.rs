@@ -15,7 +15,6 @@ fn params() -> CcParams {
         kind: CcKind::HighSpeed,
         mss: MSS,
         initial_cwnd_segments: 2,
-        hystart: false,
         ..CcParams::default()
     }
 }
@@ -24,6 +23,7 @@ fn ack(now: Time, bytes: u64) -> AckSample {
     AckSample {
         now,
         bytes_acked: bytes,
+        cum_acked: bytes,
         rtt: Some(Duration::from_millis(100)),
         srtt: Duration::from_millis(100),
         min_rtt: Duration::from_millis(100),
@@ -95,12 +95,12 @@ fn test_highspeed_is_newreno_at_or_below_low_window() {
         if hs.cwnd() >= 36 * MSS as u64 || rng.below(500) == 0 {
             let flight = hs.cwnd() - rng.below(3) * MSS as u64;
             if rng.below(10) == 0 {
-                hs.on_rto(now, flight, MSS);
-                nr.on_rto(now, flight, MSS);
+                hs.on_rto(now, flight, MSS, true);
+                nr.on_rto(now, flight, MSS, true);
                 if rng.below(2) == 0 {
                     // The retransmission is lost again: no second reduction (RFC 5681 §3.1).
-                    hs.on_rto(now, flight, MSS);
-                    nr.on_rto(now, flight, MSS);
+                    hs.on_rto(now, flight, MSS, false);
+                    nr.on_rto(now, flight, MSS, false);
                 }
             } else {
                 hs.on_congestion_event(now, flight, MSS);
@@ -197,7 +197,7 @@ fn test_decrease_above_low_window_is_from_cwnd() {
         hs.on_ack(&ack(now, MSS as u64));
     }
     let (cwnd, w) = (hs.cwnd(), (hs.cwnd() / MSS as u64) as f64);
-    hs.on_rto(now, 10 * cwnd, MSS);
+    hs.on_rto(now, 10 * cwnd, MSS, true);
     let expect = (cwnd as f64 * (1.0 - b_of_w(w))) as u64;
     assert!(
         hs.ssthresh().abs_diff(expect) <= 1,
@@ -205,4 +205,28 @@ fn test_decrease_above_low_window_is_from_cwnd() {
         hs.ssthresh()
     );
     assert_eq!(hs.cwnd(), MSS as u64);
+}
+
+#[test]
+fn test_decrease_factor_floors_at_high_decrease_above_high_window() {
+    // RFC 3649 §5 defines b(w) between Low_Window and High_Window; extrapolated past
+    // High_Window = 83 000 segments it falls below High_Decrease = 0.1 and turns negative above
+    // ~570 000 segments, so a loss would *raise* ssthresh. Linux tcp_highspeed.c's
+    // `hstcp_aimd_vals` and ns-3's TcpHighSpeed table stop at b = 0.1: so does rantcp.
+    for w in [83_000.0, 100_000.0, 570_000.0, 1e6, 3.3e6] {
+        let b = b_of_w(w);
+        assert!((0.099_999..=0.1001).contains(&b), "b({w}) = {b}");
+    }
+    // A congestion event at a window of 2.3 million segments (the 3 307 MB at MSS 1448)
+    // reduces it by 10 %.
+    let mut hs = HighSpeed::new(&params());
+    let mut now = Time::ZERO;
+    while hs.cwnd() < 2_300_000 * MSS as u64 {
+        now += Duration::from_millis(1);
+        hs.on_ack(&ack(now, 1 << 30));
+    }
+    let cwnd = hs.cwnd();
+    hs.on_congestion_event(now, cwnd, MSS);
+    let ratio = hs.ssthresh() as f64 / cwnd as f64;
+    assert!((0.899..=0.901).contains(&ratio), "ssthresh/cwnd = {ratio}");
 }

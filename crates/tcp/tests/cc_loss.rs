@@ -8,7 +8,7 @@
 //! issue run on the real endpoint.
 
 use rantcp_core::{Duration, Rng, Time};
-use rantcp_tcp::cc::{AckSample, Cc, CcKind, CcParams, CongestionControl, RateSample};
+use rantcp_tcp::cc::{AckSample, Cc, CcKind, CcParams, CongestionControl, Hystart, RateSample};
 use std::collections::VecDeque;
 
 const MSS: u32 = 1448;
@@ -223,6 +223,7 @@ impl Sim {
         cc.on_ack(&AckSample {
             now,
             bytes_acked: MSS64,
+            cum_acked: MSS64,
             rtt: Some(rtt),
             srtt: self.srtt,
             min_rtt: self.min_rtt,
@@ -233,6 +234,7 @@ impl Sim {
             delivered: self.delivered,
             rate,
             mss: MSS,
+            ..AckSample::default()
         });
         if exiting {
             self.in_recovery = false;
@@ -249,7 +251,8 @@ fn goodput_and_rtt(kind: CcKind, loss: f64, secs: u64) -> (f64, f64, f64) {
         kind,
         mss: MSS,
         initial_cwnd_segments: 10,
-        hystart: true,
+        hystart: Hystart::PlusPlus,
+        abc_limit_segments: Some(2),
         seed: 5,
     });
     let mut sim = Sim::new(rate, rtt, 2 * bdp, loss, 17);

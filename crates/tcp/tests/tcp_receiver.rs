@@ -1,5 +1,5 @@
 //! Receiver behaviour with exact ACKs at exact times: delayed ACK (RFC 1122 §4.2.3.2,
-//! RFC 5681 §4.2), SACK generation (RFC 2018 §4), receive window and window updates
+//! RFC 5681 §4.2) with the ACK policies (every Nth segment, Linux quick-ACK), SACK generation (RFC 2018 §4), receive window and window updates
 //! (RFC 9293 §3.8.6.2.2), zero-window probe answers (RFC 9293 §3.10.7.4).
 
 mod common;
@@ -190,4 +190,60 @@ fn test_established_data_piggybacks_pending_ack() {
         Some(ms(260)),
         "delack cancelled; only the RTO remains"
     );
+}
+
+#[test]
+fn test_ack_every_segment_every_nth_and_quickack() {
+    // ack_every = 1: every full segment is ACKed at once, even with delayed ACKs on.
+    let mut scfg = cfg(true);
+    scfg.ack_every = 1;
+    let (_c, mut s) = established(cfg(true), scfg);
+    for k in 0..3u32 {
+        data(&mut s, ms(50 + k as u64), 1000 * k, 1000);
+        assert_eq!(sack_off(&one(&mut s, ms(50 + k as u64))), 1000 * (k + 1));
+    }
+    // ack_every = 3 (stretch ACKs): every third full segment; a lone remainder waits for the
+    // delayed-ACK timer.
+    let mut scfg = cfg(true);
+    scfg.ack_every = 3;
+    let (_c, mut s) = established(cfg(true), scfg);
+    let mut acks = Vec::new();
+    for k in 0..7u32 {
+        let t = ms(50 + k as u64);
+        data(&mut s, t, 1000 * k, 1000);
+        acks.extend(drain(&mut s, t).iter().map(sack_off));
+    }
+    assert_eq!(acks, vec![3000, 6000]);
+    assert_eq!(
+        s.poll_timeout(),
+        Some(ms(96)),
+        "the 7th segment (56 ms) + 40 ms"
+    );
+    // Quick-ACK at start (Linux): the first 16 data segments are each ACKed at once, then
+    // every second one.
+    let mut scfg = cfg(true);
+    scfg.quickack_segments = 16;
+    let (_c, mut s) = established(cfg(true), scfg);
+    let mut acks = Vec::new();
+    for k in 0..20u32 {
+        let t = ms(50 + k as u64);
+        data(&mut s, t, 1000 * k, 1000);
+        acks.extend(drain(&mut s, t).iter().map(sack_off));
+    }
+    let mut want: Vec<u32> = (1..=16).map(|k| 1000 * k).collect();
+    want.extend([18_000, 20_000]);
+    assert_eq!(acks, want);
+    // The quick-ACK count is capped by the receive buffer: rcv_buf / (2 · MSS), at least 2.
+    let mut scfg = cfg(true);
+    scfg.quickack_segments = 16;
+    scfg.rcv_buf_bytes = 5000;
+    let (_c, mut s) = established(cfg(true), scfg);
+    let mut acks = Vec::new();
+    for k in 0..4u32 {
+        let t = ms(50 + k as u64);
+        data(&mut s, t, 1000 * k, 1000);
+        acks.extend(drain(&mut s, t).iter().map(sack_off));
+        s.recv(1000);
+    }
+    assert_eq!(acks, vec![1000, 2000, 4000]);
 }

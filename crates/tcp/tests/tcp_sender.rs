@@ -99,15 +99,17 @@ fn test_established_sack_recovery_exact_scoreboard() {
     ack(&mut c, ms(30), 0, W, &[]);
     c.send(100_000);
     assert_eq!(drain(&mut c, ms(40)).len(), 10);
-    // Segment 0 lost; SACKed bytes count as delivered (AckSample.bytes_acked), so slow start
-    // still grows and the shrinking pipe lets new data out (RFC 6675 NextSeg rule 2).
+    // Segment 0 lost. A duplicate ACK with new SACK information does not grow cwnd (RFC 5681
+    // §3.1: only ACKs that cumulatively acknowledge new data do), but the SACKed segment leaves
+    // pipe, so one new segment goes (RFC 6675 NextSeg rule 2, in effect Limited Transmit).
     ack(&mut c, ms(60), 0, W, &[(1000, 2000)]);
-    assert_eq!(offs(&drain(&mut c, ms(60))), vec![10_000, 11_000]);
+    assert_eq!(c.info().cwnd, 10_000);
+    assert_eq!(offs(&drain(&mut c, ms(60))), vec![10_000]);
     ack(&mut c, ms(61), 0, W, &[(1000, 3000)]);
-    assert_eq!(offs(&drain(&mut c, ms(61))), vec![12_000, 13_000]);
+    assert_eq!(offs(&drain(&mut c, ms(61))), vec![11_000]);
     assert_eq!(
         c.info().bytes_in_flight,
-        12_000,
+        10_000,
         "pipe excludes SACKed segments (RFC 6675 §4)"
     );
     assert!(!c.info().in_recovery);
@@ -116,25 +118,27 @@ fn test_established_sack_recovery_exact_scoreboard() {
     let i = c.info();
     assert_eq!(
         (i.ssthresh, i.cwnd, i.in_recovery),
-        (7000, 7000, true),
-        "FlightSize 14000 / 2"
+        (6000, 6000, true),
+        "FlightSize 12000 / 2"
     );
     let r = one(&mut c, ms(62));
     assert_eq!(coff(&r), 0);
-    // pipe = 10 unSACKed originals (4000..13999) + 1 retransmission.
-    assert_eq!(c.info().bytes_in_flight, 11_000);
-    for (t, hi) in [(63u64, 5000u32), (64, 6000), (65, 7000), (66, 8000)] {
+    // pipe = 8 unSACKed originals (4000..11999) + 1 retransmission.
+    assert_eq!(c.info().bytes_in_flight, 9000);
+    for (t, hi) in [(63u64, 5000u32), (64, 6000), (65, 7000)] {
         ack(&mut c, ms(t), 0, W, &[(1000, hi)]);
         none(&mut c, ms(t));
     }
-    // cwnd - pipe >= SMSS again: one new segment.
+    // cwnd − pipe ≥ SMSS again: one new segment per SACKed segment.
+    ack(&mut c, ms(66), 0, W, &[(1000, 8000)]);
+    assert_eq!(offs(&drain(&mut c, ms(66))), vec![12_000]);
     ack(&mut c, ms(67), 0, W, &[(1000, 9000)]);
-    assert_eq!(offs(&drain(&mut c, ms(67))), vec![14_000]);
-    assert_eq!(c.info().cwnd, 7000, "no growth in recovery");
+    assert_eq!(offs(&drain(&mut c, ms(67))), vec![13_000]);
+    assert_eq!(c.info().cwnd, 6000, "no growth in recovery");
     // Cumulative ACK up to the recovery point exits recovery.
     ack(&mut c, ms(90), 14_000, W, &[]);
     assert!(!c.info().in_recovery);
-    assert_eq!(c.info().cwnd, 7000);
+    assert_eq!(c.info().cwnd, 6000);
     assert_eq!(c.stats().retrans_segments, 1);
     assert_eq!(c.stats().fast_retransmits, 1);
 }
@@ -414,13 +418,15 @@ fn test_established_timestamps_end_rto_backoff_after_retransmission() {
 }
 
 #[test]
-fn test_lost_retransmission_detected_without_rto_when_enabled() {
+fn test_lost_retransmission_detected_without_rto_by_rack_or_when_enabled() {
     // The segment at 5000 is lost twice (original and first retransmission). Plain RFC 6675
-    // waits for the RTO; with lost-retransmission detection, SACKs for data sent after the
+    // waits for the RTO; with the pre-RACK lost-retransmission detection, or with RACK
+    // (RFC 8985 §6.2: sent before a segment delivered later), SACKs for data sent after the
     // retransmission reveal the loss and the segment goes a third time without a timeout.
-    for detect in [false, true] {
+    for (detect, rack) in [(false, false), (true, false), (false, true)] {
         let mut ccfg = cfg(true);
         ccfg.initial_cwnd_segments = 20;
+        ccfg.rack_tlp = rack;
         let mut p = Pair::new(
             ccfg,
             cfg(true),
@@ -438,15 +444,16 @@ fn test_lost_retransmission_detected_without_rto_when_enabled() {
             .iter()
             .filter(|(_, to_s, pk, _)| *to_s && pk.payload_len > 0 && coff(pk) == 5000)
             .count();
-        assert_eq!(tx, 3, "detect {detect}");
+        assert_eq!(tx, 3, "detect {detect} rack {rack}");
         let st = p.c.stats();
-        if detect {
+        if detect || rack {
             assert_eq!(
                 (st.rtos, st.retrans_segments, st.fast_retransmits),
-                (0, 2, 1)
+                (0, 2, 1),
+                "detect {detect} rack {rack}"
             );
         } else {
-            assert!(st.rtos >= 1);
+            assert_eq!(st.rtos, 1);
         }
     }
 }

@@ -6,7 +6,8 @@
 mod common;
 use common::*;
 use rantcp_core::{Duration, Rng, Time};
-use rantcp_tcp::{cc::CcKind, State, TcpConfig};
+use rantcp_tcp::cc::{CcKind, Hystart};
+use rantcp_tcp::{CwndRules, State, TcpConfig};
 
 fn random_cfg(r: &mut Rng) -> TcpConfig {
     let mut c = cfg(r.bernoulli(0.5));
@@ -21,6 +22,12 @@ fn random_cfg(r: &mut Rng) -> TcpConfig {
     c.cc = CcKind::ALL[r.below(4) as usize];
     c.pacing = r.bernoulli(0.3);
     c.initial_cwnd_segments = [1, 4, 10][r.below(3) as usize];
+    c.rack_tlp = r.bernoulli(0.5);
+    c.prr = r.bernoulli(0.5);
+    c.cwnd_rules = [CwndRules::Rfc, CwndRules::Linux][r.below(2) as usize];
+    c.hystart = Hystart::ALL[r.below(3) as usize];
+    c.ack_every = 1 + r.below(4) as u32;
+    c.quickack_segments = [0, 16][r.below(2) as usize];
     c
 }
 

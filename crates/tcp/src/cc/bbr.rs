@@ -652,7 +652,11 @@ impl CongestionControl for Bbr {
         self.in_loss = false;
     }
 
-    fn on_rto(&mut self, _now: Time, bytes_in_flight: u64, _mss: u32) {
+    fn controls_recovery_window(&self) -> bool {
+        true // Linux: BBR is a `cong_control` module; PRR does not apply.
+    }
+
+    fn on_rto(&mut self, _now: Time, bytes_in_flight: u64, _mss: u32, _reduce_ssthresh: bool) {
         // Linux tcp_enter_loss + `bbr_set_state(TCP_CA_Loss)`: save cwnd, cwnd = 1 segment,
         // restart full-pipe accounting, treat the RTO as the end of a round.
         self.save_cwnd();

@@ -4,11 +4,22 @@
 //! t measured from the start of the congestion-avoidance epoch, with the Reno-friendly estimate
 //! W_est as a floor (§4.3), multiplicative decrease by β_cubic = 0.7 (§4.6), fast convergence
 //! (§4.7) and Reno's timeout response with CUBIC's ssthresh (§4.8). Windows in the cubic
-//! arithmetic are in segments (f64); the exported cwnd is bytes. Slow start is RFC 5681 byte
-//! counting, replaced by HyStart++ (RFC 9406 §4) for the initial slow start when enabled (the
-//! default, as in Linux).
+//! arithmetic are in segments (f64); the exported cwnd is bytes. The window grows only while it
+//! limits the sender, and t excludes the periods when it does not (§5.8).
+//!
+//! Slow start is RFC 5681 byte counting with one of two exits ([`Hystart`]):
+//! * Linux's HyStart (`tcp_cubic.c`, the Linux default and ns-3's `TcpCubic`): in every slow
+//!   start, once cwnd ≥ 16 segments, leave slow start (ssthresh = cwnd) when a train of ACKs
+//!   spaced ≤ 2 ms lasts longer than half the minimum delay — the pipe is about full — or when
+//!   the minimum RTT of a round's first 8 samples exceeds the connection's minimum by
+//!   clamp(min/8, 4 ms, 16 ms). Rounds end when SND.UNA passes SND.NXT of the round's start.
+//! * HyStart++ (RFC 9406 §4), initial slow start only: delay increase between consecutive
+//!   rounds, then Conservative Slow Start. Its delay signal comes from the previous round's
+//!   packets (the ACKs of round n are for data sent in round n − 1), so with a drop-tail queue of
+//!   one BDP or less the queue can overflow before it fires; that is the algorithm, not a defect
+//!   of this model.
 
-use super::{AckSample, CcParams, CcTrace, CongestionControl};
+use super::{AckSample, CcParams, CcTrace, CongestionControl, Hystart};
 use rantcp_core::{Duration, Time};
 
 /// RFC 9438 §4.1.1: C = 0.4 (segments / s³).
@@ -27,6 +38,17 @@ const CSS_GROWTH_DIVISOR: u64 = 4;
 const CSS_ROUNDS: u32 = 5;
 /// RFC 9406 §4.3: L = 8 when not pacing (infinity when pacing).
 const L_UNPACED: u64 = 8;
+
+// Linux tcp_cubic.c HyStart constants.
+/// `hystart_low_window`: HyStart acts only from a cwnd of 16 segments.
+pub const HYSTART_LOW_WINDOW: u64 = 16;
+/// `hystart_ack_delta_us`: ACKs at most 2 ms apart form a train.
+pub const HYSTART_ACK_DELTA: Duration = Duration::from_millis(2);
+/// `HYSTART_MIN_SAMPLES`: delay samples per round before the delay test.
+pub const HYSTART_MIN_SAMPLES: u32 = 8;
+/// `HYSTART_DELAY_MIN` / `HYSTART_DELAY_MAX`: bounds of the delay threshold.
+pub const HYSTART_DELAY_MIN: Duration = Duration::from_millis(4);
+pub const HYSTART_DELAY_MAX: Duration = Duration::from_millis(16);
 
 /// Cube root from IEEE basic operations only (Newton's method), so K is bit-identical on every
 /// platform whatever its libm (design.md §3: byte-identical outputs).
@@ -58,9 +80,43 @@ pub enum HystartPhase {
     Done,
 }
 
+/// Linux HyStart's per-round state (`struct bictcp`: round_start, end_seq, last_ack, curr_rtt,
+/// sample_cnt, found).
+#[derive(Clone, Copy, Debug)]
+struct ClassicHystart {
+    found: bool,
+    round_start: Time,
+    last_ack: Time,
+    /// SND.NXT at the round's start; the round ends when SND.UNA passes it.
+    end_seq: u64,
+    curr_rtt: Duration,
+    sample_cnt: u32,
+}
+
+impl ClassicHystart {
+    fn new() -> Self {
+        ClassicHystart {
+            found: false,
+            round_start: Time::ZERO,
+            last_ack: Time::ZERO,
+            end_seq: 0,
+            curr_rtt: Duration::MAX,
+            sample_cnt: 0,
+        }
+    }
+}
+
+/// How HyStart ended slow start, for tests and traces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HystartExit {
+    AckTrain,
+    Delay,
+}
+
 /// CUBIC controller. cwnd and ssthresh in bytes; W_max, W_est, cwnd_epoch in segments.
 #[derive(Clone, Debug)]
 pub struct Cubic {
+    params: CcParams,
     cwnd: u64,
     ssthresh: u64,
     mss: u64,
@@ -83,17 +139,20 @@ pub struct Cubic {
     frac_bytes: f64,
     /// Minimum RTT, the "RTT" of §4.2's W_cubic(t + RTT) (as Linux uses delay_min).
     min_rtt: Duration,
-    /// An RTO fired and no new data has been acknowledged since: a repeated timeout of the same
-    /// episode does not reduce ssthresh or W_max again (RFC 5681 §3.1, Linux tcp_enter_loss).
-    in_rto_backoff: bool,
     /// Time of the last transmission, to exclude idle periods from t.
     last_sent: Option<Time>,
+    /// Time of the last ACK in congestion avoidance, to exclude rate-limited periods from t.
+    last_ca_ack: Option<Time>,
+
+    // Linux HyStart.
+    classic: ClassicHystart,
+    hystart_exit: Option<HystartExit>,
 
     // HyStart++ (RFC 9406).
     hystart: HystartPhase,
     paced: bool,
-    window_end_delivered: u64,
-    round_started: bool,
+    /// RFC 9406 §4.2 windowEnd (a send-side position); the round ends when SND.UNA reaches it.
+    window_end: Option<u64>,
     last_round_min_rtt: Duration,
     current_round_min_rtt: Duration,
     rtt_sample_count: u32,
@@ -104,6 +163,7 @@ impl Cubic {
     pub fn new(p: &CcParams) -> Self {
         let mss = p.mss as u64;
         Cubic {
+            params: *p,
             cwnd: p.initial_cwnd_segments as u64 * mss,
             ssthresh: u64::MAX,
             mss,
@@ -116,16 +176,17 @@ impl Cubic {
             cwnd_prior: 0.0,
             frac_bytes: 0.0,
             min_rtt: Duration::MAX,
-            in_rto_backoff: false,
             last_sent: None,
-            hystart: if p.hystart {
+            last_ca_ack: None,
+            classic: ClassicHystart::new(),
+            hystart_exit: None,
+            hystart: if p.hystart == Hystart::PlusPlus {
                 HystartPhase::SlowStart
             } else {
                 HystartPhase::Done
             },
             paced: false,
-            window_end_delivered: 0,
-            round_started: false,
+            window_end: None,
             last_round_min_rtt: Duration::MAX,
             current_round_min_rtt: Duration::MAX,
             rtt_sample_count: 0,
@@ -154,6 +215,10 @@ impl Cubic {
     pub fn hystart_phase(&self) -> HystartPhase {
         self.hystart
     }
+    /// How Linux HyStart ended the last slow start, if it did.
+    pub fn hystart_exit(&self) -> Option<HystartExit> {
+        self.hystart_exit
+    }
     /// Start of the current congestion-avoidance epoch.
     pub fn epoch_start(&self) -> Option<Time> {
         self.epoch_start
@@ -177,25 +242,66 @@ impl Cubic {
         acked.min(l.saturating_mul(self.mss))
     }
 
+    /// Linux `hystart_update` (tcp_cubic.c), called on ACKs with an RTT sample in slow start
+    /// while the exit has not been found. Sets ssthresh = cwnd when it fires.
+    fn classic_hystart_on_ack(&mut self, ack: &AckSample, delay: Duration) {
+        let now = ack.now;
+        let h = &mut self.classic;
+        if ack.snd_una > h.end_seq {
+            // bictcp_hystart_reset: a new round.
+            h.round_start = now;
+            h.last_ack = now;
+            h.end_seq = ack.snd_nxt;
+            h.curr_rtt = Duration::MAX;
+            h.sample_cnt = 0;
+        }
+        if self.cwnd < HYSTART_LOW_WINDOW * self.mss {
+            return;
+        }
+        let delay_min = self.min_rtt;
+        // ACK train: ACKs closely spaced for longer than delay_min / 2 (the whole of delay_min
+        // when paced) mean the pipe is full. Linux adds a TSO/GRO cushion of up to 1 ms
+        // (`hystart_ack_delay`); there is no TSO or GRO here, so it is 0.
+        if now.saturating_since(h.last_ack) <= HYSTART_ACK_DELTA {
+            h.last_ack = now;
+            let threshold = if self.paced {
+                delay_min
+            } else {
+                Duration(delay_min.0 / 2)
+            };
+            if now.saturating_since(h.round_start) > threshold {
+                h.found = true;
+                self.hystart_exit = Some(HystartExit::AckTrain);
+                self.ssthresh = self.cwnd;
+                return;
+            }
+        }
+        // Delay increase over the round's first HYSTART_MIN_SAMPLES samples.
+        h.curr_rtt = h.curr_rtt.min(delay);
+        if h.sample_cnt < HYSTART_MIN_SAMPLES {
+            h.sample_cnt += 1;
+        } else {
+            let thresh = Duration(delay_min.0 >> 3)
+                .max(HYSTART_DELAY_MIN)
+                .min(HYSTART_DELAY_MAX);
+            if h.curr_rtt > delay_min + thresh {
+                h.found = true;
+                self.hystart_exit = Some(HystartExit::Delay);
+                self.ssthresh = self.cwnd;
+            }
+        }
+    }
+
     /// RFC 9406 §4.2: per-ACK HyStart++ bookkeeping while in slow start / CSS. Returns the
     /// increase to apply to cwnd.
     fn hystart_on_ack(&mut self, ack: &AckSample) -> u64 {
         let l = if self.paced { u64::MAX / 2 } else { L_UNPACED };
-        // Rounds (RFC 9406 §4.2: windowEnd = SND.NXT at the round start; a round ends when it is
-        // acknowledged). A packet sent after the round began has prior_delivered at least the
-        // delivered count at the round start.
-        let round_end = match ack.rate {
-            Some(rs) => rs.prior_delivered >= self.window_end_delivered,
-            None => ack.delivered >= self.window_end_delivered,
-        };
-        if !self.round_started || round_end {
-            let css_round_done = self.round_started;
-            self.round_started = true;
-            self.window_end_delivered = if ack.rate.is_some() {
-                ack.delivered
-            } else {
-                ack.delivered + ack.bytes_in_flight
-            };
+        // Rounds (RFC 9406 §4.2: "Define windowEnd as a sequence number initialized to SND.NXT.
+        // When windowEnd is ACKed, the current round ends and windowEnd is set to SND.NXT.")
+        let round_end = self.window_end.is_none_or(|w| ack.snd_una >= w);
+        if round_end {
+            let css_round_done = self.window_end.is_some();
+            self.window_end = Some(ack.snd_nxt);
             self.last_round_min_rtt = self.current_round_min_rtt;
             self.current_round_min_rtt = Duration::MAX;
             self.rtt_sample_count = 0;
@@ -243,7 +349,7 @@ impl Cubic {
                 }
                 self.slow_start_inc(ack.bytes_acked, l) / CSS_GROWTH_DIVISOR
             }
-            HystartPhase::Done => self.slow_start_inc(ack.bytes_acked, 2),
+            HystartPhase::Done => self.params.slow_start_increase(ack.bytes_acked),
         }
     }
 
@@ -273,6 +379,19 @@ impl Cubic {
 
     fn congestion_avoidance(&mut self, ack: &AckSample) {
         let now = ack.now;
+        let since_last_ack = self.last_ca_ack.map(|t| now.saturating_since(t));
+        self.last_ca_ack = Some(now);
+        if ack.rate_limited {
+            // RFC 9438 §5.8: no growth while the window does not limit the sender, and t in
+            // Eq. (1) MUST NOT include such periods.
+            if let (Some(start), Some(d)) = (self.epoch_start, since_last_ack) {
+                self.epoch_start = Some((start + d).min(now));
+            }
+            return;
+        }
+        if ack.cum_acked == 0 {
+            return; // a duplicate ACK (SACK information only) does not grow cwnd
+        }
         if self.epoch_start.is_none() {
             self.start_epoch(now);
         }
@@ -328,6 +447,25 @@ impl Cubic {
         }
         ss
     }
+
+    /// Slow-start increase for this ACK, with the configured exit detection.
+    fn slow_start(&mut self, ack: &AckSample) -> u64 {
+        match self.params.hystart {
+            Hystart::PlusPlus if self.hystart != HystartPhase::Done => self.hystart_on_ack(ack),
+            Hystart::Classic => {
+                if !self.classic.found {
+                    if let Some(rtt) = ack.rtt {
+                        self.classic_hystart_on_ack(ack, rtt.max(Duration(1)));
+                    }
+                }
+                if self.cwnd >= self.ssthresh {
+                    return 0; // the exit was found on this ACK: CA from the next one
+                }
+                self.params.slow_start_increase(ack.bytes_acked)
+            }
+            _ => self.params.slow_start_increase(ack.bytes_acked),
+        }
+    }
 }
 
 impl CongestionControl for Cubic {
@@ -361,17 +499,19 @@ impl CongestionControl for Cubic {
         if ack.bytes_acked == 0 {
             return;
         }
-        self.in_rto_backoff = false;
         if ack.in_recovery {
-            return; // the endpoint's RFC 6675 recovery governs sending.
+            return; // the endpoint's recovery (RFC 6675 / PRR) governs sending.
         }
+        // Growth only on ACKs that advance SND.UNA (RFC 5681 §3.1, Linux tcp_may_raise_cwnd);
+        // HyStart's detection still sees every ACK with an RTT sample.
+        let may_raise = ack.cum_acked > 0 && !ack.rate_limited;
         if self.cwnd < self.ssthresh {
-            let inc = if self.hystart == HystartPhase::Done {
-                // RFC 5681 §3.1 with appropriate byte counting, L = 2 (RFC 3465 §2.2).
-                self.slow_start_inc(ack.bytes_acked, 2)
-            } else {
-                self.hystart_on_ack(ack)
-            };
+            // Exit detection runs on every slow-start ACK (Linux calls hystart_update from
+            // pkts_acked, before the cwnd-limited test); growth only when cwnd-limited.
+            let inc = self.slow_start(ack);
+            if !may_raise {
+                return;
+            }
             // Slow start stops at ssthresh (as Linux tcp_slow_start); CA takes over next ACK.
             self.cwnd = (self.cwnd + inc).min(self.ssthresh.max(self.cwnd));
             return;
@@ -379,7 +519,7 @@ impl CongestionControl for Cubic {
         self.congestion_avoidance(ack);
     }
 
-    fn on_congestion_event(&mut self, _now: Time, _bytes_in_flight: u64, _mss: u32) {
+    fn on_congestion_event(&mut self, _now: Time, _basis: u64, _mss: u32) {
         let ss = self.reduce();
         self.ssthresh = ss;
         self.cwnd = ss;
@@ -390,18 +530,21 @@ impl CongestionControl for Cubic {
         self.cwnd = self.cwnd.max(2 * self.mss);
     }
 
-    fn on_rto(&mut self, _now: Time, _bytes_in_flight: u64, _mss: u32) {
-        // RFC 9438 §4.8: Reno's timeout response (cwnd = 1 loss window) with ssthresh from §4.6.
-        if !self.in_rto_backoff {
+    fn on_rto(&mut self, _now: Time, _basis: u64, _mss: u32, reduce_ssthresh: bool) {
+        // RFC 9438 §4.8: Reno's timeout response (cwnd = 1 loss window) with ssthresh from §4.6,
+        // when the endpoint says this timeout is a new congestion event.
+        if reduce_ssthresh {
             let ss = self.reduce();
             self.ssthresh = ss;
         }
-        self.in_rto_backoff = true;
         self.epoch_start = None;
+        self.last_ca_ack = None;
         self.cwnd = self.mss;
         // §4.8: the first CA stage after a timeout uses K = 0 and W_max = cwnd at its start.
         self.after_congestion = false;
         self.w_max = None;
+        // Linux cubictcp_state(TCP_CA_Loss): HyStart starts afresh for the next slow start.
+        self.classic = ClassicHystart::new();
     }
 
     fn trace(&self) -> CcTrace {

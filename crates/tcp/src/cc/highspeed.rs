@@ -4,7 +4,10 @@
 //! byte-counting rules as [`super::newreno`]) at or below it. a(w) and b(w) are computed exactly
 //! from §5's formulas (not from the rounded table of Appendix B, nor Linux tcp_highspeed.c's
 //! `hstcp_aimd_vals`), once per change of the integer window, so the per-ACK path is a few integer
-//! operations.
+//! operations. Above High_Window the formulas are not extrapolated: b(w) stays at High_Decrease
+//! = 0.1 and a(w) at a(High_Window), as the tables of RFC 3649 Appendix B, Linux and ns-3 end
+//! there (extrapolated, b turns negative above ~570 000 segments and a loss would raise
+//! ssthresh above the window).
 
 use super::{AckSample, CcParams, CongestionControl};
 use rantcp_core::Time;
@@ -32,19 +35,26 @@ pub fn p_of_w(w: f64) -> f64 {
 }
 
 /// RFC 3649 §5: b(w) = (High_Decrease − 0.5)(log w − log Low_Window)/(log High_Window −
-/// log Low_Window) + 0.5 for w > Low_Window; 0.5 (standard TCP) at or below it.
+/// log Low_Window) + 0.5 for Low_Window < w ≤ High_Window; 0.5 (standard TCP) at or below
+/// Low_Window; High_Decrease = 0.1 above High_Window (where RFC 3649 Appendix B, Linux
+/// `hstcp_aimd_vals` and ns-3's TcpHighSpeed table end at b = 0.1).
 pub fn b_of_w(w: f64) -> f64 {
     if w <= LOW_WINDOW {
         return 0.5;
     }
+    if w >= HIGH_WINDOW {
+        return HIGH_DECREASE;
+    }
     (HIGH_DECREASE - 0.5) * (w.ln() - LOW_WINDOW.ln()) / (HIGH_WINDOW.ln() - LOW_WINDOW.ln()) + 0.5
 }
 
-/// RFC 3649 §5: a(w) = w² · p(w) · 2 · b(w) / (2 − b(w)) for w > Low_Window; 1 at or below it.
+/// RFC 3649 §5: a(w) = w² · p(w) · 2 · b(w) / (2 − b(w)) for Low_Window < w ≤ High_Window; 1 at
+/// or below Low_Window; a(High_Window) above it (the tables end there, see [`b_of_w`]).
 pub fn a_of_w(w: f64) -> f64 {
     if w <= LOW_WINDOW {
         return 1.0;
     }
+    let w = w.min(HIGH_WINDOW);
     let b = b_of_w(w);
     (w * w * p_of_w(w) * 2.0 * b / (2.0 - b)).max(1.0)
 }
@@ -52,6 +62,7 @@ pub fn a_of_w(w: f64) -> f64 {
 /// HighSpeed TCP controller. Sizes in bytes.
 #[derive(Clone, Debug)]
 pub struct HighSpeed {
+    params: CcParams,
     cwnd: u64,
     ssthresh: u64,
     mss: u64,
@@ -62,18 +73,13 @@ pub struct HighSpeed {
     b: f64,
     /// Bytes acknowledged since cwnd last grew in congestion avoidance (RFC 3465 §2.1).
     bytes_acked: u64,
-    /// An RTO fired and no new data has been acknowledged since (RFC 5681 §3.1: do not reduce
-    /// ssthresh again for a retransmission lost again).
-    in_rto_backoff: bool,
 }
-
-/// RFC 3465 §2.3 limit L: slow start grows by at most L·SMSS per ACK (as NewReno).
-const ABC_L: u64 = 2;
 
 impl HighSpeed {
     pub fn new(p: &CcParams) -> Self {
         let mss = p.mss as u64;
         HighSpeed {
+            params: *p,
             cwnd: p.initial_cwnd_segments as u64 * mss,
             ssthresh: u64::MAX,
             mss,
@@ -81,7 +87,6 @@ impl HighSpeed {
             a_q10: 1024,
             b: 0.5,
             bytes_acked: 0,
-            in_rto_backoff: false,
         }
     }
 
@@ -128,16 +133,14 @@ impl CongestionControl for HighSpeed {
     }
 
     fn on_ack(&mut self, ack: &AckSample) {
-        if ack.bytes_acked == 0 {
+        // RFC 5681 §3.2 / RFC 6582: no growth during fast recovery; RFC 7661: none while the
+        // window does not limit the sender.
+        if ack.cum_acked == 0 || ack.in_recovery || ack.rate_limited {
             return;
         }
-        self.in_rto_backoff = false;
-        if ack.in_recovery {
-            return; // RFC 5681 §3.2 / RFC 6582: no growth during fast recovery.
-        }
         if self.cwnd < self.ssthresh {
-            // RFC 5681 §3.1 slow start with RFC 3465 §2.2 byte counting, L = 2 (as NewReno).
-            self.cwnd += ack.bytes_acked.min(ABC_L * self.mss);
+            // RFC 5681 §3.1 slow start with RFC 3465 §2.2 byte counting (as NewReno).
+            self.cwnd += self.params.slow_start_increase(ack.bytes_acked);
             self.bytes_acked = 0;
         } else {
             // RFC 3649 §4: w ← w + a(w)/w per ACK-ed segment, i.e. a(w) segments per window of
@@ -155,9 +158,9 @@ impl CongestionControl for HighSpeed {
         }
     }
 
-    fn on_congestion_event(&mut self, _now: Time, bytes_in_flight: u64, _mss: u32) {
+    fn on_congestion_event(&mut self, _now: Time, basis: u64, _mss: u32) {
         // RFC 3649 §4 decrease; RFC 5681 §3.2 step 2/3: cwnd = ssthresh for the episode.
-        self.ssthresh = self.reduced(bytes_in_flight);
+        self.ssthresh = self.reduced(basis);
         self.cwnd = self.ssthresh;
         self.bytes_acked = 0;
     }
@@ -168,13 +171,12 @@ impl CongestionControl for HighSpeed {
         self.bytes_acked = 0;
     }
 
-    fn on_rto(&mut self, _now: Time, bytes_in_flight: u64, _mss: u32) {
-        // RFC 5681 §3.1 eq. (4) with HighSpeed's b(w), not repeated for a retransmission lost
-        // again; cwnd = loss window (1 SMSS).
-        if !self.in_rto_backoff {
-            self.ssthresh = self.reduced(bytes_in_flight);
+    fn on_rto(&mut self, _now: Time, basis: u64, _mss: u32, reduce_ssthresh: bool) {
+        // RFC 5681 §3.1 eq. (4) with HighSpeed's b(w) when the endpoint says this is a new
+        // congestion event; cwnd = loss window (1 SMSS).
+        if reduce_ssthresh {
+            self.ssthresh = self.reduced(basis);
         }
-        self.in_rto_backoff = true;
         self.cwnd = self.mss;
         self.bytes_acked = 0;
     }

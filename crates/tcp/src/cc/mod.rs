@@ -2,9 +2,11 @@
 //! hot path (design.md §3 "Congestion control").
 //!
 //! Division of labour (as in Linux and ns-3's `TcpCongestionOps`): the TCP endpoint owns loss
-//! detection, recovery (RFC 6675 / RFC 6582), the RTT estimator and per-packet delivery-rate
-//! sampling; the controller owns cwnd, ssthresh and the pacing rate and is told about ACKs,
-//! congestion events and timeouts.
+//! detection, recovery (RFC 6675 / RFC 6582 / RFC 8985, PRR per RFC 6937), the RTT estimator,
+//! per-packet delivery-rate sampling and the decisions *whether* an event is a new congestion
+//! event (an RTO during fast recovery is not: RFC 5681 §3.1, Linux `tcp_enter_loss`) and whether
+//! the sender is cwnd-limited (RFC 7661, Linux `tcp_is_cwnd_limited`); the controller owns cwnd,
+//! ssthresh and the pacing rate and is told about ACKs, congestion events and timeouts.
 
 use rantcp_core::{Duration, Time};
 
@@ -44,8 +46,13 @@ impl RateSample {
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct AckSample {
     pub now: Time,
-    /// Bytes newly acknowledged (cumulatively or by SACK) by this ACK.
+    /// Bytes newly acknowledged (cumulatively or by SACK) by this ACK: DeliveredData.
     pub bytes_acked: u64,
+    /// Of these, bytes acknowledged cumulatively (SND.UNA advanced by this much). Window-based
+    /// controllers grow cwnd only on ACKs that advance SND.UNA (RFC 5681 §3.1 "each ACK
+    /// received that cumulatively acknowledges new data"; Linux `tcp_may_raise_cwnd`
+    /// FLAG_DATA_ACKED); a duplicate ACK carrying SACK information is not one.
+    pub cum_acked: u64,
     /// RTT measured from this ACK, if any (Karn's rule applied).
     pub rtt: Option<Duration>,
     /// Smoothed RTT after this ACK (RFC 6298), `Duration::ZERO` before the first sample.
@@ -66,6 +73,15 @@ pub struct AckSample {
     pub rate: Option<RateSample>,
     /// Sender MSS in bytes.
     pub mss: u32,
+    /// The sender was not limited by cwnd but by the application or the peer's window (RFC 7661
+    /// "rate-limited"; Linux `!tcp_is_cwnd_limited`, which in slow start still allows growth up
+    /// to twice the data in flight). Window-based controllers do not grow cwnd on such ACKs
+    /// (RFC 9438 §5.8).
+    pub rate_limited: bool,
+    /// SND.UNA after this ACK, as a send-side byte position (0 = ISS).
+    pub snd_una: u64,
+    /// SND.NXT (the highest sequence sent + 1) when this ACK was processed, same positions.
+    pub snd_nxt: u64,
 }
 
 /// A congestion controller's internal state for the time series (design.md §6).
@@ -83,9 +99,11 @@ pub struct CcTrace {
     pub cubic_k_s: Option<f64>,
 }
 
-/// Information about the path from outside TCP, e.g. what a base station measured for
-/// radio-aware TCP (seed 002's loose coupling), handed to the controller by
-/// [`crate::Endpoint::handle_feedback`].
+/// Information about the path from outside TCP, handed to the controller by
+/// [`crate::Endpoint::handle_feedback`] rather than inferred from ACKs: RAN-side information such
+/// as seed 002's achievable data rate R(t) (predicted from CQI and cell load) and layer-2 queue
+/// Q(t), from which a radio-aware controller sets its window (cwnd = R(t)·RTT + (Q_th − Q(t))).
+/// A source fills in what it knows.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Feedback {
     /// When it was measured.
@@ -117,15 +135,27 @@ pub trait CongestionControl {
     }
     /// Every ACK that acknowledged new data or carried new SACK information.
     fn on_ack(&mut self, ack: &AckSample);
-    /// Loss detected by duplicate ACKs / SACK: entering fast recovery (RFC 5681 §3.2 step 2,
-    /// RFC 6675 §5 step 4.2). Sets ssthresh and cwnd for the recovery episode.
-    fn on_congestion_event(&mut self, now: Time, bytes_in_flight: u64, mss: u32);
+    /// Loss detected by duplicate ACKs / SACK / RACK: entering fast recovery (RFC 5681 §3.2
+    /// step 2, RFC 6675 §5 step 4.2). Sets ssthresh and cwnd for the recovery episode.
+    /// `basis` is what the reduction is computed from: FlightSize (RFC 5681 eq. 4) or cwnd
+    /// (Linux `ca_ops->ssthresh`), as the endpoint's [`crate::CwndRules`] say; controllers whose
+    /// rule is defined on cwnd (CUBIC §4.6, HighSpeed §4) may use their own cwnd.
+    fn on_congestion_event(&mut self, now: Time, basis: u64, mss: u32);
     /// Fast recovery ended (the recovery point was acknowledged).
     fn on_recovery_exit(&mut self, _now: Time, _mss: u32) {}
-    /// Retransmission timeout (RFC 5681 §3.1 eq. 4: ssthresh = max(FlightSize/2, 2·SMSS),
-    /// cwnd = 1 loss window).
-    fn on_rto(&mut self, now: Time, bytes_in_flight: u64, mss: u32);
-    /// External feedback about the path ([`Feedback`]); ignored by default.
+    /// Retransmission timeout: cwnd = 1 loss window (RFC 5681 §3.1). ssthresh is reduced from
+    /// `basis` (as in [`CongestionControl::on_congestion_event`]) only when `reduce_ssthresh`:
+    /// the endpoint says no for an RTO during fast recovery (Linux `tcp_enter_loss` keeps the
+    /// episode's ssthresh; RFC 5681 eq. 4 with the FlightSize then is no lower) and for a repeated
+    /// timeout of one episode (RFC 5681 §3.1: ssthresh is held constant).
+    fn on_rto(&mut self, now: Time, basis: u64, mss: u32, reduce_ssthresh: bool);
+    /// The controller sets cwnd itself during recovery (Linux `cong_control`, BBR's packet
+    /// conservation), so the endpoint does not apply PRR (RFC 6937) on top.
+    fn controls_recovery_window(&self) -> bool {
+        false
+    }
+    /// An external signal about the path ([`Feedback`]); ignored unless the controller uses
+    /// it.
     fn on_feedback(&mut self, _now: Time, _fb: &Feedback) {}
     /// Internal state for the time series.
     fn trace(&self) -> CcTrace {
@@ -162,6 +192,29 @@ impl CcKind {
     }
 }
 
+/// CUBIC's slow-start variant (`flow.hystart`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Hystart {
+    /// Linux's HyStart (tcp_cubic.c, Ha & Rhee 2008): ACK-train and delay-increase detection,
+    /// slow start ends at once (ssthresh = cwnd). The Linux default.
+    Classic,
+    /// HyStart++ (RFC 9406): delay increase over rounds, then Conservative Slow Start.
+    PlusPlus,
+    /// Standard slow start (RFC 5681) until the first loss.
+    Off,
+}
+
+impl Hystart {
+    pub const ALL: [Hystart; 3] = [Hystart::Classic, Hystart::PlusPlus, Hystart::Off];
+    pub fn name(self) -> &'static str {
+        match self {
+            Hystart::Classic => "classic",
+            Hystart::PlusPlus => "hystart++",
+            Hystart::Off => "off",
+        }
+    }
+}
+
 /// Parameters every controller is built from.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CcParams {
@@ -169,8 +222,11 @@ pub struct CcParams {
     pub mss: u32,
     /// Initial window in segments (RFC 6928: 10).
     pub initial_cwnd_segments: u32,
-    /// CUBIC: HyStart++ (RFC 9406) on.
-    pub hystart: bool,
+    /// CUBIC's slow start.
+    pub hystart: Hystart,
+    /// Slow start grows cwnd by at most this many segments per ACK (RFC 3465 §2.2 L = 2);
+    /// `None`: by everything the ACK newly acknowledged (Linux `tcp_slow_start`).
+    pub abc_limit_segments: Option<u32>,
     /// Seed of the controller's own random stream (BBR's PROBE_BW start phase). Derive it from
     /// (run seed, flow id) so flows differ; [`CcParams::DEFAULT_SEED`] when there is no better.
     pub seed: u64,
@@ -179,6 +235,16 @@ pub struct CcParams {
 impl CcParams {
     /// The fixed seed used by [`CcParams::default`].
     pub const DEFAULT_SEED: u64 = 0x7263_7463_705f_6363; // "rctcp_cc"
+
+    /// Slow-start increase for an ACK of `acked` bytes: min(acked, L·SMSS) (RFC 3465 §2.2) or
+    /// all of it (Linux).
+    #[inline]
+    pub fn slow_start_increase(&self, acked: u64) -> u64 {
+        match self.abc_limit_segments {
+            Some(l) => acked.min(l as u64 * self.mss as u64),
+            None => acked,
+        }
+    }
 }
 
 impl Default for CcParams {
@@ -187,7 +253,8 @@ impl Default for CcParams {
             kind: CcKind::NewReno,
             mss: 1448,
             initial_cwnd_segments: 10,
-            hystart: true,
+            hystart: Hystart::Classic,
+            abc_limit_segments: Some(2),
             seed: CcParams::DEFAULT_SEED,
         }
     }
@@ -246,17 +313,22 @@ impl CongestionControl for Cc {
         dispatch!(self, c => c.on_ack(ack))
     }
     #[inline]
-    fn on_congestion_event(&mut self, now: Time, in_flight: u64, mss: u32) {
-        dispatch!(self, c => c.on_congestion_event(now, in_flight, mss))
+    fn on_congestion_event(&mut self, now: Time, basis: u64, mss: u32) {
+        dispatch!(self, c => c.on_congestion_event(now, basis, mss))
     }
     #[inline]
     fn on_recovery_exit(&mut self, now: Time, mss: u32) {
         dispatch!(self, c => c.on_recovery_exit(now, mss))
     }
     #[inline]
-    fn on_rto(&mut self, now: Time, in_flight: u64, mss: u32) {
-        dispatch!(self, c => c.on_rto(now, in_flight, mss))
+    fn on_rto(&mut self, now: Time, basis: u64, mss: u32, reduce_ssthresh: bool) {
+        dispatch!(self, c => c.on_rto(now, basis, mss, reduce_ssthresh))
     }
+    #[inline]
+    fn controls_recovery_window(&self) -> bool {
+        dispatch!(self, c => c.controls_recovery_window())
+    }
+    #[inline]
     fn on_feedback(&mut self, now: Time, fb: &Feedback) {
         dispatch!(self, c => c.on_feedback(now, fb))
     }

@@ -1,0 +1,128 @@
+//! Endpoint configuration: the stack settings of one connection (sizes in bytes, times in
+//! [`Duration`]). [`TcpConfig::default`] is rantcp's historical RFC-algorithm stack with Linux's
+//! timer values; [`TcpConfig::linux`] and [`TcpConfig::rfc`] are the two coherent stack profiles
+//! the scenario configs select with `flow.stack`.
+
+use crate::cc::{CcKind, Hystart};
+use rantcp_core::Duration;
+
+/// How ssthresh and cwnd respond to congestion where Linux and the RFCs differ.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CwndRules {
+    /// RFC 5681 / RFC 3465: ssthresh from FlightSize (eq. 4); slow start grows by at most
+    /// L = 2 SMSS per ACK (RFC 3465 §2.2); a repeated timeout within one timeout episode holds
+    /// ssthresh (RFC 5681 §3.1).
+    Rfc,
+    /// Linux 6.x: ssthresh from cwnd (`ca_ops->ssthresh`, e.g. `tcp_reno_ssthresh`); slow start
+    /// grows by everything acknowledged (`tcp_slow_start`); a timeout after the previous one's
+    /// retransmission was acknowledged reduces ssthresh again, from the (small) cwnd
+    /// (`tcp_enter_loss` with `icsk_retransmits` reset by the ACK).
+    Linux,
+}
+
+/// Endpoint configuration. All sizes in bytes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TcpConfig {
+    /// Maximum segment size: payload bytes per segment this endpoint sends and announces.
+    pub mss: u32,
+    /// Receive buffer, bytes: bounds the advertised window (unread + out-of-order data).
+    pub rcv_buf_bytes: u64,
+    /// Send buffer, bytes: bounds unacknowledged + unsent data.
+    pub snd_buf_bytes: u64,
+    /// Delayed ACKs on (ACK every `ack_every` full-sized segments or at the timer); off: ACK
+    /// every segment at once.
+    pub delayed_ack: bool,
+    /// With delayed ACKs, ACK at least every this many full-sized segments (RFC 5681 §4.2: 2;
+    /// more makes stretch ACKs, as some phone OSes do). At least 1.
+    pub ack_every: u32,
+    /// Quick-ACK at connection start: the first this many data segments are each ACKed at once
+    /// (Linux `tcp_incr_quickack`: min(rcv_wnd / (2·MSS), 16)); 0 = off.
+    pub quickack_segments: u32,
+    /// Maximum delay of a delayed ACK (RFC 1122 §4.2.3.2 allows up to 500 ms; Linux ~40 ms).
+    pub delack_timeout: Duration,
+    /// Lower bound on the RTO (RFC 6298 §2.4 says 1 s; Linux uses 200 ms).
+    pub min_rto: Duration,
+    /// RTO before any RTT sample (RFC 6298 §2.1: 1 s).
+    pub initial_rto: Duration,
+    /// Upper bound on the RTO (RFC 6298 §2.5: at least 60 s).
+    pub max_rto: Duration,
+    /// Offer/use SACK (RFC 2018) and RFC 6675 loss recovery.
+    pub sack: bool,
+    /// RACK-TLP loss detection (RFC 8985) instead of RFC 6675's DupThresh rule (needs SACK).
+    pub rack_tlp: bool,
+    /// Proportional Rate Reduction (RFC 6937) for the sending rate in fast recovery (with SACK,
+    /// for the window-based controllers).
+    pub prr: bool,
+    /// Offer/use timestamps (RFC 7323 §3).
+    pub timestamps: bool,
+    /// Offer/use window scaling (RFC 7323 §2).
+    pub window_scaling: bool,
+    /// Congestion control algorithm.
+    pub cc: CcKind,
+    /// Initial window, segments (RFC 6928: 10).
+    pub initial_cwnd_segments: u32,
+    /// CUBIC's slow-start exit.
+    pub hystart: Hystart,
+    /// Where Linux and the RFCs differ on ssthresh and cwnd.
+    pub cwnd_rules: CwndRules,
+    /// Pace transmissions even when the controller does not ask for it (BBR always paces).
+    pub pacing: bool,
+}
+
+impl Default for TcpConfig {
+    /// RFC algorithms (RFC 6675 recovery, no RACK-TLP, no PRR, no quick-ACK, HyStart++ for
+    /// CUBIC) with Linux's timers (200 ms minimum RTO, 40 ms delayed ACK): what rantcp's
+    /// endpoint did before the stack profiles existed. Unit tests build on it.
+    fn default() -> Self {
+        TcpConfig {
+            mss: 1448,
+            rcv_buf_bytes: 6 << 20,
+            snd_buf_bytes: 6 << 20,
+            delayed_ack: true,
+            ack_every: 2,
+            quickack_segments: 0,
+            delack_timeout: Duration::from_millis(40),
+            min_rto: Duration::from_millis(200),
+            initial_rto: Duration::from_secs(1),
+            max_rto: Duration::from_secs(60),
+            sack: true,
+            rack_tlp: false,
+            prr: false,
+            timestamps: true,
+            window_scaling: true,
+            cc: CcKind::NewReno,
+            initial_cwnd_segments: 10,
+            hystart: Hystart::PlusPlus,
+            cwnd_rules: CwndRules::Rfc,
+            pacing: false,
+        }
+    }
+}
+
+impl TcpConfig {
+    /// The Linux 6.x stack: IW 10, 200 ms minimum RTO, delayed ACK (every 2nd segment, 40 ms)
+    /// with quick-ACK for the first 16 segments, SACK + RACK-TLP + PRR, CUBIC's HyStart, and
+    /// Linux's ssthresh/cwnd rules ([`CwndRules::Linux`]).
+    pub fn linux() -> Self {
+        TcpConfig {
+            quickack_segments: 16,
+            rack_tlp: true,
+            prr: true,
+            hystart: Hystart::Classic,
+            cwnd_rules: CwndRules::Linux,
+            ..TcpConfig::default()
+        }
+    }
+
+    /// The RFC stack: RFC 6298's 1 s minimum RTO, delayed ACK every 2nd segment with a 200 ms
+    /// timer (RFC 1122 §4.2.3.2 allows 500 ms; BSD and ns-3 use 200 ms), no quick-ACK, SACK
+    /// with RFC 6675 recovery (no RACK-TLP, no PRR), HyStart++ (RFC 9406) for CUBIC, RFC 5681 /
+    /// RFC 3465 ssthresh/cwnd rules.
+    pub fn rfc() -> Self {
+        TcpConfig {
+            min_rto: Duration::from_secs(1),
+            delack_timeout: Duration::from_millis(200),
+            ..TcpConfig::default()
+        }
+    }
+}

@@ -1,0 +1,329 @@
+//! The receive side: in-window data and reassembly (RFC 9293 §3.10.7.4 seventh step), the
+//! peer's FIN (eighth step), when to acknowledge (RFC 1122 §4.2.3.2, RFC 5681 §4.2), the SACK
+//! blocks to report (RFC 2018 §4) and the window to advertise with receiver SWS avoidance
+//! (RFC 9293 §3.8.6.2.2).
+//!
+//! Positions are receive-side: 0 = IRS (the peer's SYN), 1 = its first data byte. Payload bytes
+//! are not stored: the out-of-order queue is a sorted list of merged ranges.
+
+use super::{Endpoint, State, TcpConfig};
+use rantcp_core::Time;
+use rantcp_wire::{SackBlock, TcpOptions};
+
+/// Receive-side state of a connection.
+#[derive(Debug, Default)]
+pub(super) struct Receiver {
+    /// Initial receive sequence number (the peer's ISS).
+    pub irs: u32,
+    /// RCV.NXT as a position.
+    pub nxt: u64,
+    /// Position of the next byte the application reads.
+    pub read: u64,
+    /// Out-of-order ranges above RCV.NXT, sorted, merged, `[start, end)`.
+    pub ooo: Vec<(u64, u64)>,
+    pub ooo_bytes: u64,
+    /// The most recently changed out-of-order ranges, newest first (RFC 2018 §4 ordering).
+    sack_recent: [(u64, u64); 4],
+    sack_recent_len: usize,
+    /// Position of the peer's FIN, once seen.
+    pub peer_fin: Option<u64>,
+    /// The FIN was reached in sequence (RCV.NXT moved past it).
+    pub fin_received: bool,
+    /// Right edge of the window last advertised (never moves left).
+    pub right_edge: u64,
+    /// RCV.NXT carried by the last ACK sent (RFC 7323 §4.3 Last.ACK.sent).
+    pub last_ack_sent: u64,
+    /// An ACK must go out at the next `poll_transmit`.
+    pub ack_now: bool,
+    /// Delayed-ACK timer.
+    pub delack_deadline: Option<Time>,
+    /// In-order bytes received since the last ACK.
+    pub unacked_bytes: u64,
+    /// Data segments still to be ACKed at once (Linux quick-ACK mode at connection start).
+    quickacks: u32,
+}
+
+impl Receiver {
+    /// Before the peer's SYN: nothing received, the first data byte is position 1.
+    pub fn new() -> Self {
+        Receiver {
+            read: 1,
+            ..Receiver::default()
+        }
+    }
+
+    /// The peer's SYN carried sequence number `irs`. With quick-ACK configured, the first
+    /// data segments are ACKed at once: Linux `tcp_incr_quickack` on the first data,
+    /// min(rcv_wnd / (2·MSS), TCP_MAX_QUICKACKS = 16), at least 2.
+    pub fn start(&mut self, irs: u32, cfg: &TcpConfig) {
+        self.irs = irs;
+        self.nxt = 1;
+        self.read = 1;
+        if cfg.quickack_segments > 0 {
+            let by_window = (cfg.rcv_buf_bytes / (2 * cfg.mss.max(1) as u64)).max(2);
+            self.quickacks = cfg.quickack_segments.min(by_window as u32);
+        }
+    }
+
+    #[inline]
+    pub fn seq(&self, pos: u64) -> u32 {
+        self.irs.wrapping_add(pos as u32)
+    }
+    /// Receive-side position of a 32-bit sequence number, relative to RCV.NXT.
+    #[inline]
+    pub fn pos(&self, seq: u32) -> i64 {
+        self.nxt as i64 + seq.wrapping_sub(self.seq(self.nxt)) as i32 as i64
+    }
+
+    /// Current receive window (right edge − RCV.NXT), bytes.
+    #[inline]
+    pub fn window(&self) -> u64 {
+        self.right_edge.saturating_sub(self.nxt)
+    }
+
+    /// In-order bytes waiting to be read.
+    pub fn readable(&self) -> u64 {
+        let data_end = if self.fin_received {
+            self.nxt - 1
+        } else {
+            self.nxt
+        };
+        data_end.saturating_sub(self.read)
+    }
+
+    /// Buffer space not held by unread or out-of-order data, capped by what the window field
+    /// can express.
+    fn available(&self, cfg: &TcpConfig, rcv_wscale: u8) -> u64 {
+        let held = self.readable() + self.ooo_bytes;
+        let max_wnd = 65535u64 << rcv_wscale;
+        cfg.rcv_buf_bytes.saturating_sub(held).min(max_wnd)
+    }
+
+    /// Receive in-window data (RFC 9293 §3.10.7.4 seventh step) and decide when to ACK.
+    pub fn on_data(&mut self, now: Time, seq_pos: i64, len: u32, cfg: &TcpConfig, smss: u32) {
+        let nxt = self.nxt;
+        let mut start = seq_pos.max(0) as u64;
+        let mut end = (seq_pos + len as i64).max(0) as u64;
+        // Keep only what fits in the window we advertised.
+        end = end.min(self.right_edge.max(nxt));
+        if end <= nxt {
+            // Old duplicate: ACK at once (RFC 5681 §4.2).
+            self.ack_now = true;
+            return;
+        }
+        start = start.max(nxt);
+        if start > end {
+            self.ack_now = true;
+            return;
+        }
+        if start == nxt {
+            let had_ooo = !self.ooo.is_empty();
+            let mut new_nxt = end;
+            // Pull contiguous out-of-order ranges.
+            let mut k = 0;
+            while k < self.ooo.len() && self.ooo[k].0 <= new_nxt {
+                new_nxt = new_nxt.max(self.ooo[k].1);
+                k += 1;
+            }
+            for &(s, e) in &self.ooo[..k] {
+                self.ooo_bytes -= e - s;
+            }
+            self.ooo.drain(..k);
+            let adv = new_nxt - nxt;
+            self.nxt = new_nxt;
+            if had_ooo {
+                // RFC 5681 §4.2: a segment that fills (part of) a hole is ACKed at once.
+                self.ack_now = true;
+            } else if !cfg.delayed_ack {
+                self.ack_now = true;
+            } else if self.quickacks > 0 {
+                // Linux quick-ACK mode: each of the first segments is ACKed at once, so the
+                // sender's slow start is not held back by delayed ACKs.
+                self.quickacks -= 1;
+                self.ack_now = true;
+            } else {
+                // RFC 1122 §4.2.3.2 / RFC 5681 §4.2: ACK at least every second full-sized
+                // segment (every `ack_every`: stretch ACKs), otherwise within the delayed-ACK
+                // timeout.
+                self.unacked_bytes += adv;
+                if self.unacked_bytes >= cfg.ack_every.max(1) as u64 * smss as u64 {
+                    self.ack_now = true;
+                } else if self.delack_deadline.is_none() {
+                    self.delack_deadline = Some(now + cfg.delack_timeout);
+                }
+            }
+        } else {
+            // Out of order (RFC 5681 §4.2: immediate duplicate ACK).
+            self.insert_ooo(start, end);
+            self.ack_now = true;
+        }
+    }
+
+    fn insert_ooo(&mut self, l: u64, r: u64) {
+        let first = self.ooo.partition_point(|&(_, e)| e < l);
+        let mut last = first;
+        while last < self.ooo.len() && self.ooo[last].0 <= r {
+            last += 1;
+        }
+        let (ml, mr) = if last > first {
+            (self.ooo[first].0.min(l), self.ooo[last - 1].1.max(r))
+        } else {
+            (l, r)
+        };
+        for &(s, e) in &self.ooo[first..last] {
+            self.ooo_bytes -= e - s;
+        }
+        if last > first {
+            self.ooo[first] = (ml, mr);
+            if last > first + 1 {
+                self.ooo.drain(first + 1..last);
+            }
+        } else {
+            self.ooo.insert(first, (ml, mr));
+        }
+        self.ooo_bytes += mr - ml;
+        // RFC 2018 §4: the block with the most recent segment goes first; remember order.
+        let mut out = [(ml, mr); 4];
+        let mut n = 1;
+        for i in 0..self.sack_recent_len {
+            let b = self.sack_recent[i];
+            if (b.1 < ml || b.0 > mr) && n < 4 {
+                out[n] = b;
+                n += 1;
+            }
+        }
+        self.sack_recent = out;
+        self.sack_recent_len = n;
+    }
+
+    /// SACK blocks for an outgoing ACK (RFC 2018 §4): the most recent block first, then the
+    /// other recent ones, then other held ranges, highest first; 3 blocks with timestamps, 4
+    /// without.
+    pub fn fill_sack(&self, o: &mut TcpOptions, ts_ok: bool) {
+        if self.ooo.is_empty() {
+            return;
+        }
+        let max_blocks = if ts_ok { 3 } else { 4 };
+        for i in 0..self.sack_recent_len {
+            let (l, _) = self.sack_recent[i];
+            // Map to the current range holding it (ranges merge as data arrives).
+            let k = self.ooo.partition_point(|&(_, e)| e <= l);
+            if k < self.ooo.len() && self.ooo[k].0 <= l {
+                let (rl, rr) = self.ooo[k];
+                let b = SackBlock {
+                    left: self.seq(rl),
+                    right: self.seq(rr),
+                };
+                if !o.sack_blocks().contains(&b) && (o.sack_len as usize) < max_blocks {
+                    o.push_sack(b);
+                }
+            }
+        }
+        // Fill with other held ranges, highest first.
+        for k in (0..self.ooo.len()).rev() {
+            if (o.sack_len as usize) >= max_blocks {
+                break;
+            }
+            let (rl, rr) = self.ooo[k];
+            let b = SackBlock {
+                left: self.seq(rl),
+                right: self.seq(rr),
+            };
+            if !o.sack_blocks().contains(&b) {
+                o.push_sack(b);
+            }
+        }
+    }
+
+    /// Window to advertise, bytes, applying receiver SWS avoidance (RFC 9293 §3.8.6.2.2): the
+    /// right edge moves only by at least min(rcv_buf/2, MSS) and never moves left.
+    pub fn advertise(&mut self, cfg: &TcpConfig, rcv_wscale: u8, smss: u32) -> u64 {
+        let avail = self.available(cfg, rcv_wscale);
+        let cand = self.nxt + avail;
+        let cur = self.right_edge.max(self.nxt);
+        let thresh = (cfg.rcv_buf_bytes / 2).min(smss as u64).max(1);
+        if cand >= cur + thresh {
+            self.right_edge = cand;
+        } else {
+            self.right_edge = cur;
+        }
+        self.right_edge - self.nxt
+    }
+
+    /// RFC 9293 §3.8.6.2.2 / RFC 1122 §4.2.3.3: after the application read, is a window update
+    /// due (a small or zero window opens by at least min(rcv_buf/2, MSS))?
+    pub fn window_update_due(&self, cfg: &TcpConfig, rcv_wscale: u8, smss: u32) -> bool {
+        let thresh = (cfg.rcv_buf_bytes / 2).min(smss as u64).max(1);
+        let old = self.window();
+        let avail = self.available(cfg, rcv_wscale);
+        old < thresh && avail >= old + thresh
+    }
+
+    /// An ACK carrying RCV.NXT was just built.
+    pub fn on_ack_sent(&mut self) {
+        self.ack_now = false;
+        self.delack_deadline = None;
+        self.unacked_bytes = 0;
+        self.last_ack_sent = self.nxt;
+    }
+
+    /// Debug-build check: out-of-order ranges sorted, disjoint, above RCV.NXT, inside the
+    /// buffer.
+    #[cfg(debug_assertions)]
+    pub fn check(&self, rcv_buf_bytes: u64) {
+        if self.ooo.len() > 256 {
+            return;
+        }
+        let mut ooo = 0;
+        for (i, &(l, r)) in self.ooo.iter().enumerate() {
+            assert!(
+                l < r && l > self.nxt,
+                "ooo range {l}..{r} vs RCV.NXT {}",
+                self.nxt
+            );
+            if i > 0 {
+                assert!(self.ooo[i - 1].1 < l, "ooo ranges not merged");
+            }
+            ooo += r - l;
+        }
+        assert_eq!(ooo, self.ooo_bytes);
+        if self.nxt > 0 {
+            assert!(
+                self.readable() + self.ooo_bytes <= rcv_buf_bytes,
+                "receive buffer overrun"
+            );
+        }
+    }
+}
+
+impl Endpoint {
+    /// Data of a segment in a synchronized receiving state (seventh step).
+    pub(super) fn process_data(&mut self, now: Time, seq_pos: i64, len: u32) {
+        let before = self.rcv.nxt;
+        self.rcv.on_data(now, seq_pos, len, &self.cfg, self.smss);
+        self.stats.bytes_received += self.rcv.nxt - before;
+    }
+
+    /// RFC 9293 §3.10.7.4 eighth step: the peer's FIN, once everything before it arrived.
+    pub(super) fn check_peer_fin(&mut self, now: Time) {
+        if let Some(p) = self.rcv.peer_fin {
+            if !self.rcv.fin_received && self.rcv.nxt == p {
+                self.rcv.nxt += 1;
+                self.rcv.fin_received = true;
+                self.rcv.ack_now = true;
+                match self.state {
+                    State::Established => self.state = State::CloseWait,
+                    State::FinWait1 => {
+                        if self.fin_sent && self.snd_una > self.app_end {
+                            self.enter_time_wait(now);
+                        } else {
+                            self.state = State::Closing;
+                        }
+                    }
+                    State::FinWait2 => self.enter_time_wait(now),
+                    _ => {}
+                }
+            }
+        }
+    }
+}

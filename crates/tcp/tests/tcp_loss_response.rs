@@ -1,0 +1,207 @@
+//! The sender's congestion response at the endpoint, with exact values: an RTO that fires during
+//! fast recovery (RFC 5681 §3.1, Linux `tcp_enter_loss`), repeated RTOs of one timeout episode
+//! (RFC 5681 §3.1: a segment already retransmitted by the timer holds ssthresh), and window
+//! growth only while the window limits the sender (RFC 7661, RFC 9438 §5.8, Linux
+//! `tcp_is_cwnd_limited`), for every controller.
+
+mod common;
+use common::*;
+use rantcp_core::Time;
+use rantcp_tcp::cc::CcKind;
+use rantcp_tcp::{Endpoint, TcpConfig};
+
+fn ack(c: &mut Endpoint, t: Time, off: u32, win: u16, sack: &[(u32, u32)]) {
+    let (ip, h) = server_ack(off, win, sack);
+    c.handle_segment(t, &ip, &h, 0);
+}
+
+const W: u16 = 62500; // 1 MB >> 4
+
+/// 20 segments in flight from 40 ms, segment 0 lost; SACKs for 1..=3 at 60..62 ms enter
+/// recovery (RFC 6675 IsLost). Returns the endpoint and ssthresh set on entry.
+fn in_sack_recovery(cc: CcKind) -> (Endpoint, u64) {
+    let mut ccfg = cfg(true);
+    ccfg.cc = cc;
+    ccfg.initial_cwnd_segments = 20;
+    let (mut c, _s) = established(ccfg, cfg(true));
+    ack(&mut c, ms(30), 0, W, &[]);
+    c.send(100_000);
+    assert_eq!(drain(&mut c, ms(40)).len(), 20);
+    for (t, hi) in [(60u64, 2000u32), (61, 3000), (62, 4000)] {
+        ack(&mut c, ms(t), 0, W, &[(1000, hi)]);
+        drain(&mut c, ms(t));
+    }
+    let i = c.info();
+    assert!(i.in_recovery, "{cc:?}");
+    (c, i.ssthresh)
+}
+
+#[test]
+fn test_rto_during_sack_recovery_keeps_ssthresh_newreno() {
+    let (mut c, ssthresh) = in_sack_recovery(CcKind::NewReno);
+    // FlightSize at entry: 20 + 2 new segments the first two SACKs let out (each shrank pipe by
+    // one segment; duplicate ACKs do not grow cwnd) = 22 000; eq. 4: 11 000.
+    assert_eq!(ssthresh, 11_000);
+    // No more ACKs: the RTO (started at 40 ms, 200 ms) fires during recovery.
+    let t = c.poll_timeout().unwrap();
+    assert_eq!(t, ms(240));
+    c.handle_timeout(t);
+    let i = c.info();
+    assert_eq!(c.stats().rtos, 1);
+    assert!(!i.in_recovery);
+    // RFC 5681 §3.1 eq. 4 uses FlightSize (22 000 outstanding: 11 000 again, no lower) and
+    // Linux tcp_enter_loss does not recompute ssthresh in Recovery: ssthresh stays, cwnd = LW.
+    assert_eq!((i.cwnd, i.ssthresh), (1000, 11_000));
+}
+
+#[test]
+fn test_rto_during_sack_recovery_keeps_ssthresh_cubic() {
+    let (mut c, ssthresh) = in_sack_recovery(CcKind::Cubic);
+    // CUBIC (RFC 9438 §4.6): cwnd at entry 20 000 · 0.7.
+    assert_eq!(ssthresh, 14_000);
+    let t = c.poll_timeout().unwrap();
+    c.handle_timeout(t);
+    let i = c.info();
+    assert_eq!((i.cwnd, i.ssthresh), (1000, 14_000), "no second β cut");
+}
+
+#[test]
+fn test_rto_during_newreno_recovery_keeps_ssthresh() {
+    // Without SACK: RFC 6582 recovery entered at the third duplicate ACK.
+    let mut ccfg = cfg(false);
+    ccfg.initial_cwnd_segments = 20;
+    let (mut c, _s) = established(ccfg, cfg(false));
+    ack(&mut c, ms(30), 0, W, &[]);
+    c.send(100_000);
+    assert_eq!(drain(&mut c, ms(40)).len(), 20);
+    for t in [60u64, 61, 62] {
+        ack(&mut c, ms(t), 0, W, &[]);
+        drain(&mut c, ms(t));
+    }
+    let i = c.info();
+    assert!(i.in_recovery);
+    assert_eq!(i.ssthresh, 10_000);
+    c.handle_timeout(ms(240));
+    let i = c.info();
+    assert_eq!((i.cwnd, i.ssthresh), (1000, 10_000));
+}
+
+#[test]
+fn test_repeated_timeouts_hold_or_reduce_from_the_retransmitted_flight() {
+    // RFC 5681 §3.1: "when a TCP sender detects segment loss using the retransmission timer and
+    // the given segment has already been retransmitted by way of the retransmission timer at
+    // least once, the value of ssthresh is held constant". Once an ACK has moved SND.UNA on, a
+    // new timeout is a new congestion event, but within the timeout's go-back-N FlightSize is
+    // the data retransmitted since (BSD's snd_nxt − snd_una), not SND.MAX − SND.UNA, which
+    // still spans the whole pre-timeout window and would restart the RTO cascade.
+    let mut ccfg = cfg(true);
+    ccfg.initial_cwnd_segments = 20;
+    let (mut c, _s) = established(ccfg, cfg(true));
+    ack(&mut c, ms(30), 0, W, &[]);
+    c.send(20_000);
+    assert_eq!(drain(&mut c, ms(40)).len(), 20);
+    c.handle_timeout(ms(240));
+    assert_eq!(
+        (c.info().cwnd, c.info().ssthresh),
+        (1000, 10_000),
+        "20 000 / 2"
+    );
+    assert_eq!(offs(&drain(&mut c, ms(240))), vec![0]);
+    // The same segment times out again (backed off to 400 ms): ssthresh held.
+    c.handle_timeout(ms(640));
+    assert_eq!(c.stats().rtos, 2);
+    assert_eq!((c.info().cwnd, c.info().ssthresh), (1000, 10_000));
+    assert_eq!(offs(&drain(&mut c, ms(640))), vec![0]);
+    // Its retransmission is acknowledged (no RTT sample: Karn); go-back-N goes on.
+    ack(&mut c, ms(660), 1000, W, &[]);
+    assert_eq!(offs(&drain(&mut c, ms(660))), vec![1000, 2000]);
+    // Both are lost: the next timeout (still backed off, 800 ms) is a new congestion event whose
+    // FlightSize is the 2 000 retransmitted bytes: max(2000 / 2, 2 SMSS); not 19 000 / 2.
+    let t = c.poll_timeout().unwrap();
+    assert_eq!(t, ms(1460));
+    c.handle_timeout(t);
+    assert_eq!(c.stats().rtos, 3);
+    assert_eq!((c.info().cwnd, c.info().ssthresh), (1000, 2000));
+    // Once everything outstanding at the timeouts is acknowledged, FlightSize is SND.NXT −
+    // SND.UNA again.
+    ack(&mut c, ms(1500), 20_000, W, &[]);
+    c.send(8000);
+    let v = drain(&mut c, ms(1500));
+    assert_eq!(
+        offs(&v),
+        vec![20_000, 21_000, 22_000],
+        "cwnd 1000 + 2000 (ABC L = 2)"
+    );
+    let t = c.poll_timeout().unwrap();
+    c.handle_timeout(t);
+    assert_eq!(c.stats().rtos, 4);
+    assert_eq!(c.info().ssthresh, 2000, "max(3000 / 2, 2 SMSS)");
+}
+
+fn offs(v: &[rantcp_wire::Packet]) -> Vec<u32> {
+    v.iter().map(coff).collect()
+}
+
+/// A pair at 10 Mbit/s, 10 ms one way, with the receiver's buffer `rcv_buf` bytes.
+fn rwin_limited_pair(cc: CcKind, rcv_buf: u64) -> Pair {
+    let mut ccfg: TcpConfig = cfg(true);
+    ccfg.cc = cc;
+    ccfg.snd_buf_bytes = 64 << 20;
+    let mut scfg = cfg(true);
+    scfg.rcv_buf_bytes = rcv_buf;
+    let mut p = Pair::new(ccfg, scfg, dms(10), 10_000_000, Loss::None);
+    p.keep_log = false;
+    p
+}
+
+#[test]
+fn test_cwnd_does_not_grow_when_receive_window_limited() {
+    // The receiver offers 16 segments; the path holds 25 (10 Mbit/s x 20 ms). RFC 7661 /
+    // RFC 9438 §5.8 / Linux tcp_is_cwnd_limited: cwnd grows only while it limits the sender,
+    // and in slow start up to twice what was in flight. Every controller, BBR included (its
+    // target is twice the measured BDP, and the rwin-limited rate is what it measures).
+    for cc in CcKind::ALL {
+        let mut p = rwin_limited_pair(cc, 16_000);
+        p.run_until(ms(30));
+        p.c.send(100_000_000);
+        p.run_until(ms(20_000));
+        let cwnd = p.c.info().cwnd;
+        assert!(
+            p.delivered_to_server_app > 14_000_000,
+            "{cc:?}: delivered {}",
+            p.delivered_to_server_app
+        );
+        // Slow start's allowance: twice the data in flight (+ the segments of one ACK). BBR's
+        // target is cwnd_gain (2) x its BDP estimate, which the receive window caps at 16 000,
+        // plus its quantization budget (3-5 segments) and ACK-aggregation bonus.
+        let bound = if cc == CcKind::Bbr {
+            3 * 16_000
+        } else {
+            2 * 16_000 + 2000
+        };
+        assert!(
+            cwnd <= bound,
+            "{cc:?}: cwnd {cwnd} with a 16 000-byte receive window"
+        );
+    }
+}
+
+#[test]
+fn test_cwnd_does_not_grow_when_application_limited() {
+    // The application writes 5 segments every 100 ms: at most 5 in flight; cwnd must stay near
+    // twice that (slow start's allowance) instead of growing by every ACK.
+    for cc in CcKind::ALL {
+        let mut p = rwin_limited_pair(cc, 1_000_000);
+        p.run_until(ms(30));
+        for k in 0..100u64 {
+            p.c.send(5000);
+            p.run_until(ms(30 + 100 * (k + 1)));
+        }
+        assert_eq!(p.delivered_to_server_app, 500_000, "{cc:?}");
+        let cwnd = p.c.info().cwnd;
+        assert!(
+            cwnd <= 20_000,
+            "{cc:?}: cwnd {cwnd} while never more than 5 000 in flight"
+        );
+    }
+}
