@@ -169,7 +169,7 @@ impl Run {
                     if wanted.contains(&prefixed(label, &n)) {
                         std::fs::create_dir_all(&d)
                             .map_err(|e| format!("cannot create {}: {e}", d.display()))?;
-                        sim.capture(&n, &d)?;
+                        sim.capture(&n, &d, out.pcap_snaplen.bytes())?;
                     }
                 }
             }
