@@ -180,6 +180,10 @@ impl Sim {
     pub fn device(&self, dev: usize) -> &dyn Device {
         self.devices[dev].dev.as_ref()
     }
+    /// A device, for draining its outputs (downcast with `as_any_mut`).
+    pub fn device_mut(&mut self, dev: usize) -> &mut dyn Device {
+        self.devices[dev].dev.as_mut()
+    }
     pub fn device_count(&self) -> usize {
         self.devices.len()
     }
