@@ -369,6 +369,7 @@ def run(
     overrides: Mapping[str, Any] | None = None,
     out: str | os.PathLike[str] | None = None,
     progress: Progress | None = None,
+    force: bool = False,
 ) -> Result:
     """Run a scenario (``builtin:NAME`` or a TOML path) and return its results.
 
@@ -379,6 +380,8 @@ def run(
     Plots (``plots/*.png``) are drawn when the config sets ``output.plots = true``.
     progress: called with (simulated seconds, total seconds), or with (simulated seconds,
     total seconds, events so far) when it takes three arguments, as the run advances.
+    force: run even when the work estimated before the start is above the bound (see
+    ``crates/scenario/src/work.rs``: minutes to hours of wall time); otherwise it is refused.
     Raises ConfigError (a ValueError) for bad input. ``Result.timings`` says where the time went.
     """
     from rantcp.outdir import Staging
@@ -391,7 +394,7 @@ def run(
     sim = None
     series = _Series(staging.path if staging is not None else None)
     try:
-        sim = _native.Simulation(scenario, ov, seed, str(staging.path) if staging is not None else None)
+        sim = _native.Simulation(scenario, ov, seed, str(staging.path) if staging is not None else None, bool(force))
         plots = staging is not None and bool(json.loads(sim.config_json())["output"]["plots"])
         if plots:
             _prefetch(*PLOT_MODULES)

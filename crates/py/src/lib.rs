@@ -97,11 +97,15 @@ impl Simulation {
 
 #[pymethods]
 impl Simulation {
+    /// Build a run; unless `force`, refuse one whose estimated work is absurd (ConfigError).
     #[new]
-    #[pyo3(signature = (spec, overrides=Vec::new(), seed=None, out_dir=None))]
-    fn new(spec: &str, overrides: Vec<(String, String)>, seed: Option<u64>, out_dir: Option<PathBuf>) -> PyResult<Self> {
+    #[pyo3(signature = (spec, overrides=Vec::new(), seed=None, out_dir=None, force=false))]
+    fn new(spec: &str, overrides: Vec<(String, String)>, seed: Option<u64>, out_dir: Option<PathBuf>, force: bool) -> PyResult<Self> {
         let cfg = load(spec, overrides, seed)?;
         let run = Run::new(cfg, out_dir.as_deref()).map_err(config_err)?;
+        if !force {
+            run.check_work().map_err(config_err)?;
+        }
         Ok(Simulation { run: Some(run) })
     }
 

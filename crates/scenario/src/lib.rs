@@ -14,6 +14,7 @@ pub mod p2p_bulk;
 pub mod ran_common;
 pub mod scenario;
 pub use rantcp_config::units;
+pub mod work;
 
 pub use config::ConfigError;
 pub use output::{merge, Column, Table};
@@ -198,6 +199,31 @@ impl Run {
 
     pub fn config(&self) -> &ScenarioConfig {
         &self.cfg
+    }
+    /// The run's estimated work ([`work::estimate`]).
+    pub fn work(&self) -> work::Work {
+        work::estimate(&self.sims, self.end.as_secs_f64())
+    }
+    /// Refuse a run whose estimated work is above [`work::WORK_LIMIT`], in one line that
+    /// names its largest part and how to go ahead anyway (`--force`).
+    pub fn check_work(&self) -> Result<(), ConfigError> {
+        let w = self.work();
+        if w.total <= work::WORK_LIMIT {
+            return Ok(());
+        }
+        Err(ConfigError::new(
+            "duration",
+            format!(
+                "this run is too large to start: about {:.1e} packets and radio UE-slots over its {} s \
+                 (the bound is {:.0e}: minutes to hours of wall time), {:.1e} of them from the {}; \
+                 shorten duration or lower that rate, or pass --force (Python: force=True) to run it anyway",
+                w.total,
+                self.end.as_secs_f64(),
+                work::WORK_LIMIT,
+                w.largest.1,
+                w.largest.0,
+            ),
+        ))
     }
     /// Simulated end time.
     pub fn end(&self) -> Time {
