@@ -49,8 +49,15 @@ def _override_text(value: Any) -> str:
 
 
 def normalise_overrides(overrides: Mapping[str, Any] | None) -> list[tuple[str, str]]:
-    """(path, literal text) pairs in the order given."""
-    return [(str(k), _override_text(v)) for k, v in (overrides or {}).items()]
+    """(path, literal text) pairs in the order given. A value that has no literal text is a
+    ConfigError naming its path."""
+    out = []
+    for k, v in (overrides or {}).items():
+        try:
+            out.append((str(k), _override_text(v)))
+        except _native.ConfigError as e:
+            raise _native.ConfigError(f"{k}: {e}") from None
+    return out
 
 
 def validate(scenario: str, overrides: Mapping[str, Any] | None = None, seed: int | None = None) -> dict[str, Any]:
@@ -418,7 +425,7 @@ def run(
                 _plots.run_plots(staging.path, summary, tables)
                 phases.lap("plots")
             staging.commit(_native.version())
-            tables = Tables.from_files(Path(out), list(tables))
+            tables = Tables.from_files(staging.out, list(tables))
     except BaseException:
         series.discard()
         if staging is not None:
