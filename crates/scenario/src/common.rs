@@ -354,7 +354,9 @@ impl<'de> Deserialize<'de> for Snaplen {
                     Ok(b) if (Snaplen::MIN..=rantcp_wire::pcap::DEFAULT_SNAPLEN).contains(&b) => {
                         Ok(Snaplen::Bytes(b))
                     }
-                    _ => Err(E::custom(format!("{v} is out of range (allowed: {ALLOWED})"))),
+                    _ => Err(E::custom(format!(
+                        "{v} is out of range (allowed: {ALLOWED})"
+                    ))),
                 }
             }
             fn visit_u64<E: Error>(self, v: u64) -> Result<Snaplen, E> {

@@ -31,12 +31,16 @@ pub struct Work {
 }
 
 fn rate_text(bps: f64) -> String {
-    let (v, u) = [(1e12, "Tbit/s"), (1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "kbit/s")]
-        .into_iter()
-        .find(|(s, _)| bps >= *s)
-        .unwrap_or((1.0, "bit/s"));
-    format!("{:.3} {u}", bps / v)
-        .replacen(".000 ", " ", 1)
+    let (v, u) = [
+        (1e12, "Tbit/s"),
+        (1e9, "Gbit/s"),
+        (1e6, "Mbit/s"),
+        (1e3, "kbit/s"),
+    ]
+    .into_iter()
+    .find(|(s, _)| bps >= *s)
+    .unwrap_or((1.0, "bit/s"));
+    format!("{:.3} {u}", bps / v).replacen(".000 ", " ", 1)
 }
 
 /// The work of `sims` run for `duration_s` simulated seconds.
@@ -52,7 +56,11 @@ pub fn estimate(sims: &[(String, Sim)], duration_s: f64) -> Work {
         };
         for l in sim.link_reports() {
             parts.push((
-                at(format!("link {} at {}", l.iface, rate_text(l.rate_bps as f64))),
+                at(format!(
+                    "link {} at {}",
+                    l.iface,
+                    rate_text(l.rate_bps as f64)
+                )),
                 link_packets_per_s(l.rate_bps),
             ));
         }
@@ -65,7 +73,11 @@ pub fn estimate(sims: &[(String, Sim)], duration_s: f64) -> Work {
             {
                 let pps = (rate_bps as f64 / (8.0 * packet_bytes.max(1) as f64)).min(1e9);
                 parts.push((
-                    at(format!("UDP flow {} at {}", spec.name, rate_text(rate_bps as f64))),
+                    at(format!(
+                        "UDP flow {} at {}",
+                        spec.name,
+                        rate_text(rate_bps as f64)
+                    )),
                     pps,
                 ));
             }

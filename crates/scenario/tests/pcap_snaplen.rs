@@ -68,7 +68,9 @@ fn full_keeps_whole_packets_and_a_number_sets_the_length() {
     let (snap, recs200) = records(&run_p2p(&d2, Some("200")));
     assert_eq!(snap, 200);
     assert_eq!(recs200.len(), recs.len(), "the same packets");
-    assert!(recs200.iter().all(|&(incl, orig, _)| incl == orig.min(200) as usize));
+    assert!(recs200
+        .iter()
+        .all(|&(incl, orig, _)| incl == orig.min(200) as usize));
     // 1 s of a 50 Mbit/s bulk flow: whole packets are ~12x the headers-only file.
     let headers = run_p2p(&d2, None).len();
     assert!(full.len() > 8 * headers, "{} vs {headers}", full.len());

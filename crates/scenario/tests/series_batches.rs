@@ -24,10 +24,7 @@ fn column<'a>(tables: &'a [Table], table: &str, name: &str) -> &'a Column {
 }
 
 /// cc-compare: five networks sampled every millisecond for 4 s (20,000 flow rows).
-const COMPARE: &[(&str, &str)] = &[
-    ("duration", "4s"),
-    ("output.sample_interval", "1ms"),
-];
+const COMPARE: &[(&str, &str)] = &[("duration", "4s"), ("output.sample_interval", "1ms")];
 
 #[test]
 fn tables_do_not_depend_on_how_the_run_is_stepped() {
@@ -103,9 +100,14 @@ fn ssthresh_is_null_until_set_and_bbr_mode_only_for_bbr() {
     let Column::OptI64(ss) = column(&t, "flows", "ssthresh_bytes") else {
         panic!("ssthresh_bytes is a nullable integer column")
     };
-    let first = ss.iter().position(Option::is_some).expect("a loss sets ssthresh");
+    let first = ss
+        .iter()
+        .position(Option::is_some)
+        .expect("a loss sets ssthresh");
     assert!(first > 0, "unset at the start");
-    assert!(ss[first..].iter().all(|v| v.is_some_and(|b| b > 0 && b < 1 << 40)));
+    assert!(ss[first..]
+        .iter()
+        .all(|v| v.is_some_and(|b| b > 0 && b < 1 << 40)));
     let Column::OptI64(mode) = column(&t, "flows", "bbr_mode") else {
         panic!("bbr_mode is a nullable integer column")
     };

@@ -18,7 +18,11 @@ fn every_builtin_is_far_below_the_bound() {
     for b in BUILTINS {
         let r = run(&format!("builtin:{}", b.name), &[]);
         let w = r.work();
-        assert!(w.total > 1e4 && w.total < WORK_LIMIT / 10.0, "{}: {w:?}", b.name);
+        assert!(
+            w.total > 1e4 && w.total < WORK_LIMIT / 10.0,
+            "{}: {w:?}",
+            b.name
+        );
         r.check_work().unwrap();
     }
 }
@@ -36,13 +40,32 @@ fn p2p_bulk_estimate_by_hand() {
 #[test]
 fn absurd_runs_are_refused_in_one_line() {
     for (spec, pairs, part) in [
-        ("builtin:cc-compare", vec![("bottleneck.rate", "10 Tbps"), ("duration", "1s")], "at 10 Tbit/s"),
-        ("builtin:p2p-bulk", vec![("flow.app", "udp-cbr"), ("flow.udp_rate", "100 Tbps"), ("duration", "3s")], "UDP flow"),
-        ("builtin:p2p-bulk", vec![("bottleneck.rate", "9223372036854775807bit/s")], "link"),
+        (
+            "builtin:cc-compare",
+            vec![("bottleneck.rate", "10 Tbps"), ("duration", "1s")],
+            "at 10 Tbit/s",
+        ),
+        (
+            "builtin:p2p-bulk",
+            vec![
+                ("flow.app", "udp-cbr"),
+                ("flow.udp_rate", "100 Tbps"),
+                ("duration", "3s"),
+            ],
+            "UDP flow",
+        ),
+        (
+            "builtin:p2p-bulk",
+            vec![("bottleneck.rate", "9223372036854775807bit/s")],
+            "link",
+        ),
     ] {
         let r = run(spec, &pairs);
         let e = r.check_work().unwrap_err().to_string();
-        assert!(e.starts_with("duration: this run is too large to start: about "), "{e}");
+        assert!(
+            e.starts_with("duration: this run is too large to start: about "),
+            "{e}"
+        );
         assert!(e.contains(part) && e.contains("--force"), "{e}");
         assert!(!e.contains('\n'), "{e}");
     }
