@@ -14,37 +14,43 @@ import pytest
 
 import rantcp
 
-# A 100 Tbit/s bottleneck behind a 1 Gbit/s access link: estimated as if the bottleneck were
-# full (3.3e9 packets over 0.2 s, above the 2e9 bound), while TCP cannot send faster than the
-# access link, so the forced run is short.
-HUGE = ["--set", "bottleneck.rate=100 Tbps", "--set", "bottleneck.delay=1ms", "--set", "duration=0.2s"]
+# 10 Gbit/s links for 20 minutes: estimated as if every link were full (4e9 packets, above the
+# 2e9 bound), while the flow is a 10 kB download that ends at once, so the forced run is short.
+IDLE = {
+    "access.rate": "10Gbps",
+    "bottleneck.rate": "10Gbps",
+    "flow.app": "download",
+    "flow.bytes": "10kB",
+    "duration": "1200s",
+    "output.sample_interval": "10s",
+}
+SETS = [a for k, v in IDLE.items() for a in ("--set", f"{k}={v}")]
 
 
 def test_absurd_run_is_refused_before_it_starts(cli, tmp_path: Path):
     out = tmp_path / "huge"
     t0 = time.perf_counter()
-    r = cli("run", "builtin:p2p-bulk", *HUGE, "--out", str(out))
+    r = cli("run", "builtin:p2p-bulk", *SETS, "--out", str(out))
     assert time.perf_counter() - t0 < 10
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in r.stderr, r.stderr
-    assert lines[0].startswith("rantcp: error: duration: this run is too large to start: about 3.3e9 "), lines[0]
-    assert "at 100 Tbit/s" in lines[0] and "minutes to hours" in lines[0] and "--force" in lines[0], lines[0]
+    assert lines[0].startswith("rantcp: error: duration: this run is too large to start: about 4.0e9 "), lines[0]
+    assert "at 10 Gbit/s" in lines[0] and "minutes to hours" in lines[0] and "--force" in lines[0], lines[0]
     assert list(tmp_path.iterdir()) == []
 
 
 def test_force_runs_it(cli, tmp_path: Path):
     out = tmp_path / "huge"
-    r = cli("run", "builtin:p2p-bulk", *HUGE, "--force", "--quiet", "--out", str(out))
+    r = cli("run", "builtin:p2p-bulk", *SETS, "--force", "--quiet", "--out", str(out))
     assert r.returncode == 0, r.stderr
     assert (out / "summary.json").is_file()
 
 
 def test_python_api_refuses_and_forces():
-    ov = {"bottleneck.rate": "100 Tbps", "bottleneck.delay": "1ms", "duration": "0.2s"}
     with pytest.raises(rantcp.ConfigError, match="too large to start"):
-        rantcp.run("builtin:p2p-bulk", overrides=ov)
-    assert rantcp.run("builtin:p2p-bulk", overrides=ov, force=True).summary["flows"][0]["bytes_delivered"] > 0
+        rantcp.run("builtin:p2p-bulk", overrides=IDLE)
+    assert rantcp.run("builtin:p2p-bulk", overrides=IDLE, force=True).summary["flows"][0]["bytes_delivered"] == 10_000
 
 
 def test_ctrl_c_stops_a_long_run_at_once_and_leaves_no_folder(tmp_path: Path):

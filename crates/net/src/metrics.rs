@@ -62,6 +62,8 @@ pub struct FlowSeries {
 #[derive(Clone, Debug)]
 pub struct LinkReport {
     pub iface: String,
+    /// The node that sends on this direction.
+    pub node: NodeId,
     /// Line rate of this direction, bit/s.
     pub rate_bps: u64,
     pub stats: crate::link::LinkStats,
@@ -171,6 +173,7 @@ impl Sim {
             .filter_map(|i| match i.egress {
                 Egress::Link(l) => Some(LinkReport {
                     iface: i.name.clone(),
+                    node: i.node,
                     rate_bps: self.links[l].link.params.rate_bps,
                     stats: self.links[l].link.stats.clone(),
                 }),

@@ -168,7 +168,7 @@ impl Run {
         };
         if !wanted.is_empty() {
             let dir = out_dir
-                .ok_or("output.pcap needs an output folder (--out)")?
+                .ok_or("output.pcap: needs an output folder (--out)")?
                 .join("pcap");
             for (label, sim) in &mut sims {
                 let d = if label.is_empty() {

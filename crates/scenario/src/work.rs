@@ -3,22 +3,31 @@
 //! so an absurd run (a 10 Tbit/s link, a 100 Tbit/s UDP source) is refused at once instead of
 //! running for hours without a word.
 //!
-//! Each link direction counts as busy all the time with 1500-byte packets; a UDP source as
-//! sending at its rate (at most one packet per nanosecond, the clock's resolution); a radio
-//! device as serving every UE and cell in every slot. Real runs do less (TCP rarely fills
-//! every link), so the bound is generous: the default scenarios estimate 10^5-10^7.
+//! Each link direction counts as busy all the time with 1500-byte packets, at its rate or at
+//! what the network's data sources can send, whichever is less (a source sends at most its
+//! flows' own rates, paced application writes and UDP, and at most at its fastest egress
+//! link, or [`RADIO_SOURCE_BPS`] from behind a radio); a UDP source's
+//! packets count at its own rate (at most one per nanosecond, the clock's resolution), sent
+//! or dropped at its first queue; a radio device as serving every UE and cell in every slot.
+//! Real runs do less (TCP rarely fills every link), so the estimate is an upper bound.
 
 use rantcp_net::{FlowKind, Sim};
 
-/// Runs estimated above this are refused unless forced. The estimate is an upper bound: the
-/// 10 Tbit/s cc-compare, estimated 9.2e9 per simulated second, executes 5e8 events per
-/// simulated second, about two minutes of wall time at 4 M events/s; runs at the bound take
-/// from minutes (a mostly idle link) to hours (links and sources as busy as estimated).
+/// Runs estimated above this are refused unless forced. The estimate counts packets, and a
+/// packet costs a few events per link it crosses: cc-compare at a 10 Tbit/s bottleneck is
+/// estimated at 8.4e8 per simulated second (its UDP reference) and executes 5e8 events per
+/// simulated second, about two minutes of wall time per simulated second at 4 M events/s
+/// (allowed for 1 s, refused for its default 30 s). Runs at the bound take from minutes (links
+/// mostly idle) to hours (links and sources as busy as estimated).
 pub const WORK_LIMIT: f64 = 2e9;
 
-/// Packets (or UE-slots) per second a link direction at `rate_bps` can carry at most.
-fn link_packets_per_s(rate_bps: u64) -> f64 {
-    rate_bps as f64 / (8.0 * 1500.0)
+/// What a data source behind a radio (a UE sending uplink) can send at most, bit/s: above
+/// the peak rate of any one 3GPP carrier.
+pub const RADIO_SOURCE_BPS: f64 = 20e9;
+
+/// Packets per second a link direction carrying `bps` can carry at most.
+fn link_packets_per_s(bps: f64) -> f64 {
+    bps / (8.0 * 1500.0)
 }
 
 /// A run's estimated work and its largest part.
@@ -54,14 +63,42 @@ pub fn estimate(sims: &[(String, Sim)], duration_s: f64) -> Work {
                 format!("{what} of {label}")
             }
         };
-        for l in sim.link_reports() {
+        let links = sim.link_reports();
+        // What each source node can send: its flows' own rates (paced writes, UDP) or
+        // unbounded (a full send buffer), at most its fastest egress link.
+        let mut sources: Vec<(usize, f64)> = Vec::new();
+        for f in 0..sim.flow_count() {
+            let spec = sim.flow_spec(f);
+            let own = match spec.kind {
+                FlowKind::Bulk { write: Some(w), .. } => w.rate_bps as f64,
+                FlowKind::UdpCbr { rate_bps, .. } => rate_bps as f64,
+                _ => f64::INFINITY,
+            };
+            match sources.iter_mut().find(|s| s.0 == spec.src) {
+                Some(s) => s.1 += own,
+                None => sources.push((spec.src, own)),
+            }
+        }
+        let source_bps: f64 = sources
+            .iter()
+            .map(|&(n, own)| {
+                let egress = links
+                    .iter()
+                    .filter(|l| l.node == n)
+                    .map(|l| l.rate_bps as f64)
+                    .reduce(f64::max)
+                    .unwrap_or(RADIO_SOURCE_BPS);
+                own.min(egress)
+            })
+            .sum();
+        for l in &links {
             parts.push((
                 at(format!(
                     "link {} at {}",
                     l.iface,
                     rate_text(l.rate_bps as f64)
                 )),
-                link_packets_per_s(l.rate_bps),
+                link_packets_per_s((l.rate_bps as f64).min(source_bps)),
             ));
         }
         for f in 0..sim.flow_count() {

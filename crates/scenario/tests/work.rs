@@ -40,10 +40,16 @@ fn p2p_bulk_estimate_by_hand() {
 #[test]
 fn absurd_runs_are_refused_in_one_line() {
     for (spec, pairs, part) in [
+        // cc-compare's UDP reference follows the bottleneck rate (30 s at 10 Tbit/s).
         (
             "builtin:cc-compare",
-            vec![("bottleneck.rate", "10 Tbps"), ("duration", "1s")],
-            "at 10 Tbit/s",
+            vec![("bottleneck.rate", "10 Tbps")],
+            "UDP flow flow0 at 10 Tbit/s of udp",
+        ),
+        (
+            "builtin:cc-compare",
+            vec![("bottleneck.rate", "9223372036854775807bit/s")],
+            "UDP flow",
         ),
         (
             "builtin:p2p-bulk",
@@ -52,12 +58,16 @@ fn absurd_runs_are_refused_in_one_line() {
                 ("flow.udp_rate", "100 Tbps"),
                 ("duration", "3s"),
             ],
-            "UDP flow",
+            "UDP flow flow0 at 100 Tbit/s",
         ),
         (
             "builtin:p2p-bulk",
-            vec![("bottleneck.rate", "9223372036854775807bit/s")],
-            "link",
+            vec![
+                ("access.rate", "10Gbps"),
+                ("bottleneck.rate", "10Gbps"),
+                ("duration", "1200s"),
+            ],
+            "at 10 Gbit/s",
         ),
     ] {
         let r = run(spec, &pairs);
@@ -72,12 +82,33 @@ fn absurd_runs_are_refused_in_one_line() {
 }
 
 #[test]
+fn links_count_at_most_what_the_sources_can_send() {
+    // A 100 Tbit/s bottleneck behind the sender's 1 Gbit/s access link carries at most
+    // 1 Gbit/s: the same estimate as a 1 Gbit/s bottleneck.
+    let fast = run(
+        "builtin:p2p-bulk",
+        &[("bottleneck.rate", "100Tbps"), ("duration", "1s")],
+    );
+    let gig = run(
+        "builtin:p2p-bulk",
+        &[("bottleneck.rate", "1Gbps"), ("duration", "1s")],
+    );
+    assert_eq!(fast.work().total, gig.work().total);
+    assert_eq!(fast.work().total, 4e9 / 12000.0);
+    fast.check_work().unwrap();
+}
+
+#[test]
 fn a_large_but_sane_run_is_allowed() {
-    // 10 Gbit/s for 10 minutes: about 10^9 packets at most, left to run.
+    // 10 Gbit/s access and bottleneck for a minute: 2e8, a minute or two of wall time.
     let r = run(
         "builtin:p2p-bulk",
-        &[("bottleneck.rate", "10Gbps"), ("duration", "600s")],
+        &[
+            ("access.rate", "10Gbps"),
+            ("bottleneck.rate", "10Gbps"),
+            ("duration", "60s"),
+        ],
     );
-    assert!(r.work().total > 1e9, "{:?}", r.work());
+    assert_eq!(r.work().total.round(), (4e10 / 12000.0 * 60.0_f64).round());
     r.check_work().unwrap();
 }
