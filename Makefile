@@ -11,11 +11,14 @@ $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
-# Python dependencies, re-installed when pyproject.toml changes.
-$(VENV)/.deps: pyproject.toml | $(VENV)/bin/python
+# Python dependencies, re-installed when pyproject.toml or this list changes. hypothesis stays
+# below 6.156: hypothesis-jsonschema 0.23.1 (the config fuzzer's) uses an internal API that
+# later releases changed (`'many' object has no attribute 'more'` with 6.170).
+$(VENV)/.deps: pyproject.toml Makefile | $(VENV)/bin/python
 	$(PY) -m pip install --quiet "maturin>=1.5,<2" "pandas>=2.2" "pyarrow>=15" "numpy>=1.26" "matplotlib>=3.8" "rich>=13" \
 		"pydantic>=2.6,<3" "tomli-w>=1.0" "jinja2>=3.1" \
-		"pytest>=8" "pytest-timeout>=2.3" "mypy>=1.10" "dask[distributed]>=2024.1" "duckdb>=1.3"
+		"pytest>=8" "pytest-timeout>=2.3" "mypy>=1.10" "dask[distributed]>=2024.1" "duckdb>=1.3" \
+		"hypothesis>=6.100,<6.156" "hypothesis-jsonschema>=0.23"
 	touch $@
 
 deps: $(VENV)/.deps
@@ -26,7 +29,7 @@ deps: $(VENV)/.deps
 NATIVE_SOURCES := $(shell find crates -type f \( -name '*.rs' -o -name '*.toml' -o -name '*.json' \) -not -path '*/target/*') \
 	Cargo.toml Cargo.lock pyproject.toml
 
-$(VENV)/.develop: $(VENV)/.deps $(NATIVE_SOURCES)
+$(VENV)/.develop: $(NATIVE_SOURCES) | $(VENV)/.deps
 	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH $(VENV)/bin/maturin develop --release --quiet
 	touch $@
 

@@ -3,7 +3,10 @@
 A run's output folder holds:
   summary.json        run metadata (version, seed, config echo), per-flow and per-link figures;
                       wall-clock fields live only under the "wall" key
-  <table>.parquet     time series, e.g. flows.parquet (one row per flow per sample)
+  <table>.parquet     time series, e.g. flows.parquet (one row per flow per sample), written
+                      while the run goes in row groups of ROW_GROUP_ROWS rows, so memory stays
+                      flat however long the run; integer columns hold nulls where a value does
+                      not exist (ssthresh before it is first set, bbr_mode of non-BBR flows)
   plots/*.png         goodput, cwnd and RTT over time (when output.plots is set: they cost
                       matplotlib's start-up, about half a second)
   pcap/<iface>.pcap   when output.pcap is set
@@ -46,8 +49,15 @@ def _override_text(value: Any) -> str:
 
 
 def normalise_overrides(overrides: Mapping[str, Any] | None) -> list[tuple[str, str]]:
-    """(path, literal text) pairs in the order given."""
-    return [(str(k), _override_text(v)) for k, v in (overrides or {}).items()]
+    """(path, literal text) pairs in the order given. A value that has no literal text is a
+    ConfigError naming its path."""
+    out = []
+    for k, v in (overrides or {}).items():
+        try:
+            out.append((str(k), _override_text(v)))
+        except _native.ConfigError as e:
+            raise _native.ConfigError(f"{k}: {e}") from None
+    return out
 
 
 def validate(scenario: str, overrides: Mapping[str, Any] | None = None, seed: int | None = None) -> dict[str, Any]:
@@ -63,8 +73,21 @@ class Tables(Mapping[str, "pd.DataFrame"]):
     """
 
     def __init__(self, arrow: Mapping[str, Any]) -> None:
-        self._arrow = dict(arrow)
+        self._arrow = dict(arrow)  # Arrow tables, or Parquet files read on first access
         self._frames: dict[str, pd.DataFrame] = {}
+
+    @classmethod
+    def from_files(cls, folder: Path, names: Iterator[str] | list[str]) -> Tables:
+        """Tables `names` of a run folder, each read from ``<name>.parquet`` when first used."""
+        return cls({name: folder / f"{name}.parquet" for name in names})
+
+    def _table(self, name: str) -> Any:
+        t = self._arrow[name]
+        if isinstance(t, Path):
+            import pyarrow.parquet as pq
+
+            t = self._arrow[name] = pq.read_table(t)
+        return t
 
     @classmethod
     def wrap(cls, tables: Mapping[str, Any]) -> Tables:
@@ -81,7 +104,7 @@ class Tables(Mapping[str, "pd.DataFrame"]):
 
     def __getitem__(self, name: str) -> pd.DataFrame:
         if name not in self._frames:
-            self._frames[name] = self._arrow[name].to_pandas()
+            self._frames[name] = self._table(name).to_pandas()
         return self._frames[name]
 
     def __iter__(self) -> Iterator[str]:
@@ -93,7 +116,7 @@ class Tables(Mapping[str, "pd.DataFrame"]):
     def arrow(self, name: str) -> Any:
         """Table `name` as a pyarrow Table (no pandas involved when the run made it)."""
         if name in self._arrow:
-            return self._arrow[name]
+            return self._table(name)
         import pyarrow as pa
 
         return pa.Table.from_pandas(self._frames[name], preserve_index=False).replace_schema_metadata(None)
@@ -114,7 +137,8 @@ class Result:
     """The output folder, when one was written."""
     timings: dict[str, float] = field(default_factory=dict)
     """Wall seconds per phase of the run that made this result (``build``, ``simulate``,
-    ``collect``, ``write Parquet``, ``plots``); empty for a loaded folder."""
+    ``collect``, ``write Parquet``, ``plots``); empty for a loaded folder. A run writes most of
+    its Parquet rows while it simulates: ``write Parquet`` is the last row groups only."""
 
     def __post_init__(self) -> None:
         self.timeseries = Tables.wrap(self.timeseries)
@@ -131,52 +155,125 @@ class Result:
         return pd.DataFrame(self.summary["flows"])
 
 
-def arrow_table(columns: Mapping[str, list[Any]]) -> Any:
-    """A time-series table from the core's column lists, typed as the Parquet files have always
-    been: strings large_string, integers int64, floats float64 with NaN (and None) stored as
-    null, an empty column of type null, no schema metadata.
+def arrow_table(columns: Mapping[str, tuple[str, list[Any]]]) -> Any:
+    """A time-series table from the core's columns, {name: (kind, values)} with kind "f64",
+    "i64" or "str": strings large_string, integers int64 (None stored as null), floats float64
+    with NaN stored as null, no schema metadata. A column keeps its type when it has no rows.
 
     Built from buffers because ``pyarrow.array`` imports pandas on its first call (0.4 s, more
     than a short run takes); nothing here does."""
     import pyarrow as pa
 
-    return pa.Table.from_arrays([_column_array(v) for v in columns.values()], names=list(columns))
+    return pa.Table.from_arrays([_column_array(kind, v) for kind, v in columns.values()], names=list(columns))
 
 
-def _column_array(values: list[Any]) -> Any:
+_ARROW_TYPES = {"f64": "float64", "i64": "int64", "str": "large_string"}
+
+
+def _column_array(kind: str, values: list[Any]) -> Any:
     import numpy as np
     import pyarrow as pa
 
     n = len(values)
-    first = next((v for v in values if v is not None), None)
-    if first is None:
-        return pa.nulls(n)
+    arrow_type = getattr(pa, _ARROW_TYPES[kind])()
     present = np.fromiter((v is not None for v in values), dtype=bool, count=n)
-    if isinstance(first, str):
+    if kind == "str":
         encoded = [v.encode() if v is not None else b"" for v in values]
         offsets = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(np.fromiter((len(e) for e in encoded), dtype=np.int64, count=n), out=offsets[1:])
         data: list[Any] = [pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))]
-        kind = pa.large_string()
         valid = present
     else:
-        is_int = isinstance(first, int) and not isinstance(first, float)
-        dtype = np.int64 if is_int else np.float64
+        dtype = np.int64 if kind == "i64" else np.float64
         filled = values if present.all() else [v if v is not None else 0 for v in values]
         arr = np.asarray(filled, dtype=dtype)
         data = [pa.py_buffer(arr)]
-        kind = pa.int64() if is_int else pa.float64()
-        valid = present if is_int else present & ~np.isnan(arr)
+        valid = present if kind == "i64" else present & ~np.isnan(arr)
     nulls = int(n - np.count_nonzero(valid))
     bitmap = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
-    return pa.Array.from_buffers(kind, n, [bitmap, *data], null_count=nulls)
+    return pa.Array.from_buffers(arrow_type, n, [bitmap, *data], null_count=nulls)
 
 
-def _write_parquet(out: Path, tables: Mapping[str, Any]) -> None:
-    import pyarrow.parquet as pq
+ROW_GROUP_ROWS = 65536
+"""Rows per Parquet row group of a run's time series: what a run holds of a table before it
+writes it out (a few MB), whatever the run's length."""
 
-    for name, table in tables.items():
-        pq.write_table(table, out / f"{name}.parquet", compression="zstd")
+
+class _ParquetTable:
+    """One time-series table written to ``<name>.parquet`` as the run goes, in row groups of
+    exactly ROW_GROUP_ROWS rows (the last one shorter), so the file's bytes do not depend on
+    how the rows arrived."""
+
+    def __init__(self, path: Path, schema: Any) -> None:
+        import pyarrow.parquet as pq
+
+        self._writer = pq.ParquetWriter(path, schema, compression="zstd")
+        self._pending: list[Any] = []
+        self._rows = 0
+
+    def add(self, table: Any) -> None:
+        if not len(table):
+            return
+        self._pending.append(table)
+        self._rows += len(table)
+        if self._rows >= ROW_GROUP_ROWS:
+            self._flush(final=False)
+
+    def _flush(self, final: bool) -> None:
+        import pyarrow as pa
+
+        if not self._pending:
+            return
+        rows = pa.concat_tables(self._pending)
+        start = 0
+        while len(rows) - start >= ROW_GROUP_ROWS or (final and start < len(rows)):
+            group = rows.slice(start, ROW_GROUP_ROWS).combine_chunks()
+            self._writer.write_table(group, row_group_size=ROW_GROUP_ROWS)
+            start += len(group)
+        rest = rows.slice(start)
+        self._pending = [rest] if len(rest) else []
+        self._rows = len(rest)
+
+    def close(self) -> None:
+        self._flush(final=True)
+        self._writer.close()
+
+
+class _Series:
+    """Where a run's time-series rows go as the core hands them out in batches: Parquet files in
+    `folder` (see _ParquetTable), or Arrow tables in memory when the run writes no folder."""
+
+    def __init__(self, folder: Path | None) -> None:
+        self._folder = folder
+        self._files: dict[str, _ParquetTable] = {}
+        self._memory: dict[str, list[Any]] = {}
+
+    def add(self, batch: Mapping[str, Mapping[str, tuple[str, list[Any]]]]) -> None:
+        for name, columns in batch.items():
+            table = arrow_table(columns)
+            if self._folder is None:
+                self._memory.setdefault(name, []).append(table)
+                continue
+            if name not in self._files:
+                self._files[name] = _ParquetTable(self._folder / f"{name}.parquet", table.schema)
+            self._files[name].add(table)
+
+    def close(self) -> Tables:
+        """Finish the files; returns the tables (read back from the files when first used)."""
+        if self._folder is not None:
+            for f in self._files.values():
+                f.close()
+            return Tables.from_files(self._folder, list(self._files))
+        import pyarrow as pa
+
+        return Tables({name: pa.concat_tables(parts) if len(parts) > 1 else parts[0] for name, parts in self._memory.items()})
+
+    def discard(self) -> None:
+        for f in self._files.values():
+            try:
+                f._writer.close()
+            except Exception:  # noqa: BLE001 - the folder is being removed anyway
+                pass
 
 
 SEED_MAX = 2**63 - 1
@@ -220,8 +317,9 @@ def _progress_caller(progress: Progress | None) -> Callable[[float, float, int],
         return lambda now_s, total_s, events: progress(now_s, total_s)
 
 
-def _advance(sim: Any, progress: Callable[[float, float, int], None] | None) -> None:
-    """Run to the end in chunks of about 0.1 s of wall time, so Ctrl-C and progress stay live."""
+def _advance(sim: Any, progress: Callable[[float, float, int], None] | None, series: _Series) -> None:
+    """Run to the end in chunks of about 0.1 s of wall time, so Ctrl-C and progress stay live,
+    handing the time-series rows the core has cut into batches to `series` as they come."""
     end = sim.end_ns
     now = sim.now_ns
     chunk = max(end // 1000, 1)
@@ -233,6 +331,8 @@ def _advance(sim: Any, progress: Callable[[float, float, int], None] | None) -> 
             chunk *= 2
         elif dt > 0.2:
             chunk = max(chunk // 2, 1)
+        for batch in sim.take_batches():
+            series.add(batch)
         if progress is not None:
             progress(now / 1e9, end / 1e9, sim.events)
 
@@ -276,6 +376,7 @@ def run(
     overrides: Mapping[str, Any] | None = None,
     out: str | os.PathLike[str] | None = None,
     progress: Progress | None = None,
+    force: bool = False,
 ) -> Result:
     """Run a scenario (``builtin:NAME`` or a TOML path) and return its results.
 
@@ -286,6 +387,8 @@ def run(
     Plots (``plots/*.png``) are drawn when the config sets ``output.plots = true``.
     progress: called with (simulated seconds, total seconds), or with (simulated seconds,
     total seconds, events so far) when it takes three arguments, as the run advances.
+    force: run even when the work estimated before the start is above the bound (see
+    ``crates/scenario/src/work.rs``: minutes to hours of wall time); otherwise it is refused.
     Raises ConfigError (a ValueError) for bad input. ``Result.timings`` says where the time went.
     """
     from rantcp.outdir import Staging
@@ -296,26 +399,35 @@ def run(
     staging = Staging(out) if out is not None else None
     _prefetch("pyarrow.parquet" if staging is not None else "pyarrow")  # the tables are Arrow
     sim = None
+    series = _Series(staging.path if staging is not None else None)
     try:
-        sim = _native.Simulation(scenario, ov, seed, str(staging.path) if staging is not None else None)
+        sim = _native.Simulation(scenario, ov, seed, str(staging.path) if staging is not None else None, bool(force))
         plots = staging is not None and bool(json.loads(sim.config_json())["output"]["plots"])
         if plots:
             _prefetch(*PLOT_MODULES)
         phases.lap("build")
         start = time.perf_counter()
-        _advance(sim, _progress_caller(progress))
+        _advance(sim, _progress_caller(progress), series)
         wall = time.perf_counter() - start
         phases.lap("simulate")
         summary_text, columns = sim.finish(wall)
         sim = None
         summary = json.loads(summary_text)
-        tables = {name: arrow_table(cols) for name, cols in columns.items()}
         phases.lap("collect")
+        series.add(columns)
+        tables = series.close()
+        phases.lap("write Parquet" if staging is not None else "collect")
         if staging is not None:
             (staging.path / "summary.json").write_text(summary_text + "\n")
-            _write_outputs(staging.path, summary, tables, plots, phases)
+            if plots:
+                from rantcp import plots as _plots
+
+                _plots.run_plots(staging.path, summary, tables)
+                phases.lap("plots")
             staging.commit(_native.version())
+            tables = Tables.from_files(staging.out, list(tables))
     except BaseException:
+        series.discard()
         if staging is not None:
             staging.discard()
         raise
@@ -324,24 +436,6 @@ def run(
         # when a profiler (Dask's) keeps this frame alive.
         sim = None
     return Result(summary=summary, timeseries=tables, out=Path(out) if out is not None else None, timings=phases.seconds)
-
-
-def _write_outputs(out: Path, summary: dict[str, Any], tables: Mapping[str, Any], plots: bool, phases: _Phases) -> None:
-    """Parquet files, and the plots drawn meanwhile (writing Parquet releases the GIL)."""
-    if not plots:
-        _write_parquet(out, tables)
-        phases.lap("write Parquet")
-        return
-    from concurrent.futures import ThreadPoolExecutor
-
-    from rantcp import plots as _plots
-
-    with ThreadPoolExecutor(1, thread_name_prefix="rantcp-parquet") as pool:
-        written = pool.submit(_write_parquet, out, tables)
-        _plots.run_plots(out, summary, tables)
-        phases.lap("plots")
-        written.result()
-    phases.lap("write Parquet")
 
 
 def load_result(folder: str | os.PathLike[str]) -> Result:

@@ -80,6 +80,11 @@ def _build_parser() -> argparse.ArgumentParser:
         help="also draw plots/*.png (same as --set output.plots=true; about half a second more)",
     )
     r.add_argument("--profile", action="store_true", help="print the wall time of each phase of the run to stderr")
+    r.add_argument(
+        "--force",
+        action="store_true",
+        help="run even when the work estimated before the start is above its bound (minutes to hours of wall time)",
+    )
     _add_common(r)
 
     sub.add_parser("scenarios", help="list built-in scenarios")
@@ -239,9 +244,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
             def tick(now_s: float, total_s: float, events: int) -> None:
                 bar.update(task, completed=now_s, total=total_s, rate=rate_text(events, time.perf_counter() - started))
 
-            result = rantcp.run(scenario, seed=args.seed, overrides=sets, out=out, progress=tick)
+            result = rantcp.run(scenario, seed=args.seed, overrides=sets, out=out, progress=tick, force=args.force)
     else:
-        result = rantcp.run(scenario, seed=args.seed, overrides=sets, out=out)
+        result = rantcp.run(scenario, seed=args.seed, overrides=sets, out=out, force=args.force)
     phases.update(result.timings)
     t0 = time.perf_counter()
     if not args.quiet:

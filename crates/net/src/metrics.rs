@@ -42,13 +42,16 @@ pub struct FlowSeries {
     pub goodput_bps: Vec<f64>,
     pub delivered_bytes: Vec<u64>,
     pub cwnd_bytes: Vec<u64>,
-    pub ssthresh_bytes: Vec<u64>,
+    /// None until the sender first sets ssthresh (RFC 5681 §3.1: it starts "arbitrarily
+    /// high", u64::MAX here) and for flows with no TCP sender.
+    pub ssthresh_bytes: Vec<Option<u64>>,
     pub srtt_ms: Vec<f64>,
     pub rto_ms: Vec<f64>,
     pub in_flight_bytes: Vec<u64>,
     pub rwin_bytes: Vec<u64>,
     pub pacing_rate_bps: Vec<f64>,
-    pub bbr_mode: Vec<i64>,
+    /// BBR's state machine mode (None for other congestion controls and for UDP).
+    pub bbr_mode: Vec<Option<i64>>,
     pub bbr_btl_bw_bps: Vec<f64>,
     pub bbr_min_rtt_ms: Vec<f64>,
     pub cubic_w_max_bytes: Vec<f64>,
@@ -59,6 +62,10 @@ pub struct FlowSeries {
 #[derive(Clone, Debug)]
 pub struct LinkReport {
     pub iface: String,
+    /// The node that sends on this direction.
+    pub node: NodeId,
+    /// Line rate of this direction, bit/s.
+    pub rate_bps: u64,
     pub stats: crate::link::LinkStats,
 }
 
@@ -107,14 +114,15 @@ impl Sim {
             let i = info.unwrap_or_default();
             let cc: CcTrace = i.cc;
             s.cwnd_bytes.push(i.cwnd);
-            s.ssthresh_bytes.push(i.ssthresh.min(i64::MAX as u64));
+            s.ssthresh_bytes
+                .push(info.and_then(|i| (i.ssthresh < i64::MAX as u64).then_some(i.ssthresh)));
             s.srtt_ms.push(i.srtt.as_secs_f64() * 1e3);
             s.rto_ms.push(i.rto.as_secs_f64() * 1e3);
             s.in_flight_bytes.push(i.bytes_in_flight);
             s.rwin_bytes.push(i.peer_rwin);
             s.pacing_rate_bps
                 .push(i.pacing_rate_bps.unwrap_or(f64::NAN));
-            s.bbr_mode.push(cc.bbr_mode.map_or(-1, |m| m as i64));
+            s.bbr_mode.push(cc.bbr_mode.map(|m| m as i64));
             s.bbr_btl_bw_bps.push(cc.bbr_btl_bw_bps.unwrap_or(f64::NAN));
             s.bbr_min_rtt_ms
                 .push(cc.bbr_min_rtt.map_or(f64::NAN, |d| d.as_secs_f64() * 1e3));
@@ -133,8 +141,17 @@ impl Sim {
     pub fn flow_result(&self, f: FlowId) -> &FlowResult {
         &self.flows[f].result
     }
+    /// Samples of flow `f` taken since the last [`Sim::take_flow_series`].
     pub fn flow_series(&self, f: FlowId) -> &FlowSeries {
         &self.flows[f].series
+    }
+    /// Take every flow's samples so far (by flow), leaving the series empty: a long run hands
+    /// its rows out in batches so memory stays flat with run length.
+    pub fn take_flow_series(&mut self) -> Vec<FlowSeries> {
+        self.flows
+            .iter_mut()
+            .map(|f| std::mem::take(&mut f.series))
+            .collect()
     }
     /// TCP counters of the data sender and receiver of a TCP flow.
     pub fn flow_tcp(&self, f: FlowId) -> (Option<&TcpStats>, Option<&TcpStats>) {
@@ -156,6 +173,8 @@ impl Sim {
             .filter_map(|i| match i.egress {
                 Egress::Link(l) => Some(LinkReport {
                     iface: i.name.clone(),
+                    node: i.node,
+                    rate_bps: self.links[l].link.params.rate_bps,
                     stats: self.links[l].link.stats.clone(),
                 }),
                 Egress::Device(_) => None,
@@ -197,6 +216,10 @@ impl Sim {
     /// Time series the network functions at nodes wrote ([`rantcp_nf::SampleSink`] tables).
     pub fn function_series(&self) -> &[rantcp_nf::Series] {
         self.fn_samples.tables()
+    }
+    /// Take the network functions' rows so far (see [`Sim::take_flow_series`]).
+    pub fn take_function_series(&mut self) -> Vec<rantcp_nf::Series> {
+        self.fn_samples.take()
     }
 
     /// Actions of functions that the simulator cannot carry out (a downlink purge asked for

@@ -37,11 +37,11 @@ impl Ord for PacketOrd {
 }
 
 impl PcapSink {
-    pub(crate) fn create(path: &std::path::Path) -> std::io::Result<Self> {
+    pub(crate) fn create(path: &std::path::Path, snaplen: u32) -> std::io::Result<Self> {
         // PcapWriter buffers internally.
         let f = File::create(path)?;
         Ok(PcapSink {
-            writer: PcapWriter::new(f, 65535)?,
+            writer: PcapWriter::new(f, snaplen)?,
             pending: BinaryHeap::new(),
             seq: 0,
         })

@@ -180,6 +180,10 @@ impl Sim {
     pub fn device(&self, dev: usize) -> &dyn Device {
         self.devices[dev].dev.as_ref()
     }
+    /// A device, for draining its outputs (downcast with `as_any_mut`).
+    pub fn device_mut(&mut self, dev: usize) -> &mut dyn Device {
+        self.devices[dev].dev.as_mut()
+    }
     pub fn device_count(&self) -> usize {
         self.devices.len()
     }
@@ -222,15 +226,16 @@ impl Sim {
         self.ifaces.iter().map(|i| i.name.clone()).collect()
     }
 
-    /// Capture every packet sent or received on `iface_name` into `dir/<iface_name>.pcap`.
-    pub fn capture(&mut self, iface_name: &str, dir: &Path) -> Result<(), String> {
+    /// Capture every packet sent or received on `iface_name` into `dir/<iface_name>.pcap`,
+    /// keeping at most `snaplen` bytes of each (the records keep the packet's real length).
+    pub fn capture(&mut self, iface_name: &str, dir: &Path, snaplen: u32) -> Result<(), String> {
         let i = self
             .ifaces
             .iter()
             .position(|i| i.name == iface_name)
             .ok_or_else(|| format!("no interface named {iface_name:?}"))?;
         let path = dir.join(format!("{iface_name}.pcap"));
-        let sink = PcapSink::create(&path)
+        let sink = PcapSink::create(&path, snaplen)
             .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
         self.ifaces[i].pcap = Some(sink);
         Ok(())

@@ -26,4 +26,9 @@ pub trait Device: std::any::Any + Send {
     /// Sampling hook, called at every time-series sample.
     fn sample(&mut self, _now: Time) {}
     fn as_any(&self) -> &dyn std::any::Any;
+    /// Mutable access for owners that drain a device's own outputs (e.g. a RAN device's time
+    /// series); devices with nothing to drain keep the default.
+    fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
+        None
+    }
 }

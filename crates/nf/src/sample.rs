@@ -15,11 +15,14 @@ pub enum SeriesColumn {
 }
 
 impl SeriesColumn {
-    fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         match self {
             SeriesColumn::F64(v) => v.len(),
             SeriesColumn::I64(v) => v.len(),
         }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 }
 

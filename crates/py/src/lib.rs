@@ -9,7 +9,7 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use rantcp_core::Time;
-use rantcp_scenario::{Column, Run};
+use rantcp_scenario::{Column, Run, Table};
 use std::path::PathBuf;
 
 create_exception!(_native, ConfigError, PyValueError, "A config field is missing, unknown, mistyped or out of range.");
@@ -66,12 +66,27 @@ struct Simulation {
     run: Option<Run>,
 }
 
-fn column_to_py<'py>(py: Python<'py>, c: &Column) -> PyResult<Bound<'py, PyList>> {
-    match c {
-        Column::F64(v) => PyList::new(py, v),
-        Column::I64(v) => PyList::new(py, v),
-        Column::Str(v) => PyList::new(py, v),
+/// A column as (kind, values): kind "f64", "i64" or "str"; integer nulls are None.
+fn column_to_py<'py>(py: Python<'py>, c: &Column) -> PyResult<(&'static str, Bound<'py, PyList>)> {
+    Ok(match c {
+        Column::F64(v) => ("f64", PyList::new(py, v)?),
+        Column::I64(v) => ("i64", PyList::new(py, v)?),
+        Column::OptI64(v) => ("i64", PyList::new(py, v)?),
+        Column::Str(v) => ("str", PyList::new(py, v)?),
+    })
+}
+
+/// {table name: {column: (kind, values)}}.
+fn tables_to_py<'py>(py: Python<'py>, tables: &[Table]) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    for t in tables {
+        let cols = PyDict::new(py);
+        for (name, c) in &t.columns {
+            cols.set_item(name, column_to_py(py, c)?)?;
+        }
+        out.set_item(&t.name, cols)?;
     }
+    Ok(out)
 }
 
 impl Simulation {
@@ -82,11 +97,15 @@ impl Simulation {
 
 #[pymethods]
 impl Simulation {
+    /// Build a run; unless `force`, refuse one whose estimated work is absurd (ConfigError).
     #[new]
-    #[pyo3(signature = (spec, overrides=Vec::new(), seed=None, out_dir=None))]
-    fn new(spec: &str, overrides: Vec<(String, String)>, seed: Option<u64>, out_dir: Option<PathBuf>) -> PyResult<Self> {
+    #[pyo3(signature = (spec, overrides=Vec::new(), seed=None, out_dir=None, force=false))]
+    fn new(spec: &str, overrides: Vec<(String, String)>, seed: Option<u64>, out_dir: Option<PathBuf>, force: bool) -> PyResult<Self> {
         let cfg = load(spec, overrides, seed)?;
         let run = Run::new(cfg, out_dir.as_deref()).map_err(config_err)?;
+        if !force {
+            run.check_work().map_err(config_err)?;
+        }
         Ok(Simulation { run: Some(run) })
     }
 
@@ -117,18 +136,24 @@ impl Simulation {
         r.map(|t| t.as_nanos()).map_err(PyRuntimeError::new_err)
     }
 
-    /// Finish: returns (summary JSON text, {table name: {column: list}}).
+    /// Batches of time-series rows cut since the last call, oldest first: a list of
+    /// {table name: {column: (kind, values)}} (kind "f64", "i64" or "str").
+    fn take_batches<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let run = self.run.as_mut().ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
+        let batches = run.take_batches();
+        let out = PyList::empty(py);
+        for b in &batches {
+            out.append(tables_to_py(py, b)?)?;
+        }
+        Ok(out)
+    }
+
+    /// Finish: returns (summary JSON text, the rows not taken with `take_batches` as
+    /// {table name: {column: (kind, values)}}; every table appears, with no rows if need be).
     fn finish<'py>(&mut self, py: Python<'py>, wall_seconds: f64) -> PyResult<(String, Bound<'py, PyDict>)> {
         let run = self.run.take().ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
         let out = run.finish(wall_seconds).map_err(PyRuntimeError::new_err)?;
-        let tables = PyDict::new(py);
-        for t in &out.tables {
-            let cols = PyDict::new(py);
-            for (name, c) in &t.columns {
-                cols.set_item(name, column_to_py(py, c)?)?;
-            }
-            tables.set_item(&t.name, cols)?;
-        }
+        let tables = tables_to_py(py, &out.tables)?;
         let summary = serde_json::to_string_pretty(&out.summary).expect("json");
         Ok((summary, tables))
     }

@@ -1,9 +1,10 @@
 //! rantcp-scenario: the config schema, validation, built-in scenarios, metrics and outputs.
 //!
 //! [`load`] turns TOML text plus `--set` overrides into a validated [`ScenarioConfig`];
-//! [`Run::new`] builds its network; [`Run::step`] advances it; [`Run::finish`] returns the
-//! summary (the content of `summary.json`) and the time-series tables. Parquet files and plots
-//! are written by the Python front from these tables.
+//! [`Run::new`] builds its network; [`Run::step`] advances it, cutting the time series into
+//! batches ([`Run::take_batches`]) so a long run's caller can write them as it goes;
+//! [`Run::finish`] returns the summary (the content of `summary.json`) and the rows not yet
+//! taken. Parquet files and plots are written by the Python front from these tables.
 
 pub mod cc_compare;
 pub mod common;
@@ -13,9 +14,10 @@ pub mod p2p_bulk;
 pub mod ran_common;
 pub mod scenario;
 pub use rantcp_config::units;
+pub mod work;
 
 pub use config::ConfigError;
-pub use output::{Column, Table};
+pub use output::{merge, Column, Table};
 pub use scenario::{config_schema, load, Common, Network, Scenario, ScenarioConfig, ScenarioKind};
 
 use rantcp_core::Time;
@@ -106,13 +108,22 @@ pub struct Run {
     cfg: ScenarioConfig,
     sims: Vec<(String, Sim)>,
     end: Time,
+    /// Batches may be cut at sample instants only: every `cut_every` from `next_cut`.
+    cut_every: rantcp_core::Duration,
+    next_cut: Time,
+    /// Batches of time-series rows cut and not yet taken.
+    ready: Vec<Vec<Table>>,
 }
+
+/// A batch of time-series rows is cut once this many are waiting: about 2 MB in the core, and
+/// a few MB as the Python lists they are handed over in, whatever the run's length.
+pub const BATCH_ROWS: usize = 8192;
 
 /// What a finished run produced.
 pub struct RunOutput {
     /// The content of summary.json.
     pub summary: serde_json::Value,
-    /// Time-series tables, e.g. "flows".
+    /// Time-series tables, e.g. "flows": the rows not taken with [`Run::take_batches`].
     pub tables: Vec<Table>,
 }
 
@@ -157,7 +168,7 @@ impl Run {
         };
         if !wanted.is_empty() {
             let dir = out_dir
-                .ok_or("output.pcap needs an output folder (--out)")?
+                .ok_or("output.pcap: needs an output folder (--out)")?
                 .join("pcap");
             for (label, sim) in &mut sims {
                 let d = if label.is_empty() {
@@ -169,17 +180,50 @@ impl Run {
                     if wanted.contains(&prefixed(label, &n)) {
                         std::fs::create_dir_all(&d)
                             .map_err(|e| format!("cannot create {}: {e}", d.display()))?;
-                        sim.capture(&n, &d)?;
+                        sim.capture(&n, &d, out.pcap_snaplen.bytes())?;
                     }
                 }
             }
         }
         let end = Time::ZERO + cfg.duration();
-        Ok(Run { cfg, sims, end })
+        let cut_every = out.sample_interval.d();
+        Ok(Run {
+            cfg,
+            sims,
+            end,
+            cut_every,
+            next_cut: Time::ZERO + cut_every,
+            ready: Vec::new(),
+        })
     }
 
     pub fn config(&self) -> &ScenarioConfig {
         &self.cfg
+    }
+    /// The run's estimated work ([`work::estimate`]).
+    pub fn work(&self) -> work::Work {
+        work::estimate(&self.sims, self.end.as_secs_f64())
+    }
+    /// Refuse a run whose estimated work is above [`work::WORK_LIMIT`], in one line that
+    /// names its largest part and how to go ahead anyway (`--force`).
+    pub fn check_work(&self) -> Result<(), ConfigError> {
+        let w = self.work();
+        if w.total <= work::WORK_LIMIT {
+            return Ok(());
+        }
+        Err(ConfigError::new(
+            "duration",
+            format!(
+                "this run is too large to start: about {:.1e} packets and radio UE-slots over its {} s \
+                 (the bound is {:.0e}: minutes to hours of wall time), {:.1e} of them from the {}; \
+                 shorten duration or lower that rate, or pass --force (Python: force=True) to run it anyway",
+                w.total,
+                self.end.as_secs_f64(),
+                work::WORK_LIMIT,
+                w.largest.1,
+                w.largest.0,
+            ),
+        ))
     }
     /// Simulated end time.
     pub fn end(&self) -> Time {
@@ -196,12 +240,31 @@ impl Run {
         self.sims.iter().map(|(_, s)| s.events_executed()).sum()
     }
     /// Advance to `until` (clamped to the end). Returns the time reached.
+    ///
+    /// Batches of time-series rows are cut at sample instants once [`BATCH_ROWS`] rows wait,
+    /// so where they fall, and with them the row order of a comparison's tables (network by
+    /// network within a batch), does not depend on how the caller chunks the run.
     pub fn step(&mut self, until: Time) -> Result<Time, String> {
         let until = until.min(self.end);
+        while self.next_cut <= until {
+            let cut = self.next_cut;
+            for (_, sim) in &mut self.sims {
+                sim.run_until(cut)?;
+            }
+            if output::pending_rows(&self.sims) >= BATCH_ROWS {
+                self.ready.push(output::drain(&mut self.sims));
+            }
+            self.next_cut = cut + self.cut_every;
+        }
         for (_, sim) in &mut self.sims {
             sim.run_until(until)?;
         }
         Ok(until)
+    }
+    /// The batches of time-series rows cut so far and not yet taken, oldest first (each a set
+    /// of tables; a table may be missing from a batch that has no row of it).
+    pub fn take_batches(&mut self) -> Vec<Vec<Table>> {
+        std::mem::take(&mut self.ready)
     }
     /// Run to the end.
     pub fn run_to_end(&mut self) -> Result<(), String> {
@@ -212,12 +275,13 @@ impl Run {
         for (_, sim) in &mut self.sims {
             sim.finish()?;
         }
-        Ok(output::collect(
-            &self.cfg,
-            &self.sims,
-            self.end,
-            wall_seconds,
-        ))
+        let mut tables = Vec::new();
+        for batch in self.take_batches() {
+            merge(&mut tables, batch);
+        }
+        merge(&mut tables, output::drain(&mut self.sims));
+        let summary = output::collect(&self.cfg, &self.sims, self.end, wall_seconds);
+        Ok(RunOutput { summary, tables })
     }
     /// The networks, for tests that inspect them.
     pub fn sims(&self) -> &[(String, Sim)] {

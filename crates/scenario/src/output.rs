@@ -16,7 +16,32 @@ use serde_json::{json, Value};
 pub enum Column {
     F64(Vec<f64>),
     I64(Vec<i64>),
+    /// Integers with nulls (a value that does not exist yet, or not for this row's entity).
+    OptI64(Vec<Option<i64>>),
     Str(Vec<String>),
+}
+
+impl Column {
+    pub fn len(&self) -> usize {
+        match self {
+            Column::F64(v) => v.len(),
+            Column::I64(v) => v.len(),
+            Column::OptI64(v) => v.len(),
+            Column::Str(v) => v.len(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    fn append(&mut self, other: Column) {
+        match (self, other) {
+            (Column::F64(a), Column::F64(b)) => a.extend(b),
+            (Column::I64(a), Column::I64(b)) => a.extend(b),
+            (Column::OptI64(a), Column::OptI64(b)) => a.extend(b),
+            (Column::Str(a), Column::Str(b)) => a.extend(b),
+            _ => unreachable!("a table's columns keep their types from batch to batch"),
+        }
+    }
 }
 
 /// A time-series table in long format (one row per sample per entity).
@@ -24,6 +49,27 @@ pub enum Column {
 pub struct Table {
     pub name: String,
     pub columns: Vec<(String, Column)>,
+}
+
+impl Table {
+    pub fn rows(&self) -> usize {
+        self.columns.first().map_or(0, |(_, c)| c.len())
+    }
+}
+
+/// Append `batch`'s tables to `tables` (by name; a table first seen in `batch` is added).
+pub fn merge(tables: &mut Vec<Table>, batch: Vec<Table>) {
+    for t in batch {
+        match tables.iter_mut().find(|x| x.name == t.name) {
+            Some(x) => {
+                for ((n, dst), (m, src)) in x.columns.iter_mut().zip(t.columns) {
+                    debug_assert_eq!(*n, m);
+                    dst.append(src);
+                }
+            }
+            None => tables.push(t),
+        }
+    }
 }
 
 fn r6(x: f64) -> f64 {
@@ -47,12 +93,13 @@ fn flow_name(label: &str, sim: &Sim, f: usize) -> String {
     }
 }
 
+/// The content of summary.json.
 pub(crate) fn collect(
     cfg: &ScenarioConfig,
     sims: &[(String, Sim)],
     end: Time,
     wall_seconds: f64,
-) -> crate::RunOutput {
+) -> Value {
     let mut flows = Vec::new();
     let mut links = Vec::new();
     let mut events = 0;
@@ -80,9 +127,6 @@ pub(crate) fn collect(
             "events_per_second": if wall_seconds > 0.0 { events as f64 / wall_seconds } else { 0.0 },
         },
     });
-    let mut tables = vec![flow_table(sims)];
-    tables.extend(radio_tables(sims));
-    tables.extend(function_tables(sims));
     let summary = match summary {
         Value::Object(mut m) => {
             for k in ["radio", "functions"] {
@@ -94,7 +138,45 @@ pub(crate) fn collect(
         }
         v => v,
     };
-    crate::RunOutput { summary, tables }
+    summary
+}
+
+/// Rows sampled since the last drain, in time-series tables: `flows`, `radio` and `cells`
+/// (when a network has a radio device) and the network functions' tables. Each network's rows
+/// are in sample order (all entities at one instant, then the next); a comparison's networks
+/// follow one another within a drain.
+pub(crate) fn drain(sims: &mut [(String, Sim)]) -> Vec<Table> {
+    let mut tables = vec![flow_table(sims)];
+    tables.extend(radio_tables(sims));
+    tables.extend(function_tables(sims));
+    tables
+}
+
+/// Rows waiting in the networks' series (what [`drain`] would return).
+pub(crate) fn pending_rows(sims: &[(String, Sim)]) -> usize {
+    let mut rows = 0;
+    for (_, sim) in sims {
+        rows += (0..sim.flow_count())
+            .map(|f| sim.flow_series(f).time_s.len())
+            .sum::<usize>();
+        rows += ran_devices(sim)
+            .map(|d| {
+                d.ue_series.time_s.len()
+                    + d.cell_series.time_s.len()
+                    + d.function_samples()
+                        .tables()
+                        .iter()
+                        .map(|s| s.columns.first().map_or(0, |(_, c)| c.len()))
+                        .sum::<usize>()
+            })
+            .sum::<usize>();
+        rows += sim
+            .function_series()
+            .iter()
+            .map(|s| s.columns.first().map_or(0, |(_, c)| c.len()))
+            .sum::<usize>();
+    }
+    rows
 }
 
 fn flow_summaries(label: &str, sim: &Sim, end: Time) -> Vec<Value> {
@@ -205,51 +287,58 @@ fn link_summaries(label: &str, sim: &Sim) -> Vec<Value> {
         .collect()
 }
 
-fn flow_table(sims: &[(String, Sim)]) -> Table {
-    let mut flow = Vec::new();
+fn flow_table(sims: &mut [(String, Sim)]) -> Table {
+    use rantcp_net::FlowSeries as S;
+    // (flow names, each flow's samples): every flow is sampled at every instant, so the
+    // series of one network have equal lengths and row k·flows + f is flow f's k-th sample.
+    let parts: Vec<(Vec<String>, Vec<S>)> = sims
+        .iter_mut()
+        .map(|(label, sim)| {
+            let names = (0..sim.flow_count())
+                .map(|f| flow_name(label, sim, f))
+                .collect();
+            (names, sim.take_flow_series())
+        })
+        .collect();
     let mut cols: Vec<(String, Column)> = Vec::new();
     macro_rules! col {
-        ($name:literal, $variant:ident, $get:expr) => {{
+        ($name:literal, $variant:ident, |$s:ident, $k:ident| $get:expr) => {{
             let mut v = Vec::new();
-            for (_, sim) in sims {
-                for f in 0..sim.flow_count() {
-                    let s = sim.flow_series(f);
-                    v.extend($get(s));
+            for (_, series) in &parts {
+                let n = series.first().map_or(0, |s| s.time_s.len());
+                for $k in 0..n {
+                    for $s in series {
+                        v.push($get);
+                    }
                 }
             }
             cols.push(($name.to_string(), Column::$variant(v)));
         }};
     }
-    for (label, sim) in sims {
-        for f in 0..sim.flow_count() {
-            let n = sim.flow_series(f).time_s.len();
-            flow.extend(std::iter::repeat_n(flow_name(label, sim, f), n));
+    let i = |x: u64| x.min(i64::MAX as u64) as i64;
+    let mut flow = Vec::new();
+    for (names, series) in &parts {
+        let n = series.first().map_or(0, |s| s.time_s.len());
+        for _ in 0..n {
+            flow.extend(names.iter().cloned());
         }
     }
     cols.push(("flow".into(), Column::Str(flow)));
-    use rantcp_net::FlowSeries as S;
-    let u = |v: &Vec<u64>| {
-        v.iter()
-            .map(|&x| x.min(i64::MAX as u64) as i64)
-            .collect::<Vec<i64>>()
-    };
-    col!("time_s", F64, |s: &S| s.time_s.clone());
-    col!("goodput_bps", F64, |s: &S| s.goodput_bps.clone());
-    col!("delivered_bytes", I64, |s: &S| u(&s.delivered_bytes));
-    col!("cwnd_bytes", I64, |s: &S| u(&s.cwnd_bytes));
-    col!("ssthresh_bytes", I64, |s: &S| u(&s.ssthresh_bytes));
-    col!("srtt_ms", F64, |s: &S| s.srtt_ms.clone());
-    col!("rto_ms", F64, |s: &S| s.rto_ms.clone());
-    col!("in_flight_bytes", I64, |s: &S| u(&s.in_flight_bytes));
-    col!("rwin_bytes", I64, |s: &S| u(&s.rwin_bytes));
-    col!("pacing_rate_bps", F64, |s: &S| s.pacing_rate_bps.clone());
-    col!("bbr_mode", I64, |s: &S| s.bbr_mode.clone());
-    col!("bbr_btl_bw_bps", F64, |s: &S| s.bbr_btl_bw_bps.clone());
-    col!("bbr_min_rtt_ms", F64, |s: &S| s.bbr_min_rtt_ms.clone());
-    col!("cubic_w_max_bytes", F64, |s: &S| s
-        .cubic_w_max_bytes
-        .clone());
-    col!("cubic_k_s", F64, |s: &S| s.cubic_k_s.clone());
+    col!("time_s", F64, |s, k| s.time_s[k]);
+    col!("goodput_bps", F64, |s, k| s.goodput_bps[k]);
+    col!("delivered_bytes", I64, |s, k| i(s.delivered_bytes[k]));
+    col!("cwnd_bytes", I64, |s, k| i(s.cwnd_bytes[k]));
+    col!("ssthresh_bytes", OptI64, |s, k| s.ssthresh_bytes[k].map(i));
+    col!("srtt_ms", F64, |s, k| s.srtt_ms[k]);
+    col!("rto_ms", F64, |s, k| s.rto_ms[k]);
+    col!("in_flight_bytes", I64, |s, k| i(s.in_flight_bytes[k]));
+    col!("rwin_bytes", I64, |s, k| i(s.rwin_bytes[k]));
+    col!("pacing_rate_bps", F64, |s, k| s.pacing_rate_bps[k]);
+    col!("bbr_mode", OptI64, |s, k| s.bbr_mode[k]);
+    col!("bbr_btl_bw_bps", F64, |s, k| s.bbr_btl_bw_bps[k]);
+    col!("bbr_min_rtt_ms", F64, |s, k| s.bbr_min_rtt_ms[k]);
+    col!("cubic_w_max_bytes", F64, |s, k| s.cubic_w_max_bytes[k]);
+    col!("cubic_k_s", F64, |s, k| s.cubic_k_s[k]);
     Table {
         name: "flows".into(),
         columns: cols,
@@ -357,11 +446,32 @@ fn radio_summary(sims: &[(String, Sim)], end: Time) -> Value {
     json!({ "ues": ues, "cells": cells, "dl_phy_jain": r6(rantcp_ran::mac::sched::jain_index(&tput)) })
 }
 
-fn radio_tables(sims: &[(String, Sim)]) -> Vec<Table> {
-    let devs: Vec<(&str, &rantcp_ran::cell::RanDevice)> = sims
-        .iter()
-        .flat_map(|(l, s)| ran_devices(s).map(move |d| (l.as_str(), d)))
-        .collect();
+/// A radio device's samples taken for one drain.
+struct RadioRows {
+    ue_series: rantcp_ran::cell::UeSeries,
+    cell_series: rantcp_ran::cell::CellSeries,
+}
+
+fn radio_tables(sims: &mut [(String, Sim)]) -> Vec<Table> {
+    let mut devs: Vec<(&str, RadioRows)> = Vec::new();
+    for (l, sim) in sims.iter_mut() {
+        for d in 0..sim.device_count() {
+            let ran = sim
+                .device_mut(d)
+                .as_any_mut()
+                .and_then(|a| a.downcast_mut::<rantcp_ran::cell::RanDevice>());
+            if let Some(ran) = ran {
+                let (ue_series, cell_series) = ran.take_series();
+                devs.push((
+                    l.as_str(),
+                    RadioRows {
+                        ue_series,
+                        cell_series,
+                    },
+                ));
+            }
+        }
+    }
     if devs.is_empty() {
         return vec![];
     }
@@ -506,13 +616,22 @@ fn function_summary(sims: &[(String, Sim)]) -> Value {
 /// The functions' time series: one table per name (`<name>.parquet`), rows of every network
 /// in order (in each, the functions at nodes, then those at the radio points), with a leading
 /// `network` column in a comparison.
-fn function_tables(sims: &[(String, Sim)]) -> Vec<Table> {
+fn function_tables(sims: &mut [(String, Sim)]) -> Vec<Table> {
     use rantcp_nf::SeriesColumn;
     let labelled = sims.iter().any(|(l, _)| !l.is_empty());
     let mut tables: Vec<Table> = Vec::new();
-    for (label, sim) in sims {
-        let at_ran = ran_devices(sim).flat_map(|d| d.function_samples().tables());
-        for s in sim.function_series().iter().chain(at_ran) {
+    for (label, sim) in sims.iter_mut() {
+        let mut series = sim.take_function_series();
+        for d in 0..sim.device_count() {
+            let ran = sim
+                .device_mut(d)
+                .as_any_mut()
+                .and_then(|a| a.downcast_mut::<rantcp_ran::cell::RanDevice>());
+            if let Some(ran) = ran {
+                series.extend(ran.take_function_samples());
+            }
+        }
+        for s in series {
             let t = match tables.iter_mut().position(|t| t.name == s.name) {
                 Some(i) => &mut tables[i],
                 None => {

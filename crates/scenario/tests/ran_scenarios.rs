@@ -30,6 +30,7 @@ fn col(out: &RunOutput, table: &str, name: &str) -> Vec<f64> {
     {
         Column::F64(v) => v.clone(),
         Column::I64(v) => v.iter().map(|&x| x as f64).collect(),
+        Column::OptI64(v) => v.iter().map(|x| x.map_or(f64::NAN, |x| x as f64)).collect(),
         Column::Str(_) => panic!("string column"),
     }
 }

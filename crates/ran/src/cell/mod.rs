@@ -339,6 +339,10 @@ impl RanDevice {
     pub fn function_samples(&self) -> &SampleSink {
         &self.nf.samples
     }
+    /// Take the rows functions at the radio points wrote so far (see [`SampleSink::take`]).
+    pub fn take_function_samples(&mut self) -> Vec<rantcp_nf::Series> {
+        self.nf.samples.take()
+    }
     /// Packets functions emitted towards the core.
     pub fn function_emitted_up(&self) -> u64 {
         self.nf.emitted_up
@@ -485,5 +489,8 @@ impl Device for RanDevice {
 
     fn as_any(&self) -> &dyn std::any::Any {
         self
+    }
+    fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
+        Some(self)
     }
 }

@@ -61,6 +61,15 @@ pub struct CellSeries {
 }
 
 impl RanDevice {
+    /// Take the UE and cell samples taken so far, leaving the series empty (a long run's
+    /// owner drains them in batches so memory stays flat with run length).
+    pub fn take_series(&mut self) -> (UeSeries, CellSeries) {
+        (
+            std::mem::take(&mut self.ue_series),
+            std::mem::take(&mut self.cell_series),
+        )
+    }
+
     pub(super) fn take_sample(&mut self, now: Time) {
         let st = &mut self.st;
         let t = now.as_secs_f64();

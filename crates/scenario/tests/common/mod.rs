@@ -21,11 +21,12 @@ pub fn col<'a>(out: &'a RunOutput, name: &str) -> &'a Column {
         .1
 }
 
-/// A numeric column of the flows table as f64.
+/// A numeric column of the flows table as f64 (nulls as NaN).
 pub fn f64s(out: &RunOutput, name: &str) -> Vec<f64> {
     match col(out, name) {
         Column::F64(v) => v.clone(),
         Column::I64(v) => v.iter().map(|&x| x as f64).collect(),
+        Column::OptI64(v) => v.iter().map(|x| x.map_or(f64::NAN, |x| x as f64)).collect(),
         Column::Str(_) => panic!("{name} is not numeric"),
     }
 }
