@@ -147,3 +147,17 @@ fn highspeed_never_raises_ssthresh_above_the_window() {
         "a loss happened"
     );
 }
+
+#[test]
+fn each_profile_picks_its_controller_when_the_flow_names_none() {
+    // No built-in leaves flow.cc to the profile (p2p-bulk names NewReno), so check it on the
+    // [flow] table alone: linux gives CUBIC, rfc NewReno, and a named controller wins.
+    use rantcp_scenario::common::{CcName, FlowConfig};
+    let flow = |text: &str| -> FlowConfig {
+        rantcp_scenario::config::from_table(text.parse::<toml::Table>().unwrap()).unwrap()
+    };
+    assert_eq!(flow("").cc, CcName::Cubic);
+    assert_eq!(flow("stack = \"linux\"").cc, CcName::Cubic);
+    assert_eq!(flow("stack = \"rfc\"").cc, CcName::Newreno);
+    assert_eq!(flow("stack = \"rfc\"\ncc = \"bbr\"").cc, CcName::Bbr);
+}
