@@ -109,14 +109,15 @@ impl HystartName {
     }
 }
 
-/// Where Linux and the RFCs differ on ssthresh and cwnd (`flow.cwnd_rules`).
+/// Where Linux and the RFCs differ on ssthresh, cwnd and the RTO (`flow.cwnd_rules`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum CwndRulesName {
-    /// ssthresh from cwnd, slow start by all that is acknowledged (Linux 6.x).
+    /// ssthresh from cwnd, slow start by all that is acknowledged, RTO = SRTT + max(4·RTTVAR,
+    /// min_rto) (Linux 6.x).
     Linux,
     /// ssthresh from FlightSize (RFC 5681 eq. 4), slow start by at most 2 SMSS per ACK
-    /// (RFC 3465).
+    /// (RFC 3465), RTO = max(SRTT + 4·RTTVAR, min_rto) (RFC 6298).
     Rfc,
 }
 
@@ -277,7 +278,8 @@ pub struct FlowConfigInput {
     /// (linux: classic, rfc: hystart++).
     #[serde(default)]
     pub hystart: Option<HystartName>,
-    /// ssthresh/cwnd rules where Linux and the RFCs differ: "linux" or "rfc" (as the stack).
+    /// ssthresh, cwnd and RTO rules where Linux and the RFCs differ: "linux" or "rfc" (as the
+    /// stack).
     #[serde(default)]
     pub cwnd_rules: Option<CwndRulesName>,
 }

@@ -6,17 +6,20 @@
 use crate::cc::{CcKind, Hystart};
 use rantcp_core::Duration;
 
-/// How ssthresh and cwnd respond to congestion where Linux and the RFCs differ.
+/// How ssthresh, cwnd and the RTO respond to congestion where Linux and the RFCs differ.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CwndRules {
     /// RFC 5681 / RFC 3465: ssthresh from FlightSize (eq. 4); slow start grows by at most
     /// L = 2 SMSS per ACK (RFC 3465 §2.2); a repeated timeout within one timeout episode holds
-    /// ssthresh (RFC 5681 §3.1).
+    /// ssthresh (RFC 5681 §3.1). RTO = max(SRTT + 4·RTTVAR, min_rto) (RFC 6298 §2.3, §2.4).
     Rfc,
     /// Linux 6.x: ssthresh from cwnd (`ca_ops->ssthresh`, e.g. `tcp_reno_ssthresh`); slow start
     /// grows by everything acknowledged (`tcp_slow_start`); a timeout after the previous one's
     /// retransmission was acknowledged reduces ssthresh again, from the (small) cwnd
-    /// (`tcp_enter_loss` with `icsk_retransmits` reset by the ACK).
+    /// (`tcp_enter_loss` with `icsk_retransmits` reset by the ACK). RTO = SRTT +
+    /// max(4·RTTVAR, min_rto): min_rto floors the variation term, not the RTO (`__tcp_set_rto`
+    /// adds `rttvar_us`, which `tcp_rtt_estimator` keeps at least `tcp_rto_min`), so the RTO
+    /// stays min_rto above SRTT however large SRTT grows.
     Linux,
 }
 

@@ -271,7 +271,13 @@ impl Endpoint {
         let seed = CcParams::DEFAULT_SEED ^ ((iss as u64) << 16) ^ local.1 as u64;
         let cc = build_cc(&cfg, seed);
         Endpoint {
-            rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto),
+            rtt: {
+                let rtt = RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto);
+                match cfg.cwnd_rules {
+                    CwndRules::Rfc => rtt,
+                    CwndRules::Linux => rtt.with_linux_floor(),
+                }
+            },
             state,
             local,
             remote,

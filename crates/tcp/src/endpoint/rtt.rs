@@ -23,6 +23,8 @@ pub struct RttEstimator {
     rto: Duration,
     min_rto: Duration,
     max_rto: Duration,
+    /// Linux's rule: `min_rto` floors 4·RTTVAR instead of the RTO ([`crate::CwndRules::Linux`]).
+    floor_variation: bool,
     /// Exponential backoff shift (RFC 6298 §5.5).
     pub backoff: u32,
 }
@@ -37,8 +39,18 @@ impl RttEstimator {
             rto: initial_rto.min(max_rto),
             min_rto,
             max_rto,
+            floor_variation: false,
             backoff: 0,
         }
+    }
+
+    /// Linux's RTO: SRTT + max(4·RTTVAR, min_rto) (`__tcp_set_rto`, with `rttvar_us` at least
+    /// `tcp_rto_min` in `tcp_rtt_estimator`) instead of RFC 6298 §2.4's max(SRTT + 4·RTTVAR,
+    /// min_rto). Linux's per-round maximum of the deviation (`mdev_max_us`) and its slow decay
+    /// are not modelled: the variation term is RFC 6298's RTTVAR.
+    pub fn with_linux_floor(mut self) -> Self {
+        self.floor_variation = true;
+        self
     }
 
     /// Feed one RTT measurement.
@@ -58,10 +70,16 @@ impl RttEstimator {
                 self.srtt_ns = Some((7 * srtt + r_ns) / 8);
             }
         }
-        // RFC 6298 §2.3 and §2.4/§2.5: RTO = SRTT + max(G, K*RTTVAR), K = 4, clamped.
+        // RFC 6298 §2.3 and §2.4/§2.5: RTO = SRTT + max(G, K*RTTVAR), K = 4, clamped; Linux
+        // floors the variation term at min_rto instead ([`RttEstimator::with_linux_floor`]).
         let srtt = self.srtt_ns.unwrap_or(0);
         let var = (4 * self.rttvar_ns).max(CLOCK_GRANULARITY.0);
-        self.rto = Duration(srtt + var).max(self.min_rto).min(self.max_rto);
+        self.rto = if self.floor_variation {
+            Duration(srtt + var.max(self.min_rto.0))
+        } else {
+            Duration(srtt + var).max(self.min_rto)
+        }
+        .min(self.max_rto);
         // RFC 6298 §5.7 note / Karn: a valid sample from a non-retransmitted segment ends the
         // backoff.
         self.backoff = 0;
@@ -157,5 +175,32 @@ mod tests {
         );
         e.sample(Duration::from_millis(10));
         assert_eq!(e.rto(), Duration::from_millis(200));
+    }
+
+    #[test]
+    fn linux_floors_the_variation_term_not_the_rto() {
+        let new = || {
+            RttEstimator::new(
+                Duration::from_secs(1),
+                Duration::from_millis(200),
+                Duration::from_secs(60),
+            )
+        };
+        let (mut rfc, mut linux) = (new(), new().with_linux_floor());
+        // Steady 150 ms samples: RTTVAR decays towards 0. RFC 6298: max(SRTT + 4·RTTVAR, 200 ms)
+        // is soon 200 ms, 50 ms above SRTT; Linux: SRTT + 200 ms.
+        for _ in 0..40 {
+            rfc.sample(Duration::from_millis(150));
+            linux.sample(Duration::from_millis(150));
+        }
+        assert_eq!(rfc.srtt(), Duration::from_millis(150));
+        assert_eq!(rfc.rto(), Duration::from_millis(200));
+        assert_eq!(linux.rto(), Duration::from_millis(350));
+        // A large variation term passes the floor under both rules: SRTT + 4·RTTVAR.
+        let (mut rfc, mut linux) = (new(), new().with_linux_floor());
+        rfc.sample(Duration::from_millis(100));
+        linux.sample(Duration::from_millis(100));
+        assert_eq!(rfc.rto(), Duration::from_millis(300));
+        assert_eq!(linux.rto(), Duration::from_millis(300));
     }
 }
