@@ -240,8 +240,12 @@ fn uplink_acks_are_seen_at_ul_egress_and_downlink_data_at_dl_egress() {
         .sum();
     assert_eq!(imp["matched"].as_u64().unwrap(), up);
     assert_eq!(base.summary["flows"], acks.summary["flows"]);
-    // Data held 10 ms after the UE's RLC delivered it: the minimum RTT grows by about that
-    // (the ACK then meets a different slot and grant timing: within a millisecond).
+    // Data held 10 ms after the UE's RLC delivered it: the minimum RTT grows by about that. The
+    // ACK then meets different grant timing: with ideal buffer reports the eNB grants it
+    // k2 = 4 slots ahead, unless it rides a grant already given for earlier uplink data, which
+    // depends on how the receiver spaces its ACKs (quick-ACK, delayed ACK). So the minimum can
+    // differ from hold + base by up to k2 slots + 1 ms (the linux stack's quick-ACKs give
+    // exactly 4 ms less, the rfc stack 10.0).
     let held = run(
         "builtin:lte-cell",
         &[
@@ -257,5 +261,5 @@ fn uplink_acks_are_seen_at_ul_egress_and_downlink_data_at_dl_egress() {
     assert_eq!(imp["consumed"], imp["matched"]);
     let min = |o: &RunOutput| flow(o, "ue1")["rtt_min_ms"].as_f64().unwrap();
     let diff = min(&held) - min(&base);
-    assert!((diff - 10.0).abs() <= 1.0, "RTT grew by {diff} ms");
+    assert!((diff - 10.0).abs() <= 5.0, "RTT grew by {diff} ms");
 }
