@@ -420,3 +420,122 @@ fn test_as_tcp_falls_back_to_es_tcp() {
     assert_eq!(h.fh_packets(), vec![ack(998, 1000)]);
     assert!(!h.host.figures()[0].1.as_negotiated);
 }
+
+/// Figure 44: two AS-TCP hosts, three connections (FH–AH1, AH1–AH2, AH2–MH). A packet one
+/// host sends towards the MH reaches the next host, and so on; the FH and the MH are stubs.
+struct Chain2 {
+    hosts: [SplitHost; 2],
+    now: Time,
+    to_fh: Vec<Packet>,
+    to_mh: Vec<Packet>,
+}
+
+impl Chain2 {
+    fn new() -> Self {
+        let p = SplitParams {
+            mode: SplitMode::AsTcp,
+            es_rto_factor: 0.5,
+            mh_ack_wait: Duration::ZERO,
+            fail_at: None,
+            after_fail: AfterFail::Drop,
+        };
+        let mk = |k: &str| SplitHost::new(p, vec![flow(2000)], Rng::for_entity(1, k));
+        Chain2 {
+            hosts: [mk("ah1"), mk("ah2")],
+            now: Time::ZERO,
+            to_fh: Vec::new(),
+            to_mh: Vec::new(),
+        }
+    }
+    /// Deliver `p` to host `k` (0 = AH1 next to the FH) and everything that follows.
+    fn feed(&mut self, k: usize, p: Packet) {
+        let mut work = vec![(k, p)];
+        while let Some((k, mut p)) = work.pop() {
+            let cx = Ctx {
+                now: self.now,
+                point: Point::Forward(k + 1),
+                rnti: None,
+                ran: None,
+            };
+            assert_eq!(self.hosts[k].handle_packet(&cx, &mut p), Verdict::Consume);
+            let mut out = Vec::new();
+            while let Some(Output::Emit(e)) = self.hosts[k].poll_output() {
+                out.push(e.packet);
+            }
+            for q in out.into_iter().rev() {
+                match (q.ip.dst == FH.0, k) {
+                    (true, 0) => self.to_fh.push(q),
+                    (true, _) => work.push((k - 1, q)),
+                    (false, 1) => self.to_mh.push(q),
+                    (false, _) => work.push((k + 1, q)),
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn test_figure_44_two_as_tcp_hosts() {
+    let mut c = Chain2::new();
+    let mut syn = tcp_packet(MH, FH, MH_ISS, 0, TcpFlags::SYN, 65535, 0);
+    syn.as_tcp_mut().unwrap().options.mss = Some(1000);
+    c.feed(1, syn);
+    // AH2 opens towards AH1 with the request; AH1 opens towards the FH with it.
+    let wan_syn = c.to_fh.pop().expect("AH1's SYN to the FH");
+    assert_eq!(wan_syn.as_tcp().unwrap().options.as_tcp_ack, Some(0));
+    let wan_iss = wan_syn.as_tcp().unwrap().seq;
+    let mut sa = tcp_packet(FH, MH, FH_ISS, wan_iss + 1, TcpFlags::SYN | ACK, 65535, 0);
+    sa.as_tcp_mut().unwrap().options.mss = Some(1000);
+    sa.as_tcp_mut().unwrap().options.as_tcp_ack = Some(0);
+    c.feed(0, sa);
+    c.to_fh.clear();
+    let sa2 = c.to_mh.pop().expect("AH2's SYN-ACK to the MH");
+    assert_eq!(
+        sa2.as_tcp().unwrap().options.as_tcp_ack,
+        None,
+        "the MH did not offer the option"
+    );
+    let ran_iss = sa2.as_tcp().unwrap().seq;
+    c.feed(1, tcp_packet(MH, FH, MH_ISS + 1, ran_iss + 1, ACK, 65535, 0));
+    let figs = |c: &Chain2| [c.hosts[0].figures()[0].1, c.hosts[1].figures()[0].1];
+    assert!(figs(&c).iter().all(|f| f.as_negotiated), "both hops speak AS-TCP");
+    // The FH sends 3000 bytes; every host acknowledges at once, nobody confirms yet.
+    for k in 0..3 {
+        c.feed(
+            0,
+            tcp_packet(FH, MH, FH_ISS + 1 + 1000 * k, wan_iss + 1, ACK, 65535, 1000),
+        );
+        if k == 1 {
+            // The 2000-byte buffers: the MH acknowledges the first segment before the third.
+            c.feed(1, tcp_packet(MH, FH, MH_ISS + 1, ran_iss + 1 + 1000, ACK, 65535, 0));
+        }
+    }
+    let seen: Vec<(u32, Option<u32>)> = c
+        .to_fh
+        .drain(..)
+        .map(|p| {
+            let t = p.as_tcp().unwrap();
+            (
+                t.ack - (FH_ISS + 1),
+                t.options.as_tcp_ack.map(|a| a - (FH_ISS + 1)),
+            )
+        })
+        .collect();
+    // The MH ack reaches the FH through both hosts, mapped into each sequence space.
+    assert!(seen.contains(&(2000, Some(1000))), "{seen:?}");
+    assert!(seen.iter().all(|s| s.1.is_none_or(|m| m <= 1000)), "{seen:?}");
+    assert_eq!(seen.last().unwrap().0, 3000, "AH1 acknowledged everything: {seen:?}");
+    // The MH has 3000 bytes; the FH hears MH_ack 3000 from AH1, relayed from AH2.
+    let mh_data: u32 = c.to_mh.iter().map(|p| p.payload_len).sum();
+    assert_eq!(mh_data, 3000);
+    c.feed(1, tcp_packet(MH, FH, MH_ISS + 1, ran_iss + 1 + 3000, ACK, 65535, 0));
+    let last: Vec<Option<u32>> = c
+        .to_fh
+        .drain(..)
+        .map(|p| p.as_tcp().unwrap().options.as_tcp_ack.map(|a| a - (FH_ISS + 1)))
+        .collect();
+    assert_eq!(last, vec![Some(3000)]);
+    let [f1, f2] = figs(&c);
+    assert_eq!((f1.mh_ack_to_fh, f2.mh_ack_to_fh), (3000, 3000));
+    assert_eq!((f1.acked_to_fh, f2.acked_to_fh), (3000, 3000));
+}

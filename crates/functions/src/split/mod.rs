@@ -344,6 +344,17 @@ struct Conn {
     fh_offered: bool,
     /// AS-TCP: an MH ack waits to be sent, since this time.
     mh_ack_due: Option<Time>,
+    /// TCP_RAN's initial sequence number (the MH's acknowledgements count from it).
+    ran_iss: u32,
+    /// AS-TCP on TCP_RAN too: the next hop towards the MH is another AS-TCP host (Figure 44),
+    /// whose MH ack, not its regular acknowledgement, is what the MH has.
+    ran_as: bool,
+    /// The MH side offered the option on its SYN.
+    mh_offered: bool,
+    /// The MH ack the next AS-TCP host reported, data bytes.
+    downstream_mh_ack: u64,
+    /// The last acknowledgement and window from the MH side (AS-TCP duplicate rule).
+    ran_last: (u32, u16),
     fig: ConnFigures,
 }
 
@@ -452,7 +463,9 @@ impl SplitHost {
             }
             _ => None,
         };
-        let fh_offered = from == Side::Fh && syn.as_tcp().is_some_and(|t| t.options.as_tcp_ack.is_some());
+        let offered = syn.as_tcp().is_some_and(|t| t.options.as_tcp_ack.is_some());
+        let fh_offered = from == Side::Fh && offered;
+        let mh_offered = from == Side::Mh && offered;
         self.conns.push(Conn {
             flow,
             wan,
@@ -471,6 +484,11 @@ impl SplitHost {
             as_on: false,
             fh_offered,
             mh_ack_due: None,
+            ran_iss,
+            ran_as: false,
+            mh_offered,
+            downstream_mh_ack: 0,
+            ran_last: (0, 0),
             fig: ConnFigures::default(),
         });
         self.counters.split += 1;
@@ -503,6 +521,15 @@ impl Conn {
     /// Data bytes the MH acknowledged.
     fn mh_acked(&self) -> u64 {
         self.ran.bytes_queued() - self.ran.send_backlog()
+    }
+    /// Data bytes the MH itself is known to have: its acknowledgement, or, behind another
+    /// AS-TCP host, that host's MH ack.
+    fn mh_confirmed(&self) -> u64 {
+        if self.ran_as {
+            self.downstream_mh_ack.min(self.mh_acked())
+        } else {
+            self.mh_acked()
+        }
     }
     /// TCP_WAN sequence number of data position `pos` (0 = the FH's first data byte).
     fn wan_seq(&self, pos: u64) -> u32 {
@@ -559,10 +586,30 @@ impl SplitHost {
                 c.fig.from_fh = c.wan_in_order();
             }
             Side::Mh => {
-                let acked_before = c.mh_acked();
-                c.ran.handle_segment(now, &p.ip, &t, p.payload_len);
-                let acked = c.mh_acked();
-                if acked > acked_before && self.p.mode == SplitMode::AsTcp {
+                let confirmed_before = c.mh_confirmed();
+                let mut feed = true;
+                if self.p.mode == SplitMode::AsTcp {
+                    if t.flags.syn() && t.flags.ack() {
+                        // Figure 44: the next hop is an AS-TCP host that answered our request.
+                        c.ran_as = t.options.as_tcp_ack.is_some();
+                    } else if c.ran_as && t.flags.ack() {
+                        let repeat = (t.ack, t.window) == c.ran_last;
+                        c.ran_last = (t.ack, t.window);
+                        if let Some(v) = t.options.as_tcp_ack {
+                            let d = v.wrapping_sub(c.ran_iss.wrapping_add(1)) as i32;
+                            let d = d.max(0) as u64;
+                            let new = d > c.downstream_mh_ack;
+                            c.downstream_mh_ack = c.downstream_mh_ack.max(d);
+                            // §5.5.1 FH op. 2, as the FH agent: only the MH ack is new, so it is
+                            // not a duplicate ACK for TCP_RAN.
+                            feed = !(repeat && new && p.payload_len == 0 && !t.flags.fin());
+                        }
+                    }
+                }
+                if feed {
+                    c.ran.handle_segment(now, &p.ip, &t, p.payload_len);
+                }
+                if c.mh_confirmed() > confirmed_before && self.p.mode == SplitMode::AsTcp {
                     // §5.5.1: a non-duplicate MH ack goes to the FH.
                     c.mh_ack_due.get_or_insert(now);
                 }
@@ -649,8 +696,16 @@ impl SplitHost {
             }
         }
         self.drain_wan(now, ci);
+        let as_mode = self.p.mode == SplitMode::AsTcp;
         let c = &mut self.conns[ci];
-        while let Some(p) = c.ran.poll_transmit(now) {
+        while let Some(mut p) = c.ran.poll_transmit(now) {
+            let t = p.as_tcp_mut().expect("tcp");
+            if as_mode && t.flags.syn() && (!t.flags.ack() || c.mh_offered) {
+                // Towards the MH too: a further AS-TCP host on the way answers (Figure 44);
+                // a plain MH ignores the option (RFC 9293 §3.2).
+                t.options.as_tcp_ack = Some(0);
+                c.ran_as |= t.flags.ack();
+            }
             self.out.emit(p);
         }
         c.wan_timer = c.wan.poll_timeout();
@@ -706,9 +761,10 @@ impl SplitHost {
         let pos = c.wan_pos(t.ack).max(0) as u64;
         c.fig.acked_to_fh = c.fig.acked_to_fh.max(pos.min(c.wan_in_order()));
         if c.as_on && c.mh_ack_due.is_some() {
-            let acked = c.mh_acked();
+            let acked = c.mh_confirmed();
             // The MH's acknowledgement of the FIN TCP_RAN relayed covers the FH's FIN.
-            let fin_acked = c.fh_fin && c.ran_close_called && c.ran.all_acked();
+            let fin_acked =
+                c.fh_fin && c.ran_close_called && c.ran.all_acked() && acked == c.mh_acked();
             t.options.as_tcp_ack = Some(c.wan_seq(acked).wrapping_add(fin_acked as u32));
             c.fig.mh_ack_to_fh = c.fig.mh_ack_to_fh.max(acked);
             c.mh_ack_due = None;
