@@ -31,6 +31,7 @@
 //! and its buffered data; afterwards packets of the split flows are dropped (`after_fail =
 //! "drop"`) or forwarded untouched, as when the path reroutes around it (`"pass"`).
 
+pub mod check;
 pub mod es;
 pub mod fh;
 
