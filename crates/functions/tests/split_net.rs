@@ -99,6 +99,7 @@ fn run(c: Case, until_s: u64) -> Outcome {
         } else {
             FlowKind::Bulk {
                 bytes: Some(c.bytes),
+                write: None,
             }
         },
         src: fh,
