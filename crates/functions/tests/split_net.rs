@@ -258,13 +258,9 @@ fn test_semantics_under_failure() {
         assert!(o.mh_received <= bytes, "{ctx}");
         match mode {
             SplitMode::ITcp => {
-                let lost = o.report["connections"][0]["lost_in_failure"].as_u64().unwrap();
-                let acked = o.report["connections"][0]["acked_to_fh"].as_u64().unwrap();
-                let mh = o.report["connections"][0]["mh_acked"].as_u64().unwrap();
-                if lost > 0 && acked > mh {
-                    assert!(r.gap > 0, "{ctx}");
-                    itcp_gaps += 1;
-                }
+                // No guarantee: count the runs where the FH was told about bytes the MH never
+                // got (the host died holding bytes it had acknowledged).
+                itcp_gaps += (r.gap > 0) as u32;
             }
             SplitMode::EsTcp => {
                 assert_eq!(r.verdict, "holds", "{ctx}");

@@ -672,7 +672,7 @@ fn semantics_summary(sims: &[(String, Sim)]) -> Value {
             v["flow"] = json!(flow_name(label, sim, f));
             v["mode"] = json!(mode.name());
             v["host_failed"] = split.report["failed"].clone();
-            v["lost_in_host"] = conn["lost_in_failure"].clone();
+            v["unacked_in_host_at_failure"] = conn["unacked_at_failure"].clone();
             out.push(v);
         }
     }

@@ -12,7 +12,10 @@
 //!    reserved bytes with `rwin = 0` (Figure 37 #8);
 //! 4. with `rwin = 0` the ACK itself freezes the FH; when the window opens, the window update
 //!    acknowledges 1 of the 2 reserved bytes (Figure 36 #5); a retransmission of the reserved
-//!    bytes from the FH freezes it at once (Figure 38 #9);
+//!    bytes from the FH freezes it at once (Figure 38 #9). A timer or retransmission freeze
+//!    also ends when the window opens beyond what it was (the FH was window-limited rather
+//!    than done: §5.4.1 is silent here, and staying frozen until the MH has the whole buffer
+//!    stalls the FH into RTOs);
 //! 5. once the MH has acknowledged every byte the EH received and nothing is pending, the last
 //!    reserved byte (and a received FIN) is acknowledged (Figure 36 #8).
 //!
@@ -62,6 +65,10 @@ pub struct EsGate {
     released: bool,
     est_rto: Duration,
     timer: Option<Time>,
+    /// The window of the last ACK rewritten, and the one when a timer or retransmission
+    /// freeze began: a larger window later means buffer space became available (rule 4).
+    last_window: u64,
+    frozen_window: u64,
     /// Counters for the report.
     pub freezes_window: u64,
     pub freezes_timer: u64,
@@ -82,6 +89,8 @@ impl EsGate {
             released: false,
             est_rto,
             timer: None,
+            last_window: 0,
+            frozen_window: 0,
             freezes_window: 0,
             freezes_timer: 0,
             freezes_retransmit: 0,
@@ -127,6 +136,7 @@ impl EsGate {
         } else if retransmission && self.withheld() > 0 && self.freeze.is_none() {
             // Figure 38: the FH retransmits reserved bytes; the ACK it triggers freezes it.
             self.freeze = Some(Freeze::Retransmit);
+            self.frozen_window = self.last_window;
             self.freezes_retransmit += 1;
             self.timer = None;
         }
@@ -143,6 +153,8 @@ impl EsGate {
     /// The acknowledgement for an ACK the EH's receiver wants to send to the FH, advertising
     /// `window` bytes; `None` suppresses it (rule 1).
     pub fn rewrite(&mut self, now: Time, window: u64) -> Option<GateAck> {
+        let frozen_window = self.frozen_window;
+        self.last_window = window;
         let full = self.received + self.fin as u64;
         if self.released {
             // Rule 5: the MH has everything; acknowledge all, unfreeze.
@@ -162,7 +174,16 @@ impl EsGate {
         let one = self.received.saturating_sub(RESERVED - 1);
         let two = self.received.saturating_sub(RESERVED);
         match self.freeze {
-            Some(Freeze::Timer | Freeze::Retransmit) => Some(self.send(one, 0)),
+            Some(Freeze::Timer | Freeze::Retransmit) if window <= frozen_window => {
+                Some(self.send(one, 0))
+            }
+            // The buffer opened while the FH was frozen (it may have been window-limited, not
+            // idle): unfreeze as rule 4 does, 1 reserved byte acknowledged.
+            Some(Freeze::Timer | Freeze::Retransmit) => {
+                self.freeze = None;
+                self.arm(now);
+                Some(self.send(one, window))
+            }
             Some(Freeze::Window) if window > 0 => {
                 // Rule 4: the window update unfreezes with 1 reserved byte acknowledged.
                 self.freeze = None;
@@ -210,6 +231,7 @@ impl EsGate {
                 self.timer = None;
                 if self.freeze.is_none() && !self.released && self.withheld() > 0 {
                     self.freeze = Some(Freeze::Timer);
+                    self.frozen_window = self.last_window;
                     self.freezes_timer += 1;
                     return true;
                 }
@@ -289,6 +311,19 @@ mod tests {
         assert!(!g.handle_timeout(at(340)));
         assert!(g.on_mh_progress(true));
         assert_eq!(g.rewrite(at(500), 5000), ack(3000, 5000));
+    }
+
+    /// A timer freeze ends when the buffer opens further, not on a repeated window.
+    #[test]
+    fn test_timer_freeze_ends_when_the_window_grows() {
+        let mut g = EsGate::new(ms(100));
+        g.on_fh_segment(5000, false, false);
+        assert_eq!(g.rewrite(at(0), 500), ack(4998, 500));
+        assert!(g.handle_timeout(at(100)));
+        assert_eq!(g.rewrite(at(100), 500), ack(4999, 0));
+        assert_eq!(g.rewrite(at(150), 500), ack(4999, 0), "same window: still frozen");
+        assert_eq!(g.rewrite(at(200), 3000), ack(4999, 3000), "the buffer opened");
+        assert_eq!((g.freeze(), g.poll_timeout()), (None, Some(at(300))));
     }
 
     /// Rule 1: 1 or 2 bytes beyond what the FH knows are left for the MH's ACK; a third is not.

@@ -38,6 +38,9 @@ struct AgentConn {
     acked: u64,
     last_ack: u32,
     last_window: u16,
+    /// Data bytes before the host's FIN, once it sent one (an acknowledgement of the FIN is
+    /// not a data byte).
+    data_end: Option<u64>,
 }
 
 /// The far host's AS-TCP agent. See the module docs.
@@ -71,6 +74,7 @@ impl FhAgent {
             acked: 0,
             last_ack: 0,
             last_window: 0,
+            data_end: None,
         });
         self.conns.last_mut().expect("pushed")
     }
@@ -100,12 +104,21 @@ impl NetworkFunction for FhAgent {
     }
     fn handle_packet(&mut self, cx: &Ctx, p: &mut Packet) -> Verdict {
         let ip = p.ip;
+        let payload_out = p.payload_len;
         let Some(t) = p.as_tcp_mut() else {
             return Verdict::Pass;
         };
         match cx.point {
             Point::HostOut(_) => {
                 let (local, remote) = ((ip.src, t.src_port), (ip.dst, t.dst_port));
+                if t.flags.fin() && !t.flags.syn() {
+                    let end = t.seq.wrapping_add(payload_out);
+                    if let Some(c) = self.find(local, remote) {
+                        if let Some(iss) = c.iss {
+                            c.data_end = Some(data_bytes(end, iss));
+                        }
+                    }
+                }
                 if t.flags.syn() {
                     let c = self.entry(local, remote);
                     c.iss = Some(t.seq);
@@ -146,7 +159,8 @@ impl NetworkFunction for FhAgent {
                 let repeat = t.ack == c.last_ack && t.window == c.last_window;
                 c.last_ack = t.ack;
                 c.last_window = t.window;
-                c.acked = c.acked.max(data_bytes(t.ack, iss));
+                let cap = c.data_end.unwrap_or(u64::MAX);
+                c.acked = c.acked.max(data_bytes(t.ack, iss).min(cap));
                 let Some(mh) = t.options.as_tcp_ack else {
                     return Verdict::Pass;
                 };

@@ -17,11 +17,12 @@
 //!   packets #1, #2); against an FH that does not answer with it the host falls back to
 //!   ES-TCP (§5.5: "depending on the capability of the FH, one may enable either").
 //!
-//! The host has one buffer of `buffer` bytes per connection, shared by both legs as in
-//! Figures 35 and 41: a byte occupies it from its arrival from the FH until the MH
-//! acknowledges it, and TCP_WAN advertises what is left (its receive buffer is `buffer`, and
-//! it is read only as the MH acknowledges). Bytes from the MH (a download request) are relayed
-//! to the FH at once.
+//! The host has one buffer of `buffer` bytes per connection, shared by both legs as in Figures
+//! 35 and 41: a byte occupies it from its arrival from the FH until the MH acknowledges it.
+//! TCP_WAN advertises min(`wan_window`, free buffer), where `wan_window` is by default the
+//! flow's receive window, what the MH itself would advertise (§5.6.3: the buffer "includes the
+//! maximum rwin size for the TCP_WAN connection"). Bytes from the MH (a download request) are
+//! relayed to the FH at once.
 //!
 //! A SYN is held until the other leg is established, so the initiator's handshake completes
 //! only when the far end accepted (§5.5.2: "The AH sends a TCP Sync ACK to the MH once it
@@ -102,10 +103,14 @@ pub struct SplitConfig {
     /// Only these flows (names from summary.json); absent: every TCP flow.
     #[serde(default)]
     pub flows: Option<Vec<String>>,
-    /// Buffer per connection, shared by TCP_WAN's receive window and TCP_RAN's send queue
-    /// (§5.6.3: 1 Mbyte).
+    /// Buffer per connection: TCP_WAN's receive window plus TCP_RAN's send queue (§5.6.3:
+    /// 1 Mbyte).
     #[serde(default = "d_buffer")]
     pub buffer: Bytes,
+    /// TCP_WAN's largest receive window (within `buffer`); absent: the flow's receive
+    /// buffer, what the MH itself would advertise.
+    #[serde(default)]
+    pub wan_window: Option<Bytes>,
     /// AS-TCP: the far host supports the option (an agent is attached at it); false: the host
     /// falls back to ES-TCP.
     #[serde(default = "d_true")]
@@ -149,6 +154,7 @@ impl Default for SplitConfig {
             at: d_at(),
             flows: None,
             buffer: d_buffer(),
+            wan_window: None,
             far_host_option: true,
             es_rto_factor: d_rto_factor(),
             mh_ack_wait: d_zero(),
@@ -170,6 +176,11 @@ impl FunctionConfig for SplitConfig {
             (4096..=(1u64 << 30)).contains(&self.buffer.0),
             &format!("{p}.buffer"),
             "must be between 4 KB and 1 GB",
+        )?;
+        check(
+            self.wan_window.is_none_or(|w| w.0 >= 1024 && w.0 <= self.buffer.0),
+            &format!("{p}.wan_window"),
+            "must be between 1 KB and buffer",
         )?;
         check(
             self.es_rto_factor > 0.0 && self.es_rto_factor <= 1.0,
@@ -229,11 +240,18 @@ impl FunctionConfig for SplitConfig {
                 .get(k)
                 .cloned()
                 .unwrap_or((TcpConfig::default(), TcpConfig::default()));
+            // §5.6.3: the buffer "includes the maximum rwin size for the TCP_WAN connection":
+            // TCP_WAN advertises up to the flow's receive window (what the MH would), never
+            // more than the buffer has free; TCP_RAN's send queue is the whole buffer.
+            let wan_window = self
+                .wan_window
+                .map_or(rcv.rcv_buf_bytes, |b| b.0)
+                .min(self.buffer.0);
             flows.push(SplitFlow {
                 name: name.clone(),
                 key: *key,
                 wan_tcp: TcpConfig {
-                    rcv_buf_bytes: self.buffer.0,
+                    rcv_buf_bytes: wan_window,
                     ..rcv
                 },
                 ran_tcp: TcpConfig {
@@ -312,8 +330,9 @@ pub struct ConnFigures {
     pub max_buffer: u64,
     /// AS-TCP negotiated with the FH (false under AS-TCP: fell back to ES-TCP).
     pub as_negotiated: bool,
-    /// Data bytes lost in the host when it failed (received, not acknowledged by the MH).
-    pub lost_in_failure: u64,
+    /// Data bytes the host held when it failed: received from the FH, not yet acknowledged
+    /// by the MH (some may still reach the MH, already on their way).
+    pub unacked_at_failure: u64,
 }
 
 /// One split connection: the two legs and the relay between them.
@@ -329,8 +348,10 @@ struct Conn {
     mh_initiated: bool,
     /// The FH's initial sequence number (TCP_WAN's IRS).
     wan_irs: Option<u32>,
-    /// Bytes read from TCP_WAN (= acknowledged by the MH, as the buffer is shared).
+    /// Bytes read from TCP_WAN (reading opens its window).
     wan_read: u64,
+    /// How far TCP_WAN is read beyond the MH's acknowledgement: buffer − wan_window.
+    ahead: u64,
     /// Bytes handed from TCP_WAN to TCP_RAN.
     moved: u64,
     /// The FH's FIN was received in order.
@@ -477,6 +498,7 @@ impl SplitHost {
             mh_initiated: from == Side::Mh,
             wan_irs: None,
             wan_read: 0,
+            ahead: f.ran_tcp.snd_buf_bytes.saturating_sub(f.wan_tcp.rcv_buf_bytes),
             moved: 0,
             fh_fin: false,
             ran_close_called: false,
@@ -501,7 +523,7 @@ impl SplitHost {
         self.failed = true;
         for c in self.conns.drain(..) {
             let mut fig = c.fig;
-            fig.lost_in_failure = fig.from_fh.saturating_sub(fig.mh_acked);
+            fig.unacked_at_failure = fig.from_fh.saturating_sub(fig.mh_acked);
             self.done.push((c.flow, fig));
         }
         self.out = Outbox::default();
@@ -642,11 +664,6 @@ impl SplitHost {
         let factor = self.p.es_rto_factor;
         let wait = self.p.mh_ack_wait;
         let c = &mut self.conns[ci];
-        // Downstream: what TCP_WAN received goes to TCP_RAN's send queue.
-        let avail = c.wan_in_order() - c.moved;
-        if avail > 0 && Conn::established(&c.ran) {
-            c.moved += c.ran.send(avail);
-        }
         let acked = c.mh_acked();
         c.fig.mh_acked = acked;
         // AS-TCP (§5.5.1 op. 2): an MH ack with no TCP_WAN ACK to ride on within the wait goes
@@ -657,9 +674,17 @@ impl SplitHost {
             self.drain_wan(now, ci);
         }
         let c = &mut self.conns[ci];
-        // The shared buffer: TCP_WAN is read (its window opens) as the MH acknowledges.
-        if acked > c.wan_read {
-            let n = c.wan.recv(acked - c.wan_read);
+        // Downstream (Figures 35, 41): every byte TCP_WAN received is in TCP_RAN's send queue
+        // (the buffer is one); TCP_WAN is read, which opens its window, up to `buffer −
+        // wan_window` bytes beyond what the MH acknowledged, so that it advertises
+        // min(wan_window, buffer − occupancy).
+        let avail = c.wan_in_order() - c.moved;
+        if avail > 0 && Conn::established(&c.ran) {
+            c.moved += c.ran.send(avail);
+        }
+        let target = c.wan_in_order().min(acked + c.ahead);
+        if target > c.wan_read {
+            let n = c.wan.recv(target - c.wan_read);
             c.wan_read += n;
         }
         // Upstream (a request from the MH): relayed at once.
@@ -669,13 +694,14 @@ impl SplitHost {
             c.ran.recv(n);
         }
         let all_delivered = acked == c.wan_in_order() && c.moved == acked;
-        // Closing follows the data: once the FH's FIN arrived and the MH has every byte, both
-        // legs close (§5.5.2 #13, #9"–#11"); the MH's FIN closes TCP_WAN after its data.
+        // Closing follows the data: TCP_RAN closes once it holds every byte of the FH's (FIN
+        // after the data); TCP_WAN once the MH has them all (§5.5.2 #13, #9"–#11"). The MH's
+        // FIN closes TCP_WAN after its data.
+        if c.wan.peer_closed() && !c.ran_close_called {
+            c.ran_close_called = true;
+            c.ran.close();
+        }
         if c.wan.peer_closed() && all_delivered && c.ran.readable() == 0 {
-            if !c.ran_close_called {
-                c.ran_close_called = true;
-                c.ran.close();
-            }
             if !c.wan_close_called {
                 c.wan_close_called = true;
                 c.wan.close();
