@@ -954,7 +954,8 @@ impl NetworkFunction for SplitHost {
     }
 }
 
-/// A TCP ACK from `src` to `dst` (tests and the FH agent build packets with it).
+/// A TCP segment from `src` to `dst` without options (the stub hosts of the split tests write
+/// theirs with it).
 pub fn tcp_packet(
     src: (Ipv4Addr, u16),
     dst: (Ipv4Addr, u16),
