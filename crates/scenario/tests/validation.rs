@@ -212,6 +212,7 @@ fn functions_tables_are_checked_in_every_scenario() {
             err(
                 &spec,
                 &[
+                    ("functions.impair.loss", "0"),
                     ("functions.impair.every", "2"),
                     ("functions.impair.node", "nowhere")
                 ]
@@ -226,7 +227,7 @@ fn functions_tables_are_checked_in_every_scenario() {
             "{}",
             b.name
         );
-        ok(&spec, &[("functions.impair.every", "10")]);
+        ok(&spec, &[("functions.impair.loss", "0"), ("functions.impair.every", "10")]);
         assert_eq!(
             err(&spec, &[("functions.ack_filter.mode", "hybrid")]),
             "functions.ack_filter.threshold: required with mode \"hybrid\": an integer >= 1",
