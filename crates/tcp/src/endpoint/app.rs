@@ -83,6 +83,7 @@ impl Endpoint {
         }
     }
     /// Close after queued data (FIN).
+    pub fn close(&mut self) {
         match self.state {
             State::Listen | State::SynSent => self.enter_closed(),
             State::SynReceived => self.fin_queued = true,
