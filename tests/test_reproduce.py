@@ -362,10 +362,11 @@ def test_bad_definitions_name_the_field(tmp_path: Path, file: str, text: str, me
 def test_cli_list_and_bad_input(tmp_path: Path):
     p = run_cli("reproduce", "--list")
     assert p.returncode == 0 and p.stdout.splitlines()[0].startswith("seed-000")
-    assert any(line.startswith("seed-004") for line in p.stdout.splitlines())
+    for name in ("seed-003-split", "seed-004"):
+        assert any(line.startswith(name) for line in p.stdout.splitlines()), name
     p = run_cli("reproduce", "seed-999", "--out", str(tmp_path / "x"))
     assert p.returncode == 2
-    assert p.stderr.strip() == "rantcp: error: reproduction 'seed-999' not found (available: seed-000, seed-004)"
+    assert p.stderr.strip() == "rantcp: error: reproduction 'seed-999' not found (available: seed-000, seed-003-split, seed-004)"
     assert not (tmp_path / "x").exists()
     p = run_cli("reproduce")
     assert p.returncode == 2 and "name a reproduction" in p.stderr
@@ -415,3 +416,37 @@ def test_reproduce_seed_004_quick(tmp_path: Path):
     assert (m["mode"], m["runs"]) == ("quick", 85)
     with open(out / "sweeps" / "edge" / "sweep.toml", "rb") as fh:
         assert tomllib.load(fh)["set"]["duration"] == "3s"
+
+
+def test_seed_003_split_definition_is_consistent():
+    r = reproductions.load("seed-003-split")
+    names = {s.name: s for s in r.sweeps}
+    assert set(names) == {"gain", "loss", "fig48", "fig47"}
+    # Table 5's axes.
+    gain = names["gain"].data
+    assert gain["axes"]["radio.fixed_mcs"] == [5, 10, 15, 20, 25]
+    assert gain["axes"]["flow.bytes"] == ["0.5MB", "1MB", "5MB", "10MB", "20MB"]
+    assert list(zip(gain["axes"]["ran_rtt"], gain["axes"]["wan_rtt"])) == [("35ms", "85ms"), ("60ms", "60ms"), ("85ms", "35ms")]
+    assert names["loss"].data["axes"]["functions.impair.loss"] == [0.0001, 0.0005, 0.001, 0.005, 0.01]
+    papers = {c.id: c.paper for c in r.claims}
+    assert papers["es-94pct-60-60-20MB-mcs25"] == 94 and papers["as-93pct-60-60-20MB-mcs25"] == 93
+    assert papers["fig48-gain-56pct"] == 56 and papers["fig48-e2e-7s"] == 7
+    wheres = [f.where for f in r.figures]
+    for n in (47, 48, 49, 50, 51, 52, 53):
+        assert any(w.startswith(f"Figure {n}") for w in wheres), n
+
+
+@pytest.mark.timeout(400)
+def test_reproduce_seed_003_split_quick(tmp_path: Path):
+    out = tmp_path / "seed-003-split"
+    p = run_cli("reproduce", "seed-003-split", "--quick", "--out", str(out), "--workers", "2")
+    assert p.returncode == 0, p.stderr[-2000:]
+    r = reproductions.load("seed-003-split")
+    for f in r.figures:
+        assert (out / "figures" / f"{f.id}.png").read_bytes().startswith(PNG), f.id
+    rows = pd.read_csv(out / "claims.csv")
+    assert rows["id"].tolist() == [c.id for c in r.claims]
+    for cid, verdict in zip(rows["id"], rows["verdict"]):
+        assert verdict in ("holds", "holds in direction", "does not hold"), (cid, verdict)
+    m = json.loads((out / "reproduction.json").read_text())
+    assert (m["mode"], m["runs"]) == ("quick", 50 + 30 + 2 + 2)

@@ -66,6 +66,17 @@ const CASES: &[Case] = &[
             ("functions.ack_filter.mode", "hybrid-opt"),
         ],
     },
+    // Dissertation ch. 5 (issue 15): 10 MB at 60:60 ms, MCS 25, ES-TCP beside its e2e run.
+    Case {
+        name: "split-tcp es-tcp 10MB 60:60 mcs25",
+        spec: "builtin:split-tcp",
+        overrides: &[
+            ("flow.bytes", "10MB"),
+            ("radio.fixed_mcs", "25"),
+            ("functions.split.mode", "es-tcp"),
+            ("duration", "20s"),
+        ],
+    },
     Case {
         name: "mmwave-urban newreno 60s route",
         spec: "builtin:mmwave-urban",

@@ -419,6 +419,7 @@ mod tests {
             nodes: vec![("server".into(), 0), ("core".into(), 1)],
             flows: vec![("ue1".into(), FlowKey::of(&data()))],
             radio: None,
+            ..Default::default()
         }
     }
 

@@ -13,13 +13,17 @@
 //! |---|---|---|
 //! | [`ack_filter`] | seed 000's TCP ACK filtering in the UE uplink buffer (Passive, Active, Hybrid, Hybrid(opt)) | UE uplink buffer |
 //! | [`impair`] | drop (or hold) packets matching a filter, with a probability or every Nth, in a time window | any packet point |
+//! | [`split`] | split-TCP host: I-TCP, ES-TCP, AS-TCP (dissertation ch. 5), with the AS-TCP far-host agent | forward (host), host + host-out (far host) |
 
 pub mod ack_filter;
 pub mod impair;
+pub mod split;
 
 use rantcp_config::ConfigError;
 use rantcp_core::{Duration, Rng, Time};
 use rantcp_nf::{Attach, FlowKey, NodeId};
+use rantcp_tcp::TcpConfig;
+use std::net::Ipv4Addr;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -36,6 +40,11 @@ pub struct BuildEnv {
     pub flows: Vec<(String, FlowKey)>,
     /// The radio access network, when the scenario has one.
     pub radio: Option<RadioFacts>,
+    /// The nodes' addresses, by node id (empty: unknown).
+    pub addrs: Vec<Ipv4Addr>,
+    /// The flows' TCP settings (data sender, data receiver), parallel to `flows` (empty:
+    /// unknown; functions that run TCP then use the defaults).
+    pub flow_tcp: Vec<(TcpConfig, TcpConfig)>,
 }
 
 /// Facts about the radio access network that functions size themselves by.
@@ -64,6 +73,10 @@ impl BuildEnv {
                     format!("no node named {name:?} (allowed: {})", self.node_names()),
                 )
             })
+    }
+    /// The node whose address is `addr`.
+    pub fn node_of(&self, addr: Ipv4Addr) -> Option<NodeId> {
+        self.addrs.iter().position(|a| *a == addr)
     }
     fn node_names(&self) -> String {
         let names: Vec<&str> = self.nodes.iter().map(|(n, _)| n.as_str()).collect();
@@ -108,19 +121,24 @@ pub struct FunctionsConfig {
     /// TCP ACK filtering in the UE uplink buffer, seed 000 (`[functions.ack_filter]`).
     #[serde(default)]
     pub ack_filter: ack_filter::AckFilterConfig,
+    /// A split-TCP host: I-TCP, ES-TCP or AS-TCP (`[functions.split]`).
+    #[serde(default)]
+    pub split: split::SplitConfig,
 }
 
 impl FunctionsConfig {
     /// Is any function switched on?
     pub fn any_enabled(&self) -> bool {
-        self.impair.enabled() || self.ack_filter.enabled()
+        self.impair.enabled() || self.ack_filter.enabled() || self.split.enabled()
     }
     /// Check every kind's table (`prefix` is `functions`).
     pub fn validate(&self, prefix: &str) -> Result<(), ConfigError> {
         self.impair
             .validate(&format!("{prefix}.{}", impair::ImpairConfig::KIND))?;
         self.ack_filter
-            .validate(&format!("{prefix}.{}", ack_filter::AckFilterConfig::KIND))
+            .validate(&format!("{prefix}.{}", ack_filter::AckFilterConfig::KIND))?;
+        self.split
+            .validate(&format!("{prefix}.{}", split::SplitConfig::KIND))
     }
     /// Build every enabled function, kinds in declaration order.
     pub fn build(&self, prefix: &str, env: &BuildEnv) -> Result<Vec<Attach>, ConfigError> {
@@ -136,6 +154,12 @@ impl FunctionsConfig {
                 &format!("{prefix}.{}", ack_filter::AckFilterConfig::KIND),
                 env,
             )?);
+        }
+        if self.split.enabled() {
+            out.extend(
+                self.split
+                    .build(&format!("{prefix}.{}", split::SplitConfig::KIND), env)?,
+            );
         }
         Ok(out)
     }

@@ -244,7 +244,7 @@ impl Sim {
         let r = &mut self.flows[f].result;
         r.udp_sent_packets += 1;
         r.udp_sent_bytes += payload as u64;
-        self.transmit(now, src, p);
+        self.host_send(now, src, p);
         let gap = Duration::transmission(packet_bytes as u64, rate_bps);
         self.q.schedule(now + gap, Ev::CbrTick { flow: f as u32 });
     }
@@ -363,7 +363,7 @@ impl Sim {
         }
         let node = conn.node;
         while let Some(p) = self.conns[c].ep.poll_transmit(now) {
-            self.transmit(now, node, p);
+            self.host_send(now, node, p);
         }
         let conn = &mut self.conns[c];
         if let Some(t) = conn.ep.poll_timeout() {

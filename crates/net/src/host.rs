@@ -2,7 +2,7 @@
 //! RFC 1812 §5.2) or take it in and demultiplex it to a TCP connection (RFC 9293 §3.10.7.2:
 //! the connection whose 4-tuple matches, else a listener on the port, else RST per
 //! §3.10.7.1) or a UDP sink (RFC 768) — with the node's network functions called at
-//! [`Point::Forward`] and [`Point::Host`].
+//! [`Point::Forward`], [`Point::Host`] and, for what the host itself sends, [`Point::HostOut`].
 //!
 //! The demultiplexer is hashed on (local port, remote address, remote port): one lookup per
 //! segment whatever the number of connections at the host (a server with 200 UEs used to
@@ -136,6 +136,19 @@ impl Sim {
         }
     }
 
+    /// Send a packet of `node`'s own TCP/UDP stack: through the node's functions at
+    /// [`Point::HostOut`] (they may modify, drop or take it), then routed.
+    pub(crate) fn host_send(&mut self, now: Time, node: NodeId, mut p: Packet) {
+        if self.nodes[node].chain.wants(Points::HOST_OUT) {
+            if self.chain_verdict(now, node, Point::HostOut(node), &mut p) == Verdict::Pass {
+                self.transmit(now, node, p);
+            }
+            self.service_chain(now, node);
+        } else {
+            self.transmit(now, node, p);
+        }
+    }
+
     /// The node's functions' verdict on `p` at `point` (they may modify it). The caller
     /// carries out the verdict, then the functions' outputs ([`Sim::service_chain`]).
     fn chain_verdict(&mut self, now: Time, node: NodeId, point: Point, p: &mut Packet) -> Verdict {
@@ -174,7 +187,7 @@ impl Sim {
                         // RFC 9293 §3.10.7.1: a segment for no connection is answered with RST.
                         if let Some(rst) = reset_for(&p.ip, tcp, p.payload_len) {
                             self.nodes[node].host.resets_sent += 1;
-                            self.transmit(now, node, rst);
+                            self.host_send(now, node, rst);
                         }
                     }
                 }

@@ -151,7 +151,8 @@ pub trait NetworkFunction: Send {
     /// The points of its site it wants to be called at.
     fn points(&self) -> Points;
     /// A packet at a packet point ([`Point::DlIngress`], [`Point::DlEgress`],
-    /// [`Point::UlEgress`], [`Point::Forward`], [`Point::Host`]). The function may modify it.
+    /// [`Point::UlEgress`], [`Point::Forward`], [`Point::Host`], [`Point::HostOut`]). The
+    /// function may modify it.
     fn handle_packet(&mut self, _cx: &Ctx, _p: &mut Packet) -> Verdict {
         Verdict::Pass
     }

@@ -22,6 +22,7 @@
 //! | [`Point::UlEgress`] | base station, an uplink packet out of RLC, before the core | the packet |
 //! | [`Point::Forward`] | a node forwarding a packet (after TTL decrement) | the packet |
 //! | [`Point::Host`] | a host, a packet addressed to it before TCP/UDP demultiplexing | the packet |
+//! | [`Point::HostOut`] | a host, a packet its own TCP/UDP sends, before routing | the packet |
 //!
 //! # Calling order (the owner's side of the contract)
 //! 1. For each input, call the functions that want the point, in attachment order:
@@ -83,6 +84,9 @@ pub enum Point {
     Forward(NodeId),
     /// A host receiving a packet addressed to it, before TCP/UDP demultiplexing.
     Host(NodeId),
+    /// A host sending a packet of its own (TCP/UDP output), before routing: a function there
+    /// extends the host's stack (the AS-TCP far host, dissertation §5.5.1).
+    HostOut(NodeId),
 }
 
 impl Point {
@@ -96,13 +100,14 @@ impl Point {
             Point::UlEgress => Points::UL_EGRESS,
             Point::Forward(_) => Points::FORWARD,
             Point::Host(_) => Points::HOST,
+            Point::HostOut(_) => Points::HOST_OUT,
         }
     }
 }
 
 /// A set of attachment points (bit flags), what a function subscribes to.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Points(pub u8);
+pub struct Points(pub u16);
 
 impl Points {
     pub const NONE: Points = Points(0);
@@ -121,6 +126,8 @@ impl Points {
     /// `flow_iter` scans the queue, same results, slower for long queues). Only with
     /// [`Points::UE_UL_BUFFER`].
     pub const UL_FLOW_INDEX: Points = Points(1 << 7);
+    /// Packets a host's own stack sends ([`Point::HostOut`]).
+    pub const HOST_OUT: Points = Points(1 << 8);
     #[inline]
     pub const fn contains(self, o: Points) -> bool {
         self.0 & o.0 == o.0 && o.0 != 0
@@ -150,6 +157,6 @@ impl std::ops::BitOrAssign for Points {
 pub enum Site {
     /// The radio access network: points `UeUlBuffer`, `DlIngress`, `DlEgress`, `UlEgress`.
     Ran,
-    /// A node of the wired network: points `Forward(node)` and `Host(node)`.
+    /// A node of the wired network: points `Forward(node)`, `Host(node)`, `HostOut(node)`.
     Node(NodeId),
 }

@@ -159,6 +159,13 @@ pub struct RadioConfig {
     pub ue_tx_power_dbm: f64,
     /// Base-station receiver noise figure (dB) for the uplink.
     pub bs_noise_figure_db: f64,
+    /// Link adaptation off: every CQI report carries this MCS (the dissertation's Table 5 runs
+    /// at fixed MCS 5…25). `None`: the MCS follows CQI.
+    pub fixed_mcs: Option<u8>,
+    /// Every downlink transmission attempt (new or HARQ retransmission) fails with this
+    /// probability, independently, instead of the SINR/BLER model (Table 5's "HARQ error rate
+    /// 10 %"). `None`: the BLER model with chase combining.
+    pub fixed_bler: Option<f64>,
 }
 
 impl RadioConfig {
@@ -189,6 +196,8 @@ impl RadioConfig {
             interference: true,
             ue_tx_power_dbm: 23.0,
             bs_noise_figure_db: 5.0,
+            fixed_mcs: None,
+            fixed_bler: None,
         }
     }
     /// Seeds 001/004 mmWave defaults: 28 GHz "1 GHz" carrier ([`Carrier::mmwave_1ghz`]), TDD
@@ -222,6 +231,8 @@ impl RadioConfig {
             interference: false,
             ue_tx_power_dbm: 23.0,
             bs_noise_figure_db: 5.0,
+            fixed_mcs: None,
+            fixed_bler: None,
         }
     }
     fn bler_model(&self) -> BlerModel {
@@ -733,7 +744,10 @@ impl RadioEnvironment {
                 break;
             }
         }
-        q.latest
+        match (q.latest, self.cfg.fixed_mcs) {
+            (Some(r), Some(mcs)) => Some(CqiReport { mcs, ..r }),
+            (r, _) => r,
+        }
     }
 
     /// The latest CQI report of `rnti` that has reached the scheduler by `now`, read without
@@ -779,6 +793,9 @@ impl RadioEnvironment {
         let sinr = self.sinr_db(rnti, now) - lin2db(layers.clamp(1, 4) as f64);
         let i = self.idx(rnti);
         let ue = &mut self.ues[i];
+        if let Some(p) = self.cfg.fixed_bler {
+            return !ue.decode_rng.bernoulli(p);
+        }
         ue.harq
             .decode(harq_id, sinr, mcs, harq_attempt, &mut ue.decode_rng)
     }

@@ -13,6 +13,7 @@ mod output;
 pub mod p2p_bulk;
 pub mod ran_common;
 pub mod scenario;
+pub mod split_tcp;
 pub use rantcp_config::units;
 pub mod work;
 
@@ -40,6 +41,7 @@ pub struct Builtin {
 const P2P: Kind = kind::<p2p_bulk::P2pBulk>();
 const CC: Kind = kind::<cc_compare::CcCompare>();
 const RAN: Kind = kind::<ran_common::RanScenario>();
+const SPLIT: Kind = kind::<split_tcp::SplitTcp>();
 
 /// The built-in scenarios, in display order.
 pub const BUILTINS: &[Builtin] = &[
@@ -78,6 +80,12 @@ pub const BUILTINS: &[Builtin] = &[
         description: "Seed 004's urban route past trees and a building at 28 GHz / 1 GHz, server at 1 Gbit/s over a 10 ms link, 20 MB RLC buffer, any congestion control",
         toml: include_str!("../scenarios/mmwave-urban.toml"),
         kind: RAN,
+    },
+    Builtin {
+        name: "split-tcp",
+        description: "Dissertation ch. 5 Table 5: a file download to one LTE 10 MHz UE at fixed MCS through a split-TCP host (I-TCP, ES-TCP, AS-TCP) at the PGW, and the same run without it",
+        toml: include_str!("../scenarios/split-tcp.toml"),
+        kind: SPLIT,
     },
 ];
 

@@ -122,6 +122,7 @@ pub(crate) fn collect(
         "config": cfg.to_json(),
         "radio": radio_summary(sims, end),
         "functions": function_summary(sims),
+        "semantics": semantics_summary(sims),
         "wall": {
             "seconds": wall_seconds,
             "events_per_second": if wall_seconds > 0.0 { events as f64 / wall_seconds } else { 0.0 },
@@ -129,7 +130,7 @@ pub(crate) fn collect(
     });
     let summary = match summary {
         Value::Object(mut m) => {
-            for k in ["radio", "functions"] {
+            for k in ["radio", "functions", "semantics"] {
                 if m.get(k).is_some_and(|r| r.is_null()) {
                     m.remove(k);
                 }
@@ -241,6 +242,17 @@ fn flow_summaries(label: &str, sim: &Sim, end: Time) -> Vec<Value> {
         if let FlowKind::Bulk { write: Some(_), .. } = spec.kind {
             m.insert("app_writes".into(), json!(res.app_writes));
             m.insert("app_writes_refused".into(), json!(res.app_writes_refused));
+        }
+        if let FlowKind::Bulk { bytes: Some(b), .. } = spec.kind {
+            // A limited push: first byte sent to last byte delivered.
+            let t = (res.delivered_bytes >= b)
+                .then(|| res.last_delivery.map(|l| r6(l.saturating_since(spec.start).as_secs_f64())))
+                .flatten();
+            m.insert("download_time_s".into(), json!(t));
+        }
+        if let (Some(tx), _) = sim.flow_tcp(f) {
+            // What the sender's TCP had acknowledged (the far host's view of delivery).
+            m.insert("sender_acked_bytes".into(), json!(tx.bytes_acked));
         }
         if let FlowKind::Download { .. } = spec.kind {
             let t = match (res.request_at, res.completed_at) {
@@ -611,6 +623,64 @@ fn function_summary(sims: &[(String, Sim)]) -> Value {
         out.insert(kind.to_string(), v);
     }
     Value::Object(out)
+}
+
+/// `semantics`: with a split host (`functions.split`), per split flow, what the far host was
+/// told is delivered versus what the mobile host received, and the verdict of the host's
+/// mode (rantcp_functions::split::check). Null without a split host.
+fn semantics_summary(sims: &[(String, Sim)]) -> Value {
+    use rantcp_functions::split::check::{check, Ends};
+    use rantcp_functions::split::SplitMode;
+    let mut out = Vec::new();
+    for (label, sim) in sims {
+        let reports = sim.function_reports();
+        let Some(split) = reports.iter().find(|r| r.kind == "split") else {
+            continue;
+        };
+        let Ok(mode) = serde_json::from_value::<SplitMode>(split.report["mode"].clone()) else {
+            continue;
+        };
+        let fh = reports.iter().find(|r| r.kind == "split_fh");
+        let conns = split.report["connections"].as_array().cloned().unwrap_or_default();
+        for f in 0..sim.flow_count() {
+            let spec = sim.flow_spec(f);
+            let Some(conn) = conns.iter().find(|c| c["flow"] == json!(spec.name)) else {
+                continue;
+            };
+            let file_bytes = match spec.kind {
+                FlowKind::Bulk { bytes: Some(b), .. } => b,
+                FlowKind::Download { bytes, .. } => bytes,
+                _ => continue,
+            };
+            let local = format!("{}:{}", sim.node_addr(spec.src), spec.src_port);
+            let freed = fh.and_then(|r| {
+                r.report["connections"]
+                    .as_array()?
+                    .iter()
+                    .find(|c| c["local"] == json!(local) && c["as_tcp"] == json!(true))?["freed_bytes"]
+                    .as_u64()
+            });
+            let res = sim.flow_result(f);
+            let e = Ends {
+                file_bytes,
+                fh_acked: sim.flow_tcp(f).0.map_or(0, |s| s.bytes_acked),
+                fh_freed_mh: freed,
+                mh_received: res.delivered_bytes,
+            };
+            let r = check(mode, e);
+            let mut v = serde_json::to_value(r).expect("plain struct");
+            v["flow"] = json!(flow_name(label, sim, f));
+            v["mode"] = json!(mode.name());
+            v["host_failed"] = split.report["failed"].clone();
+            v["unacked_in_host_at_failure"] = conn["unacked_at_failure"].clone();
+            out.push(v);
+        }
+    }
+    if out.is_empty() {
+        Value::Null
+    } else {
+        Value::Array(out)
+    }
 }
 
 /// The functions' time series: one table per name (`<name>.parquet`), rows of every network

@@ -211,6 +211,15 @@ pub struct RadioSection {
     /// CQI report period and delay.
     pub cqi_period: Dur,
     pub cqi_delay: Dur,
+    /// Fixed downlink MCS (link adaptation off; LTE 0–28, mmWave/NR 0–27). Absent: from CQI.
+    #[serde(default)]
+    #[schemars(range(min = 0, max = 28))]
+    pub fixed_mcs: Option<u8>,
+    /// Fixed probability that a downlink transmission attempt fails (HARQ error rate), instead
+    /// of the SINR/BLER model. Absent: the model.
+    #[serde(default)]
+    #[schemars(range(min = 0.0), extend("exclusiveMaximum" = 1.0))]
+    pub harq_error_rate: Option<f64>,
 }
 
 /// `[ue]`: placement and mobility.
@@ -405,6 +414,20 @@ impl Scenario for RanScenario {
             )?;
         }
         check((1..=4).contains(&r.layers), "radio.layers", "must be 1..=4")?;
+        let max_mcs = match r.rat {
+            RatPreset::Lte => 28,
+            RatPreset::Mmwave => 27,
+        };
+        check(
+            r.fixed_mcs.is_none_or(|m| m <= max_mcs),
+            "radio.fixed_mcs",
+            format!("must be 0..={max_mcs} for this rat"),
+        )?;
+        check(
+            r.harq_error_rate.is_none_or(|p| (0.0..1.0).contains(&p)),
+            "radio.harq_error_rate",
+            "must be a probability in [0, 1)",
+        )?;
         if r.rat == RatPreset::Lte {
             check(
                 r.bandwidth_mhz.is_finite()
@@ -567,6 +590,8 @@ impl RanScenario {
             cfg.fading.kind = rantcp_ran::fading::FadingKind::None;
         }
         cfg.harq_processes = self.mac.harq_processes as usize;
+        cfg.fixed_mcs = r.fixed_mcs;
+        cfg.fixed_bler = r.harq_error_rate;
         cfg.cqi_period = r.cqi_period.d();
         cfg.cqi_delay = r.cqi_delay.d();
         if self.ue.los_duration.0 .0 > 0 && self.ue.nlos_duration.0 .0 > 0 {

@@ -472,6 +472,11 @@ pub fn build_env(
             })
             .collect(),
         radio,
+        addrs: (0..sim.node_count()).map(|n| sim.node_addr(n)).collect(),
+        flow_tcp: flows
+            .iter()
+            .map(|f| (f.tcp_sender.clone(), f.tcp_receiver.clone()))
+            .collect(),
     }
 }
 

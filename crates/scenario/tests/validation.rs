@@ -170,7 +170,7 @@ fn enums_name_what_is_allowed() {
     );
     assert_eq!(
         err("builtin:p2p-bulk", &[("scenario", "lte-cel")]),
-        "scenario: unknown scenario \"lte-cel\"; allowed: p2p-bulk, cc-compare, lte-cell, lte-7cell, mmwave-blockage, mmwave-urban"
+        "scenario: unknown scenario \"lte-cel\"; allowed: p2p-bulk, cc-compare, lte-cell, lte-7cell, mmwave-blockage, mmwave-urban, split-tcp"
     );
 }
 
@@ -212,6 +212,7 @@ fn functions_tables_are_checked_in_every_scenario() {
             err(
                 &spec,
                 &[
+                    ("functions.impair.loss", "0"),
                     ("functions.impair.every", "2"),
                     ("functions.impair.node", "nowhere")
                 ]
@@ -222,11 +223,11 @@ fn functions_tables_are_checked_in_every_scenario() {
         );
         assert_eq!(
             err(&spec, &[("functions.nope.x", "1")]),
-            "functions.nope: unknown field `nope`, expected `impair` or `ack_filter`",
+            "functions.nope: unknown field `nope`, expected one of `impair`, `ack_filter`, `split`",
             "{}",
             b.name
         );
-        ok(&spec, &[("functions.impair.every", "10")]);
+        ok(&spec, &[("functions.impair.loss", "0"), ("functions.impair.every", "10")]);
         assert_eq!(
             err(&spec, &[("functions.ack_filter.mode", "hybrid")]),
             "functions.ack_filter.threshold: required with mode \"hybrid\": an integer >= 1",

@@ -1,6 +1,7 @@
 //! Header structs: IPv4 (RFC 791 §3.1), TCP (RFC 9293 §3.1) with the options of RFC 9293 §3.2
 //! (MSS), RFC 7323 §2–3 (window scale, timestamps), RFC 2018 §2–3 (SACK-permitted, SACK) and
-//! the AS-TCP experimental option (RFC 4727 kind 253), and UDP (RFC 768). Plain `Copy` data, no
+//! the AS-TCP experimental option (RFC 6994 shared use of kind 253, ExID [`AS_TCP_EXID`]), and
+//! UDP (RFC 768). Plain `Copy` data, no
 //! heap: packets move through the simulator by value. The byte layout lives in `serial.rs`.
 
 use std::net::Ipv4Addr;
@@ -133,10 +134,20 @@ pub mod option_kind {
     pub const SACK_PERMITTED: u8 = 4;
     pub const SACK: u8 = 5;
     pub const TIMESTAMPS: u8 = 8;
-    /// AS-TCP "MH ack" option (dissertation ch. 5): kind 253 is RFC 4727's experimental
-    /// kind, length 6, a 4-byte acknowledgement in the far connection's sequence space.
+    /// AS-TCP "MH ack" option (dissertation §5.5, Figure 39): RFC 4727's experimental kind
+    /// 253 in RFC 6994's shared-use form — kind, length 8, the 16-bit ExID
+    /// [`super::AS_TCP_EXID`], then the 4-byte MH ack in the far connection's sequence space.
     pub const AS_TCP: u8 = 253;
 }
+
+/// RFC 6994 §3 experiment identifier of the AS-TCP option: 0x4153 ("AS"), a 16-bit ExID not
+/// registered with IANA (RFC 6994 §3.1 allows unregistered ExIDs; a collision only makes a
+/// receiver ignore the option). Figure 39's option is 6 bytes (kind, length, MH ack): RFC 6994
+/// needs 2 more for the ExID, and the 8-byte form costs the same header space as Figure 39's
+/// 6 bytes after the two NOPs that align it.
+pub const AS_TCP_EXID: u16 = 0x4153;
+/// Length octet of the AS-TCP option: kind + length + ExID + MH ack.
+pub const AS_TCP_OPTION_LEN: u8 = 8;
 
 /// The TCP options rantcp models.
 ///
@@ -155,7 +166,9 @@ pub struct TcpOptions {
     pub sack_len: u8,
     /// Timestamps: (TSval, TSecr) (RFC 7323 §3).
     pub timestamps: Option<(u32, u32)>,
-    /// AS-TCP MH ack (dissertation §5.5).
+    /// AS-TCP MH ack (dissertation §5.5): the acknowledgement the mobile host sent its split
+    /// host, mapped into this connection's sequence space. On a SYN it is the capability
+    /// request / answer (value 0, §5.5.2 packets #1 and #2).
     pub as_tcp_ack: Option<u32>,
 }
 
@@ -212,7 +225,7 @@ impl TcpOptions {
             n += 4; // NOP WS(3)
         }
         if self.as_tcp_ack.is_some() {
-            n += 8; // NOP NOP AS-TCP(6)
+            n += 8; // AS-TCP(8): kind, length, ExID, MH ack
         }
         n
     }
@@ -245,7 +258,7 @@ impl TcpOptions {
     ///   or timestamps alone   01 01 08 0a vv vv vv vv ee ee ee ee      (12)
     /// window scale            01 03 03 ss                              (4, if window_scale)
     /// SACK blocks             01 01 05 (2+8n) {left right}*n           (4+8n, if n > 0)
-    /// AS-TCP MH ack           01 01 fd 06 aa aa aa aa                  (8, if as_tcp_ack)
+    /// AS-TCP MH ack           fd 08 41 53 aa aa aa aa                  (8, if as_tcp_ack)
     /// ```
     ///
     /// `n` is [`TcpOptions::emitted_sack_len`]: SACK blocks that do not fit are dropped.

@@ -1,8 +1,8 @@
 //! Wire bytes of a [`Packet`] and parsing back: the IPv4 header (RFC 791 §3.1, header checksum
 //! per RFC 1071), the TCP header (RFC 9293 §3.1: data offset, control bits, checksum over the
 //! pseudo-header) with its options (RFC 9293 §3.2 and §3.7.1 MSS, RFC 7323 §2.2 window scale and
-//! §3.2 timestamps, RFC 2018 §2 SACK-permitted and §3 SACK, RFC 4727 experimental kind 253 for
-//! AS-TCP) laid out as [`crate::TcpOptions::wire_len`] documents, and the UDP header (RFC 768).
+//! §3.2 timestamps, RFC 2018 §2 SACK-permitted and §3 SACK, RFC 6994 shared use of experimental
+//! kind 253 for AS-TCP) laid out as [`crate::TcpOptions::wire_len`] documents, and the UDP header (RFC 768).
 //!
 //! Payload bytes are not modelled: they are emitted as zeros, which add nothing to a one's
 //! complement sum, so a checksum only ever sums the headers and the pseudo-header. Parsing
@@ -126,7 +126,9 @@ fn emit_options(o: &TcpOptions, out: &mut [u8]) -> usize {
         }
     }
     if let Some(ack) = o.as_tcp_ack {
-        out[i..i + 4].copy_from_slice(&[NOP, NOP, AS_TCP, 6]);
+        // RFC 6994 §3: kind, length, 16-bit ExID, then the experiment's data.
+        out[i..i + 2].copy_from_slice(&[AS_TCP, AS_TCP_OPTION_LEN]);
+        put16(out, i + 2, AS_TCP_EXID);
         put32(out, i + 4, ack);
         i += 8;
     }
@@ -203,9 +205,12 @@ fn parse_options(mut opts: &[u8]) -> Result<TcpOptions, ParseError> {
                 }
                 o.timestamps = Some((get32(body, 0), get32(body, 4)));
             }
-            // Kind 253 is shared by all experiments (RFC 4727, RFC 6994); only the 6-byte
-            // form is AS-TCP's, any other length is someone else's experiment and is skipped.
-            AS_TCP if len == 6 => o.as_tcp_ack = Some(get32(body, 0)),
+            // Kind 253 is shared by all experiments (RFC 4727, RFC 6994 §3): only length 8
+            // with AS-TCP's ExID is ours; any other ExID or length is someone else's
+            // experiment and is skipped (RFC 6994 §3: ignore an unrecognised ExID).
+            AS_TCP if len == AS_TCP_OPTION_LEN as usize && get16(body, 0) == AS_TCP_EXID => {
+                o.as_tcp_ack = Some(get32(body, 2))
+            }
             _ => {} // Unknown kind: skipped by its length (RFC 9293 §3.2, RFC 1122 §4.2.2.5).
         }
         opts = &opts[len..];

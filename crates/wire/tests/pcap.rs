@@ -187,6 +187,10 @@ fn test_tshark_reads_output() {
             "udp.checksum.status",
             "-e",
             "ip.checksum.status",
+            "-e",
+            "tcp.options.experimental.exid",
+            "-e",
+            "tcp.options.experimental.data",
         ])
         .output()
         .unwrap();
@@ -205,7 +209,7 @@ fn test_tshark_reads_output() {
     let mut saw_udp = false;
     for line in &lines {
         let f: Vec<&str> = line.split('|').collect();
-        assert_eq!(f.len(), 11, "{line}");
+        assert_eq!(f.len(), 13, "{line}");
         let (protocols, malformed, severities, messages) = (f[1], f[2], f[3], f[4]);
         assert!(
             !protocols.contains("malformed") && malformed.is_empty(),
@@ -235,7 +239,12 @@ fn test_tshark_reads_output() {
             "checksum: {line}"
         );
         saw_sack |= f[5].split(',').count() == 3;
-        saw_as_tcp |= f[7].split(',').any(|k| k == "253");
+        if f[7].split(',').any(|k| k == "253") {
+            // RFC 6994: Wireshark shows AS-TCP's ExID 0x4153 and the 4-byte MH ack as data.
+            assert_eq!(f[11], "0x4153", "AS-TCP ExID: {line}");
+            assert_eq!(f[12].len(), 8, "AS-TCP MH ack, 4 bytes: {line}");
+            saw_as_tcp = true;
+        }
         saw_udp |= protocols.contains("udp");
     }
     assert!(

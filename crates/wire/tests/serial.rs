@@ -96,7 +96,7 @@ fn test_option_layouts_exact() {
                 as_tcp_ack: Some(0xdeadbeef),
                 ..Default::default()
             },
-            "0101 fd06 deadbeef",
+            "fd08 4153 deadbeef",
         ),
         (
             {
@@ -441,6 +441,18 @@ fn test_parse_options_lenient_cases() {
     b[56..60].copy_from_slice(&[253, 4, 0xab, 0xcd]);
     fix_checksums(&mut b);
     assert_eq!(opts(&b).unwrap().as_tcp_ack, None);
+    // Kind 253 length 8 with another ExID (RFC 6994 §3) is not AS-TCP; ours is.
+    let mut e = good.clone();
+    e[40..60].copy_from_slice(&hex("020405dc 01030306 01010101 fd084154 00000bb8"));
+    fix_checksums(&mut e);
+    assert_eq!(opts(&e).unwrap().as_tcp_ack, None);
+    e[40..60].copy_from_slice(&hex("020405dc 01030306 01010101 fd084153 00000bb8"));
+    fix_checksums(&mut e);
+    assert_eq!(opts(&e).unwrap().as_tcp_ack, Some(3000));
+    // Figure 39's 6-byte form carries no ExID: it is not recognised (RFC 6994 §3).
+    e[40..60].copy_from_slice(&hex("020405dc 01030306 01010101 0101fd06 00000bb8"));
+    fix_checksums(&mut e);
+    assert_eq!(opts(&e).unwrap().as_tcp_ack, None);
     // END stops option processing; what follows is ignored.
     b[56..60].copy_from_slice(&[0, 0xff, 0xff, 0xff]);
     fix_checksums(&mut b);

@@ -69,6 +69,19 @@ impl Endpoint {
     pub fn all_acked(&self) -> bool {
         self.snd_una >= self.app_end && (!self.fin_queued || self.snd_una > self.app_end)
     }
+    /// Acknowledge now: the next [`Endpoint::poll_transmit`] sends an ACK (with the current
+    /// window and options) even if the delayed-ACK rules would wait, and the pending delayed
+    /// ACK is thereby sent. For a network function that terminates connections (the split
+    /// host's ES-TCP freeze and release, AS-TCP's MH ack, dissertation §5.4.1 and §5.5.1).
+    /// Ignored before the connection is synchronized.
+    pub fn ack_now(&mut self) {
+        if !matches!(
+            self.state,
+            State::Listen | State::SynSent | State::SynReceived | State::Closed
+        ) {
+            self.rcv.ack_now = true;
+        }
+    }
     /// Close after queued data (FIN).
     pub fn close(&mut self) {
         match self.state {
