@@ -90,6 +90,7 @@ fn phy_nr_tbs(
         n_symb,
         n_dmrs_prb,
         n_oh_prb,
+        re_cap_prb: 156,
         mcs: e,
         layers,
     }))
@@ -112,6 +113,7 @@ fn phy_nr_tbs_raw(
         n_symb,
         n_dmrs_prb,
         n_oh_prb,
+        re_cap_prb: 156,
         mcs: phy::McsEntry { qm, r_x1024 },
         layers,
     })

@@ -138,6 +138,19 @@ pub enum RatPreset {
     Mmwave,
 }
 
+/// The mmWave carrier's frame structure (`radio.frame`; see `rantcp_ran::frame`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum FramePreset {
+    /// NR numerology 3 (TS 38.211 §4.2): 120 kHz, 125 µs slots of 14 symbols, 660 PRBs
+    /// ([`Carrier::mmwave_1ghz`]). For LTE the only choice (1 ms TTI).
+    #[default]
+    Nr,
+    /// The ns-3 mmWave module's frame (seed 004's platform): 100 µs subframes of 24 symbols,
+    /// 288 PRBs of 12 × 291.7 kHz in 1008 MHz ([`Carrier::ns3_mmwave_1ghz`]).
+    Ns3Mmwave,
+}
+
 /// Where UEs are and how they move.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -179,6 +192,10 @@ pub struct RadioSection {
     pub carrier_ghz: f64,
     /// LTE channel bandwidth (MHz: 1.4, 3, 5, 10, 15, 20). Ignored for mmWave (1 GHz carrier).
     pub bandwidth_mhz: f64,
+    /// mmWave frame structure: "nr" (125 µs slots, the default) or "ns3-mmwave" (100 µs
+    /// subframes as in the ns-3 mmWave module). LTE: "nr" only (its 1 ms TTI is fixed).
+    #[serde(default)]
+    pub frame: FramePreset,
     /// "FDD" or a TDD slot pattern such as "CCDDUUUU".
     pub duplex: DuplexSpec,
     /// Base-station transmit power over the carrier (dBm).
@@ -428,6 +445,11 @@ impl Scenario for RanScenario {
             "radio.harq_error_rate",
             "must be a probability in [0, 1)",
         )?;
+        check(
+            r.rat == RatPreset::Mmwave || r.frame == FramePreset::Nr,
+            "radio.frame",
+            "\"ns3-mmwave\" needs radio.rat = \"mmwave\" (LTE's frame is fixed: \"nr\")",
+        )?;
         if r.rat == RatPreset::Lte {
             check(
                 r.bandwidth_mhz.is_finite()
@@ -573,6 +595,10 @@ impl RanScenario {
             }
             RatPreset::Mmwave => {
                 let mut c = RadioConfig::mmwave_28ghz();
+                if r.frame == FramePreset::Ns3Mmwave {
+                    c.carrier = Carrier::ns3_mmwave_1ghz();
+                    c.nr_alloc = rantcp_ran::phy::NrAllocation::ns3_mmwave();
+                }
                 c.carrier.fc_hz = r.carrier_ghz * 1e9;
                 c
             }

@@ -361,3 +361,34 @@ fn test_rlc_am_recovers_harq_failures_end_to_end() {
     assert_eq!(u["rlc_dl_sdus_dropped"].as_u64().unwrap(), 0);
     assert!(inn - del < 200, "{inn} in, {del} delivered");
 }
+
+#[test]
+fn test_mmwave_frames_carry_what_their_resource_elements_allow() {
+    // `radio.frame`: the NR frame (125 µs slots, 660 PRBs, 12 data symbols with one DM-RS
+    // symbol's REs) against ns-3 mmWave's (100 µs subframes, 288 PRBs, 22 data symbols). At a
+    // fixed MCS without decoding errors the downlink UDP goodput of each follows its TB size per
+    // second; the TDD pattern and every overhead above the MAC are the same.
+    let udp = |frame: &str| {
+        let out = run(
+            "builtin:mmwave-blockage",
+            &[
+                ("traffic", "udp-saturation"),
+                ("duration", "2s"),
+                ("ue.nlos_duration", "0s"),
+                ("radio.fixed_mcs", "27"),
+                ("radio.harq_error_rate", "0"),
+                ("radio.frame", frame),
+            ],
+        );
+        goodputs_mbps(&out)[0]
+    };
+    let (nr, ns3) = (udp("nr"), udp("ns3-mmwave"));
+    let per_s = |n_prb: u32, alloc: &NrAllocation, slot_s: f64| {
+        tb_size_bits(McsTable::Nr1, 27, n_prb, 1, alloc) as f64 / slot_s
+    };
+    let predicted = per_s(288, &NrAllocation::ns3_mmwave(), 100e-6)
+        / per_s(660, &NrAllocation::default(), 125e-6);
+    println!("mmWave UDP at MCS 27: nr {nr:.1} Mbit/s, ns3-mmwave {ns3:.1} Mbit/s; ratio {:.4}, TB bits per second ratio {predicted:.4}", ns3 / nr);
+    assert!(nr > 300.0, "{nr}");
+    assert!((ns3 / nr / predicted - 1.0).abs() < 0.02, "{} vs {predicted}", ns3 / nr);
+}

@@ -339,3 +339,13 @@ fn the_application_rate_is_checked() {
         &[("flow.app_rate", "10Mbps"), ("flow.app_write", "1400B")],
     );
 }
+
+#[test]
+fn the_ns3_mmwave_frame_needs_a_mmwave_carrier() {
+    assert_eq!(
+        err(LTE, &[("radio.frame", "ns3-mmwave")]),
+        "radio.frame: \"ns3-mmwave\" needs radio.rat = \"mmwave\" (LTE's frame is fixed: \"nr\")"
+    );
+    assert!(err(MMW, &[("radio.frame", "ns3")]).starts_with("radio.frame"));
+    ok(MMW, &[("radio.frame", "ns3-mmwave")]);
+}

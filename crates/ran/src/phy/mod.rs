@@ -30,6 +30,22 @@ pub struct NrAllocation {
     pub n_dmrs_prb: u32,
     /// xOverhead REs per PRB (default 0).
     pub n_oh_prb: u32,
+    /// Cap on REs per PRB (TS 38.214 §5.1.3.2 step 1: 156 for a 14-symbol slot).
+    pub re_cap_prb: u32,
+}
+
+impl NrAllocation {
+    /// The ns-3 mmWave module's subframe ([`crate::frame::Carrier::ns3_mmwave_1ghz`]): 24
+    /// symbols of which one carries downlink and one uplink control, so 22 data symbols, and no
+    /// DM-RS REs of its own (its error model counts whole data symbols).
+    pub fn ns3_mmwave() -> Self {
+        NrAllocation {
+            n_symb: 22,
+            n_dmrs_prb: 0,
+            n_oh_prb: 0,
+            re_cap_prb: 12 * 22,
+        }
+    }
 }
 
 impl Default for NrAllocation {
@@ -38,6 +54,7 @@ impl Default for NrAllocation {
             n_symb: 12,
             n_dmrs_prb: 12,
             n_oh_prb: 0,
+            re_cap_prb: 156,
         }
     }
 }
@@ -68,6 +85,7 @@ pub fn tb_size_bits(table: McsTable, mcs: u8, n_prb: u32, layers: u8, alloc: &Nr
                 n_symb: alloc.n_symb,
                 n_dmrs_prb: alloc.n_dmrs_prb,
                 n_oh_prb: alloc.n_oh_prb,
+                re_cap_prb: alloc.re_cap_prb,
                 mcs: e,
                 layers: layers.clamp(1, 4) as u32,
             }),

@@ -65,6 +65,9 @@ pub struct NrTbsInput {
     pub n_dmrs_prb: u32,
     /// Overhead N_oh^PRB from xOverhead (0, 6, 12 or 18).
     pub n_oh_prb: u32,
+    /// Cap on REs per PRB (156 in §5.1.3.2 step 1, for a 14-symbol slot; a non-standard frame
+    /// with longer slots, such as ns-3 mmWave's 24-symbol subframe, raises it).
+    pub re_cap_prb: u32,
     /// Modulation order and code rate.
     pub mcs: McsEntry,
     /// Number of layers v (1–4 per codeword).
@@ -75,7 +78,7 @@ pub struct NrTbsInput {
 pub fn nr_tbs_bits(i: &NrTbsInput) -> u32 {
     // Step 1: REs per PRB, N'_RE = 12·N_symb − N_DMRS − N_oh, then N_RE = min(156, N'_RE)·n_PRB.
     let n_re_prime = (12 * i.n_symb).saturating_sub(i.n_dmrs_prb + i.n_oh_prb);
-    let n_re = n_re_prime.min(156) as u64 * i.n_prb as u64;
+    let n_re = n_re_prime.min(i.re_cap_prb) as u64 * i.n_prb as u64;
     // Step 2: N_info = N_RE · R · Q_m · v (exact in binary floating point: R = x/1024).
     let n_info = n_re as f64 * (i.mcs.r_x1024 / 1024.0) * i.mcs.qm as f64 * i.layers as f64;
     if n_info <= 0.0 {
@@ -127,6 +130,7 @@ mod tests {
             n_symb,
             n_dmrs_prb: n_dmrs,
             n_oh_prb: n_oh,
+            re_cap_prb: 156,
             mcs: e(qm, r),
             layers,
         })
@@ -184,6 +188,7 @@ mod tests {
                 n_symb: 13,
                 n_dmrs_prb: 12,
                 n_oh_prb: 0,
+                re_cap_prb: 156,
                 mcs: MCS_TABLE_2[27],
                 layers: 2
             }),
