@@ -69,6 +69,7 @@ bench: develop
 	$(VENV)/bin/python -m rantcp._bench_process
 	$(VENV)/bin/python -m rantcp.trace._bench
 	$(VENV)/bin/python -m rantcp._bench_reproduce
+	$(VENV)/bin/python -m rantcp._bench_emulate
 
 # Opt-in (253 runs of 60 s: 14-30 min on this shared 2-core machine): the whole seed-004
 # reproduction from scratch; `make bench` then reports its wall time.
