@@ -14,6 +14,7 @@
 //! One thread does all of it, so the model stays single-threaded as in a simulated run.
 
 use crate::health::Lateness;
+use crate::offload::{self, VnetHdr, VNET_HDR_LEN, WRITE_HDR};
 use crate::payload::PayloadStore;
 use crate::tun::Tun;
 use rantcp_core::Time;
@@ -44,6 +45,8 @@ pub struct HostSpec {
 
 #[derive(Clone, Copy, Debug, Default)]
 struct Counters {
+    /// Reads from the device (one per super-segment with offload).
+    from_host_reads: u64,
     /// Packets and IP bytes the host sent into the model.
     from_host_packets: u64,
     from_host_bytes: u64,
@@ -94,6 +97,7 @@ impl Emulator {
         hosts: &[HostSpec],
         tun_name: &str,
         keep_traffic: bool,
+        offload: bool,
     ) -> Result<Emulator, String> {
         if run.sims().len() != 1 {
             return Err(format!(
@@ -112,7 +116,7 @@ impl Emulator {
             if by_node[node].is_some() {
                 return Err(format!("host {:?} given twice", h.node));
             }
-            let tun = Tun::open_in(&h.netns, tun_name).map_err(|e| e.to_string())?;
+            let tun = Tun::open_in(&h.netns, tun_name, offload).map_err(|e| e.to_string())?;
             sim.set_external(node);
             by_node[node] = Some(endpoints.len());
             endpoints.push(Endpoint {
@@ -197,19 +201,32 @@ impl Emulator {
                     match ep.tun.read(&mut buf) {
                         Ok(n) => {
                             k += 1;
-                            let bytes = &buf[..n];
-                            match parse(bytes) {
-                                Ok(mut p) => {
-                                    ep.c.from_host_packets += 1;
-                                    ep.c.from_host_bytes += n as u64;
-                                    let h = p.header_len() as usize;
-                                    if p.payload_len > 0 {
-                                        p.payload_id =
-                                            self.store.put(&bytes[h..h + p.payload_len as usize]);
-                                    }
-                                    sim.inject(now, ep.node, p);
+                            ep.c.from_host_reads += 1;
+                            let (h, bytes) = if ep.tun.vnet() && n >= VNET_HDR_LEN {
+                                (VnetHdr::parse(&buf[..n]), &buf[VNET_HDR_LEN..n])
+                            } else {
+                                (None, &buf[..n])
+                            };
+                            let store = &mut self.store;
+                            let c = &mut ep.c;
+                            let node = ep.node;
+                            let mut inject = |mut p: Packet, payload: &[u8]| {
+                                c.from_host_packets += 1;
+                                c.from_host_bytes += p.len() as u64;
+                                if !payload.is_empty() {
+                                    p.payload_id = store.put(payload);
                                 }
-                                Err(_) => ep.c.unparsed += 1,
+                                sim.inject(now, node, p);
+                            };
+                            let r = match h {
+                                Some(h) => offload::segment(h, bytes, &mut inject),
+                                None => parse(bytes).map(|p| {
+                                    let hl = p.header_len() as usize;
+                                    inject(p, &bytes[hl..hl + p.payload_len as usize])
+                                }),
+                            };
+                            if r.is_err() {
+                                ep.c.unparsed += 1;
                             }
                         }
                         Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
@@ -246,11 +263,14 @@ impl Emulator {
                         }
                     };
                     wbuf.clear();
+                    if ep.tun.vnet() {
+                        wbuf.extend_from_slice(&WRITE_HDR);
+                    }
                     p.write_bytes_with_payload(payload, &mut wbuf);
                     match ep.tun.write(&wbuf) {
                         Ok(_) => {
                             ep.c.to_host_packets += 1;
-                            ep.c.to_host_bytes += wbuf.len() as u64;
+                            ep.c.to_host_bytes += p.len() as u64;
                         }
                         Err(_) => ep.c.write_errors += 1,
                     }
@@ -301,6 +321,7 @@ impl Emulator {
                 (
                     e.name.clone(),
                     serde_json::json!({
+                        "from_host_reads": e.c.from_host_reads,
                         "from_host_packets": e.c.from_host_packets,
                         "from_host_bytes": e.c.from_host_bytes,
                         "to_host_packets": e.c.to_host_packets,

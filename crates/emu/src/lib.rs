@@ -8,6 +8,7 @@
 //! * [`driver`]: the loop: read packets from the TUN devices and inject them at their node,
 //!   advance the model to the wall clock, write what it delivers to external nodes back out,
 //!   sleep until the next event or packet;
+//! * [`offload`]: TCP segmentation offload on the devices (one read per 64 KB super-segment);
 //! * [`health`]: how late the model ran behind the wall clock.
 //!
 //! Creating and deleting the namespaces, addressing the devices and starting commands in them
@@ -16,6 +17,7 @@
 
 pub mod driver;
 pub mod health;
+pub mod offload;
 pub mod payload;
 pub mod tun;
 

@@ -17,6 +17,11 @@ use std::path::Path;
 const TUNSETIFF: libc::c_ulong = 0x4004_54ca;
 const IFF_TUN: libc::c_short = 0x0001;
 const IFF_NO_PI: libc::c_short = 0x1000;
+const IFF_VNET_HDR: libc::c_short = 0x4000;
+/// `_IOW('T', 208, unsigned int)`.
+const TUNSETOFFLOAD: libc::c_ulong = 0x4004_54d0;
+const TUN_F_CSUM: libc::c_uint = 0x01;
+const TUN_F_TSO4: libc::c_uint = 0x02;
 /// Interface names are at most IFNAMSIZ - 1 = 15 bytes.
 pub const MAX_IFNAME: usize = 15;
 
@@ -32,6 +37,7 @@ struct IfReq {
 pub struct Tun {
     fd: OwnedFd,
     name: String,
+    vnet: bool,
 }
 
 /// Enter the namespace at `ns`, run `f`, return to the thread's own namespace.
@@ -63,7 +69,9 @@ fn in_netns<T>(ns: &Path, f: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
 impl Tun {
     /// Create TUN device `name` inside the network namespace whose handle is at `netns` (e.g.
     /// `/run/netns/NAME`, made by `ip netns add NAME`). The device starts down, unaddressed.
-    pub fn open_in(netns: &Path, name: &str) -> io::Result<Tun> {
+    /// With `offload`, every packet is preceded by a virtio-net header and the device offers
+    /// checksum and TCP segmentation offload ([`crate::offload`]).
+    pub fn open_in(netns: &Path, name: &str, offload: bool) -> io::Result<Tun> {
         if name.is_empty() || name.len() > MAX_IFNAME || name.contains('/') {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -86,7 +94,7 @@ impl Tun {
             let fd = unsafe { OwnedFd::from_raw_fd(raw) };
             let mut req = IfReq {
                 name: [0; 16],
-                flags: IFF_TUN | IFF_NO_PI,
+                flags: IFF_TUN | IFF_NO_PI | if offload { IFF_VNET_HDR } else { 0 },
                 _pad: [0; 22],
             };
             req.name[..name.len()].copy_from_slice(name.as_bytes());
@@ -95,15 +103,32 @@ impl Tun {
                 let e = io::Error::last_os_error();
                 return Err(io::Error::new(e.kind(), format!("TUNSETIFF {name}: {e}")));
             }
+            if offload {
+                let features = TUN_F_CSUM | TUN_F_TSO4;
+                // SAFETY: TUNSETOFFLOAD takes the feature bits by value.
+                if unsafe { libc::ioctl(fd.as_raw_fd(), TUNSETOFFLOAD as _, features) } < 0 {
+                    let e = io::Error::last_os_error();
+                    return Err(io::Error::new(
+                        e.kind(),
+                        format!("TUNSETOFFLOAD {name}: {e}"),
+                    ));
+                }
+            }
             Ok(Tun {
                 fd,
                 name: name.to_string(),
+                vnet: offload,
             })
         })
     }
 
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// Packets carry a virtio-net header ([`crate::offload::VNET_HDR_LEN`] bytes first).
+    pub fn vnet(&self) -> bool {
+        self.vnet
     }
 
     pub fn raw_fd(&self) -> i32 {

@@ -60,9 +60,10 @@ struct Emulator {
 #[pymethods]
 impl Emulator {
     /// Build the model and open a TUN device named `tun_name` in each host's namespace
-    /// (`hosts`: [(node name, namespace handle path)]). The clock starts with `start()`.
+    /// (`hosts`: [(node name, namespace handle path)]), with segmentation offload when
+    /// `offload`. The clock starts with `start()`.
     #[new]
-    #[pyo3(signature = (spec, overrides, seed, out_dir, hosts, tun_name, keep_traffic))]
+    #[pyo3(signature = (spec, overrides, seed, out_dir, hosts, tun_name, keep_traffic, offload=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -73,6 +74,7 @@ impl Emulator {
         hosts: Vec<(String, PathBuf)>,
         tun_name: String,
         keep_traffic: bool,
+        offload: bool,
     ) -> PyResult<Self> {
         let cfg = load(spec, overrides, seed)?;
         let hosts: Vec<HostSpec> = hosts
@@ -87,7 +89,7 @@ impl Emulator {
             .name("rantcp-emulator".into())
             .spawn(move || -> Result<RunOutput, String> {
                 let built = Run::new(cfg, out_dir.as_deref()).and_then(|run| {
-                    rantcp_emu::Emulator::new(run, &hosts, &tun_name, keep_traffic)
+                    rantcp_emu::Emulator::new(run, &hosts, &tun_name, keep_traffic, offload)
                 });
                 let mut emu = match built {
                     Ok(e) => e,
