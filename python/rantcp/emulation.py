@@ -72,16 +72,6 @@ def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     return r
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _teardown(state: Mapping[str, Any], state_path: Path | None) -> list[str]:
     """Remove what one emulation made: kill the processes left in its namespaces, delete the
     namespaces and their /etc/netns folders, then the state file. Returns what failed."""
@@ -114,6 +104,8 @@ def cleanup() -> list[str]:
     """Remove what emulations that did not end cleanly (SIGKILL, power loss) left behind: the
     namespaces listed in state files whose emulator process is gone. A running emulation is
     left alone. Returns one line per instance (removed, still running, or what failed)."""
+    from rantcp.sweeps.executors import _alive  # zombies count as gone
+
     lines: list[str] = []
     if not STATE_DIR.is_dir():
         return lines
