@@ -118,6 +118,7 @@ fn a_simulated_flow_at_an_external_node_keeps_its_packets_and_strays_go_out() {
         name: "bg".into(),
         kind: FlowKind::Bulk {
             bytes: Some(100_000),
+            write: None,
         },
         src: a,
         dst: b,
@@ -160,7 +161,10 @@ fn removed_flows_never_start() {
     let b = sim.node_id("b").unwrap();
     sim.add_flow(FlowSpec {
         name: "bg".into(),
-        kind: FlowKind::Bulk { bytes: None },
+        kind: FlowKind::Bulk {
+            bytes: None,
+            write: None,
+        },
         src: a,
         dst: b,
         src_port: 40000,
