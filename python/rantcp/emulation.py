@@ -340,13 +340,19 @@ class Emulation:
         return self.summary
 
     def _write(self, summary: dict[str, Any], columns: Mapping[str, Any]) -> None:
-        from rantcp.api import _Phases, _write_outputs, arrow_table
+        """summary.json, the time series as Parquet and the plots, written the way a simulated
+        run writes them (rantcp.api), then the staged folder committed."""
+        from rantcp.api import _Series
 
         path = self._staging.path
+        series = _Series(path)
+        series.add(columns)
+        tables = series.close()
         (path / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-        tables = {name: arrow_table(cols) for name, cols in columns.items()}
-        plots = bool(summary.get("config", {}).get("output", {}).get("plots"))
-        _write_outputs(path, summary, tables, plots, _Phases())
+        if bool(summary.get("config", {}).get("output", {}).get("plots")):
+            from rantcp import plots as _plots
+
+            _plots.run_plots(path, summary, tables)
         self._staging.commit(_native.version())
 
 
