@@ -14,7 +14,7 @@
 //! One thread does all of it, so the model stays single-threaded as in a simulated run.
 
 use crate::health::Lateness;
-use crate::offload::{self, VnetHdr, VNET_HDR_LEN, WRITE_HDR};
+use crate::offload::{self, Coalescer, VnetHdr, VNET_HDR_LEN, WRITE_HDR};
 use crate::payload::PayloadStore;
 use crate::tun::Tun;
 use rantcp_core::Time;
@@ -50,9 +50,12 @@ struct Counters {
     /// Packets and IP bytes the host sent into the model.
     from_host_packets: u64,
     from_host_bytes: u64,
-    /// Packets and IP bytes the model delivered to the host.
+    /// Packets and IP bytes the model delivered to the host (as the model carried them:
+    /// one per segment).
     to_host_packets: u64,
     to_host_bytes: u64,
+    /// Writes to the device (fewer than packets when receive offload merged segments).
+    to_host_writes: u64,
     /// Packets from the host the model cannot carry (not IPv4, or malformed), dropped.
     unparsed: u64,
     /// Packets the device refused to take (write error), dropped.
@@ -164,6 +167,8 @@ impl Emulator {
         let mut wbuf: Vec<u8> = Vec::with_capacity(MAX_PACKET);
         let zeros = vec![0u8; MAX_PACKET];
         let mut out: Vec<(Time, NodeId, Packet)> = Vec::with_capacity(1024);
+        let mut coalescer = Coalescer::default();
+        let mut hbuf: Vec<u8> = Vec::with_capacity(VNET_HDR_LEN + rantcp_wire::MAX_HEADER_LEN);
         let mut fds: Vec<libc::pollfd> = self
             .endpoints
             .iter()
@@ -247,7 +252,6 @@ impl Emulator {
                     let Some(i) = self.by_node[node] else {
                         continue;
                     };
-                    let ep = &mut self.endpoints[i];
                     let len = p.payload_len as usize;
                     let payload = match self.store.get(p.payload_id) {
                         Some(b) if b.len() == len => b,
@@ -262,6 +266,17 @@ impl Emulator {
                             &zeros[..len]
                         }
                     };
+                    self.delivery_lateness.record(wall.0.saturating_sub(at.0));
+                    if self.endpoints[i].tun.vnet() && p.as_tcp().is_some() {
+                        // Receive offload: in-order segments go out as one super-segment.
+                        if !coalescer.add(i, &p, payload) {
+                            write_batch(&mut self.endpoints, &mut coalescer, &mut hbuf);
+                            coalescer.add(i, &p, payload);
+                        }
+                        continue;
+                    }
+                    write_batch(&mut self.endpoints, &mut coalescer, &mut hbuf);
+                    let ep = &mut self.endpoints[i];
                     wbuf.clear();
                     if ep.tun.vnet() {
                         wbuf.extend_from_slice(&WRITE_HDR);
@@ -271,11 +286,12 @@ impl Emulator {
                         Ok(_) => {
                             ep.c.to_host_packets += 1;
                             ep.c.to_host_bytes += p.len() as u64;
+                            ep.c.to_host_writes += 1;
                         }
                         Err(_) => ep.c.write_errors += 1,
                     }
-                    self.delivery_lateness.record(wall.0.saturating_sub(at.0));
                 }
+                write_batch(&mut self.endpoints, &mut coalescer, &mut hbuf);
             }
             if more {
                 continue;
@@ -326,6 +342,7 @@ impl Emulator {
                         "from_host_bytes": e.c.from_host_bytes,
                         "to_host_packets": e.c.to_host_packets,
                         "to_host_bytes": e.c.to_host_bytes,
+                        "to_host_writes": e.c.to_host_writes,
                         "unparsed": e.c.unparsed,
                         "write_errors": e.c.write_errors,
                     }),
@@ -358,6 +375,24 @@ impl Emulator {
             o.insert("emulation".into(), health);
         }
         Ok(out)
+    }
+}
+
+/// Write the coalescer's waiting batch, if any, to its device.
+fn write_batch(endpoints: &mut [Endpoint], c: &mut Coalescer, hbuf: &mut Vec<u8>) {
+    let Some(b) = c.flush(hbuf) else {
+        return;
+    };
+    let ep = &mut endpoints[b.dest];
+    let hdr_ip = b.header.len() - VNET_HDR_LEN;
+    match ep.tun.write_parts(&[b.header, b.payload]) {
+        Ok(_) => {
+            ep.c.to_host_packets += b.segs as u64;
+            // IP bytes as the model carried them: one header per segment.
+            ep.c.to_host_bytes += (b.payload.len() + hdr_ip * b.segs as usize) as u64;
+            ep.c.to_host_writes += 1;
+        }
+        Err(_) => ep.c.write_errors += b.segs as u64,
     }
 }
 

@@ -9,8 +9,15 @@
 //! segment gets the headers of the super-segment with its own sequence number (seq + offset)
 //! and IPv4 identification (id + index); FIN and PSH stay on the last segment only, CWR on the
 //! first only (RFC 3168 §6.1.2: set on one segment).
+//!
+//! The other way, [`Coalescer`] is receive offload (GRO, Linux `tcp_gro_receive`): consecutive
+//! in-order segments of one connection that the model delivers to a host in the same turn are
+//! written as one super-segment (`GSO_TCPV4`, checksum `NEEDS_CSUM`), so the receiving stack
+//! runs once per batch, as behind a NIC with GRO. Only what GRO would merge is merged: same
+//! addresses, ports, TOS/ECN and TTL, same ACK, window and options (timestamps included), ACK
+//! alone set (PSH allowed on the last), every segment but the last of the first one's size.
 
-use rantcp_wire::{Packet, ParseError, TcpFlags, Transport};
+use rantcp_wire::{Packet, ParseError, TcpFlags, Transport, IPV4_HEADER_LEN};
 
 /// Bytes of the virtio-net header before each packet (the device's default size).
 pub const VNET_HDR_LEN: usize = 10;
@@ -38,8 +45,152 @@ impl VnetHdr {
     }
 }
 
-/// The header we put before every packet we write: no GSO, checksums valid.
+/// The header we put before every packet we write whole: no GSO, checksums valid.
 pub const WRITE_HDR: [u8; VNET_HDR_LEN] = [F_DATA_VALID, GSO_NONE, 0, 0, 0, 0, 0, 0, 0, 0];
+/// Flag: the transport checksum is to be completed from `csum_start` (it holds the
+/// pseudo-header sum).
+pub const F_NEEDS_CSUM: u8 = 1;
+
+/// The virtio-net header of a TCP packet whose checksum is left to the receiver
+/// (`NEEDS_CSUM` at the TCP checksum field), as one segment or, with `gso_size`, a
+/// super-segment of that segment size.
+pub fn write_hdr_tcp(header_len: u16, gso_size: Option<u16>) -> [u8; VNET_HDR_LEN] {
+    let mut h = [0u8; VNET_HDR_LEN];
+    h[0] = F_NEEDS_CSUM;
+    h[1] = if gso_size.is_some() {
+        GSO_TCPV4
+    } else {
+        GSO_NONE
+    };
+    h[2..4].copy_from_slice(&header_len.to_le_bytes());
+    h[4..6].copy_from_slice(&gso_size.unwrap_or(0).to_le_bytes());
+    h[6..8].copy_from_slice(&(IPV4_HEADER_LEN as u16).to_le_bytes()); // csum_start
+    h[8..10].copy_from_slice(&16u16.to_le_bytes()); // csum_offset: tcphdr.check
+    h
+}
+
+/// The largest IPv4 datagram a super-segment may grow to.
+const MAX_SUPER: usize = 65_535;
+
+/// Receive offload for the packets written to one device: see the module docs.
+pub struct Coalescer {
+    /// First segment of the batch: the super-segment's headers; `None` when empty.
+    head: Option<Packet>,
+    /// Destination (the caller's index of the device).
+    dest: usize,
+    /// Payload bytes of the batch, in sequence order.
+    payload: Vec<u8>,
+    segs: u32,
+    /// No further segment may join (the last was short, had PSH, or the head cannot merge).
+    closed: bool,
+    /// PSH on the last segment joined.
+    psh: bool,
+}
+
+/// A batch ready to write: the device index, the bytes (virtio-net header, IPv4 and TCP
+/// headers), and the payload.
+pub struct Batch<'a> {
+    pub dest: usize,
+    pub header: &'a [u8],
+    pub payload: &'a [u8],
+    /// Segments in it.
+    pub segs: u32,
+}
+
+impl Default for Coalescer {
+    fn default() -> Self {
+        Coalescer {
+            head: None,
+            dest: 0,
+            payload: Vec::with_capacity(MAX_SUPER),
+            segs: 0,
+            closed: true,
+            psh: false,
+        }
+    }
+}
+
+/// Whether a segment may start or continue a batch (GRO's rule: ACK, PSH allowed on the
+/// last one only; no SYN, FIN, RST, URG, ECE, CWR).
+fn mergeable_flags(f: TcpFlags) -> bool {
+    f.0 & !TcpFlags::PSH.0 == TcpFlags::ACK.0
+}
+
+impl Coalescer {
+    /// Add a TCP segment with data for device `dest`; returns false (and takes nothing) when it
+    /// cannot join the current batch: [`Coalescer::flush`] and add it again.
+    pub fn add(&mut self, dest: usize, p: &Packet, payload: &[u8]) -> bool {
+        let Transport::Tcp(t) = p.transport else {
+            return false;
+        };
+        let Some(head) = &self.head else {
+            self.head = Some(*p);
+            self.dest = dest;
+            self.payload.clear();
+            self.payload.extend_from_slice(payload);
+            self.segs = 1;
+            self.psh = t.flags.0 & TcpFlags::PSH.0 != 0;
+            self.closed = payload.is_empty() || self.psh || !mergeable_flags(t.flags);
+            return true;
+        };
+        let Transport::Tcp(h) = head.transport else {
+            return false;
+        };
+        let mss = head.payload_len as usize;
+        let ok = !self.closed
+            && dest == self.dest
+            && mergeable_flags(t.flags)
+            && !payload.is_empty()
+            && payload.len() <= mss
+            && p.ip.src == head.ip.src
+            && p.ip.dst == head.ip.dst
+            && p.ip.dscp_ecn == head.ip.dscp_ecn
+            && p.ip.ttl == head.ip.ttl
+            && t.src_port == h.src_port
+            && t.dst_port == h.dst_port
+            && t.seq == h.seq.wrapping_add(self.payload.len() as u32)
+            && t.ack == h.ack
+            && t.window == h.window
+            && t.options == h.options
+            && head.header_len() as usize + self.payload.len() + payload.len() <= MAX_SUPER;
+        if !ok {
+            return false;
+        }
+        self.payload.extend_from_slice(payload);
+        self.segs += 1;
+        self.psh = t.flags.0 & TcpFlags::PSH.0 != 0;
+        self.closed = payload.len() < mss || self.psh;
+        true
+    }
+
+    /// Whether a batch is waiting.
+    pub fn is_empty(&self) -> bool {
+        self.head.is_none()
+    }
+
+    /// The waiting batch as bytes to write (headers built into `hdr`), and empty again.
+    pub fn flush<'a>(&'a mut self, hdr: &'a mut Vec<u8>) -> Option<Batch<'a>> {
+        let mut p = self.head.take()?;
+        let mss = p.payload_len as u16;
+        p.payload_len = self.payload.len() as u32;
+        if let Transport::Tcp(t) = &mut p.transport {
+            if self.psh {
+                t.flags = TcpFlags(t.flags.0 | TcpFlags::PSH.0);
+            }
+        }
+        hdr.clear();
+        let gso = (self.segs > 1).then_some(mss);
+        hdr.extend_from_slice(&write_hdr_tcp(p.header_len() as u16, gso));
+        p.write_headers_partial_csum(hdr);
+        self.closed = true;
+        Some(Batch {
+            dest: self.dest,
+            header: hdr,
+            payload: &self.payload,
+            segs: self.segs,
+        })
+    }
+}
 
 /// Cut `bytes` (an IPv4 packet as the host's stack gave it, after the virtio-net header `h`)
 /// into wire-sized packets; `f` gets each packet with its payload bytes. The transport
@@ -174,5 +325,153 @@ mod tests {
         })
         .unwrap();
         assert_eq!(n, 1);
+    }
+
+    fn seg(seq: u32, len: usize, flags: TcpFlags) -> (Packet, Vec<u8>) {
+        let p = Packet::tcp(
+            Ipv4Header::new(Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 1, 1)),
+            TcpHeader {
+                src_port: 5201,
+                dst_port: 40000,
+                seq,
+                ack: 1,
+                flags,
+                window: 500,
+                urgent: 0,
+                options: TcpOptions {
+                    timestamps: Some((77, 5)),
+                    ..Default::default()
+                },
+            },
+            len as u32,
+        );
+        (p, (0..len).map(|i| (seq as usize + i) as u8).collect())
+    }
+
+    #[test]
+    fn in_order_segments_become_one_super_segment() {
+        let mut c = Coalescer::default();
+        let (a, pa) = seg(1000, 1448, TcpFlags::ACK);
+        let (b, pb) = seg(2448, 1448, TcpFlags::ACK);
+        let (d, pd) = seg(3896, 100, TcpFlags::ACK | TcpFlags::PSH);
+        assert!(c.add(3, &a, &pa));
+        assert!(c.add(3, &b, &pb));
+        assert!(c.add(3, &d, &pd));
+        let (e, pe) = seg(3996, 1448, TcpFlags::ACK);
+        assert!(
+            !c.add(3, &e, &pe),
+            "nothing joins after a short segment with PSH"
+        );
+        let mut hdr = Vec::new();
+        let batch = c.flush(&mut hdr).unwrap();
+        assert_eq!((batch.dest, batch.segs), (3, 3));
+        let joined: Vec<u8> = [pa, pb, pd].concat();
+        assert_eq!(batch.payload, &joined[..]);
+        let h = batch.header;
+        let hl = a.header_len() as u16;
+        // virtio-net header: NEEDS_CSUM, GSO_TCPV4, hdr_len, gso_size 1448, csum at 20 + 16.
+        assert_eq!(h[..VNET_HDR_LEN], write_hdr_tcp(hl, Some(1448)));
+        assert_eq!(
+            (h[0], h[1], u16::from_le_bytes([h[4], h[5]])),
+            (F_NEEDS_CSUM, GSO_TCPV4, 1448)
+        );
+        // The headers are the first segment's with the whole length and PSH; completing the
+        // checksum over the payload (what the receiver does with NEEDS_CSUM) makes it valid.
+        let mut wire = h[VNET_HDR_LEN..].to_vec();
+        wire.extend_from_slice(&joined);
+        let mut sum = rantcp_wire::checksum::Checksum::new();
+        sum.add_bytes(&wire[20..]);
+        let csum = sum.finish();
+        wire[36..38].copy_from_slice(&csum.to_be_bytes());
+        let q = Packet::parse(&wire).unwrap();
+        assert_eq!(q.payload_len, 1448 * 2 + 100);
+        let t = q.as_tcp().unwrap();
+        assert_eq!((t.seq, t.flags.0), (1000, 0x10 | 0x08));
+        assert!(c.is_empty());
+    }
+
+    #[test]
+    fn gro_rules_keep_apart_what_must_stay_apart() {
+        let mut hdr = Vec::new();
+        let (a, pa) = seg(1000, 1448, TcpFlags::ACK);
+        let cases: Vec<(&str, usize, Packet, Vec<u8>)> = vec![
+            (
+                "another device",
+                4,
+                seg(2448, 1448, TcpFlags::ACK).0,
+                seg(2448, 1448, TcpFlags::ACK).1,
+            ),
+            (
+                "a gap",
+                3,
+                seg(2449, 1448, TcpFlags::ACK).0,
+                seg(2449, 1448, TcpFlags::ACK).1,
+            ),
+            (
+                "FIN",
+                3,
+                seg(2448, 1448, TcpFlags::ACK | TcpFlags::FIN).0,
+                vec![0; 1448],
+            ),
+            (
+                "longer than the first",
+                3,
+                seg(2448, 1449, TcpFlags::ACK).0,
+                vec![0; 1449],
+            ),
+            ("a pure ACK", 3, seg(2448, 0, TcpFlags::ACK).0, vec![]),
+            (
+                "another ACK number",
+                3,
+                {
+                    let (mut p, _) = seg(2448, 1448, TcpFlags::ACK);
+                    if let Transport::Tcp(t) = &mut p.transport {
+                        t.ack = 2
+                    }
+                    p
+                },
+                vec![0; 1448],
+            ),
+            (
+                "another timestamp",
+                3,
+                {
+                    let (mut p, _) = seg(2448, 1448, TcpFlags::ACK);
+                    if let Transport::Tcp(t) = &mut p.transport {
+                        t.options.timestamps = Some((78, 5))
+                    }
+                    p
+                },
+                vec![0; 1448],
+            ),
+            (
+                "CE-marked",
+                3,
+                {
+                    let (mut p, _) = seg(2448, 1448, TcpFlags::ACK);
+                    p.ip.dscp_ecn = 3;
+                    p
+                },
+                vec![0; 1448],
+            ),
+        ];
+        for (why, dest, p, pl) in cases {
+            let mut c = Coalescer::default();
+            assert!(c.add(3, &a, &pa));
+            assert!(!c.add(dest, &p, &pl), "{why}");
+            let b = c.flush(&mut hdr).unwrap();
+            assert_eq!(b.segs, 1, "{why}");
+            // A lone segment: no GSO, checksum still left to the receiver.
+            assert_eq!(
+                (b.header[0], b.header[1]),
+                (F_NEEDS_CSUM, GSO_NONE),
+                "{why}"
+            );
+        }
+        // Nothing joins a head that cannot merge (a SYN-ACK).
+        let mut c = Coalescer::default();
+        let (s, _) = seg(999, 0, TcpFlags::SYN | TcpFlags::ACK);
+        assert!(c.add(3, &s, &[]));
+        assert!(!c.add(3, &a, &pa));
     }
 }

@@ -147,6 +147,28 @@ impl Tun {
         }
     }
 
+    /// Write one packet gathered from `parts` (`writev(2)`: one packet, not one per part).
+    #[inline]
+    pub fn write_parts(&self, parts: &[&[u8]]) -> io::Result<usize> {
+        let mut iov = [libc::iovec {
+            iov_base: std::ptr::null_mut(),
+            iov_len: 0,
+        }; 4];
+        assert!(parts.len() <= iov.len(), "at most 4 parts");
+        for (v, p) in iov.iter_mut().zip(parts) {
+            v.iov_base = p.as_ptr() as *mut libc::c_void;
+            v.iov_len = p.len();
+        }
+        // SAFETY: the first parts.len() iovecs point into live slices of their stated lengths,
+        // which writev only reads.
+        let n = unsafe { libc::writev(self.fd.as_raw_fd(), iov.as_ptr(), parts.len() as i32) };
+        if n < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(n as usize)
+        }
+    }
+
     /// Write one packet (the host's stack receives it as if from the wire).
     #[inline]
     pub fn write(&self, pkt: &[u8]) -> io::Result<usize> {

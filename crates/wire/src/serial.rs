@@ -343,6 +343,27 @@ impl Packet {
         buf.extend_from_slice(payload);
     }
 
+    /// Append this packet's IPv4 and transport headers (no payload) with the TCP or UDP
+    /// checksum left to offload: the field holds the pseudo-header sum, not complemented, as
+    /// Linux `CHECKSUM_PARTIAL` and the virtio-net `NEEDS_CSUM` flag expect (the device, or a
+    /// local receiver that trusts it, fills in the rest). The IPv4 header checksum is complete.
+    /// Returns the header length. ICMP, which has no pseudo-header, gets its full checksum
+    /// over zeros (callers offload TCP only).
+    pub fn write_headers_partial_csum(&self, buf: &mut Vec<u8>) -> usize {
+        let mut hdr = [0u8; MAX_HEADER_LEN];
+        let n = self.emit_headers(&mut hdr);
+        let h = IPV4_HEADER_LEN as usize;
+        let transport_len = (self.len() - IPV4_HEADER_LEN) as u16;
+        let pseudo = pseudo_header(self.ip.src, self.ip.dst, self.proto(), transport_len).sum();
+        match self.transport {
+            Transport::Tcp(_) => put16(&mut hdr, h + 16, pseudo),
+            Transport::Udp(_) => put16(&mut hdr, h + 6, pseudo),
+            Transport::Icmp(_) => {}
+        }
+        buf.extend_from_slice(&hdr[..n]);
+        n
+    }
+
     /// Wire bytes of the whole IPv4 packet, checksums filled in, payload as zeros.
     ///
     /// # Panics
