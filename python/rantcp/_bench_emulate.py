@@ -25,6 +25,13 @@ RATES_GBPS = [0.25, 0.5, 1.0, 2.0]
 SECONDS = 6
 OMIT = 2
 PAYLOAD = 1448 / 1500  # TCP payload per IP byte of a full segment with timestamps
+SYSCTLS = {
+    # A path of 40 ms with a 1-BDP queue holds up to 2 BDP in flight: 10 MB at 1 Gbit/s, 20 MB
+    # at 2. Linux's default 6 MB tcp_rmem maximum (of which it advertises about half) would
+    # cap the window at about 0.6 Gbit/s whatever the emulator does; per namespace.
+    "net.ipv4.tcp_rmem": "4096 131072 67108864",
+    "net.ipv4.tcp_wmem": "4096 16384 67108864",
+}
 
 
 def _iperf(run: Any, popen: Any, snd: str, rcv_name: str, rcv: str) -> tuple[float, int]:
@@ -43,6 +50,8 @@ def emulated(scenario: str, ov: dict[str, Any], snd: str, rcv: str, offload: boo
     from rantcp import emulation
 
     with emulation.emulate(scenario, overrides=ov, duration="120s", offload=offload) as emu:
+        for host in (snd, rcv):
+            emu.run(host, ["sysctl", "-q", "-w", *(f"{k}={v}" for k, v in SYSCTLS.items())], check=True)
         bps, retx = _iperf(emu.run, emu.popen, snd, rcv, rcv)
     e = emu.summary["emulation"] if emu.summary else {}
     return {"bps": bps, "retx": retx, "drops": e.get("emulator_drops"), "p99_us": e["model_lateness"]["p99_us"],
