@@ -61,9 +61,10 @@ struct Emulator {
 impl Emulator {
     /// Build the model and open a TUN device named `tun_name` in each host's namespace
     /// (`hosts`: [(node name, namespace handle path)]), with segmentation offload when
-    /// `offload`. The clock starts with `start()`.
+    /// `offload`, with interrupt moderation of `moderation_ns` (0: off). The clock starts with
+    /// `start()`.
     #[new]
-    #[pyo3(signature = (spec, overrides, seed, out_dir, hosts, tun_name, keep_traffic, offload=false))]
+    #[pyo3(signature = (spec, overrides, seed, out_dir, hosts, tun_name, keep_traffic, offload=false, moderation_ns=0))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -75,6 +76,7 @@ impl Emulator {
         tun_name: String,
         keep_traffic: bool,
         offload: bool,
+        moderation_ns: u64,
     ) -> PyResult<Self> {
         let cfg = load(spec, overrides, seed)?;
         let hosts: Vec<HostSpec> = hosts
@@ -90,6 +92,10 @@ impl Emulator {
             .spawn(move || -> Result<RunOutput, String> {
                 let built = Run::new(cfg, out_dir.as_deref()).and_then(|run| {
                     rantcp_emu::Emulator::new(run, &hosts, &tun_name, keep_traffic, offload)
+                });
+                let built = built.map(|mut e| {
+                    e.set_moderation(moderation_ns);
+                    e
                 });
                 let mut emu = match built {
                     Ok(e) => e,
