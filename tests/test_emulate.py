@@ -124,6 +124,16 @@ def test_without_root_one_line_exit_2(monkeypatch: pytest.MonkeyPatch) -> None:
         assert r.stderr.count("\n") == 1 and "needs root" in r.stderr, r.stderr
 
 
+def test_bad_moderation_one_line_exit_2() -> None:
+    # Checked before anything is created, root or not.
+    r = run_cli("emulate", "builtin:p2p-bulk", "--moderation-us", "20000")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "--moderation-us" in r.stderr and "0 to 10000" in r.stderr, r.stderr
+    for bad in (-1, float("nan"), True, "100"):
+        with pytest.raises(Exception, match="moderation_us"):
+            emulation.Emulation("builtin:p2p-bulk", moderation_us=bad)  # type: ignore[arg-type]
+
+
 def test_several_networks_refused() -> None:
     r = run_cli("emulate", "builtin:cc-compare") if REASON is None else None
     if r is not None:

@@ -494,6 +494,8 @@ def _cmd_emulate(args: Any) -> int:
         return 0
     if not args.scenario:
         return _fail("emulate needs a scenario (builtin:NAME or a TOML file), or --cleanup")
+    if not 0 <= args.moderation_us <= MAX_MODERATION_US:
+        return _fail(f"--moderation-us: {args.moderation_us:g} is outside 0 to {MAX_MODERATION_US} (microseconds)")
     try:
         commands = parse_commands(args.commands)
     except ValueError as e:
@@ -505,8 +507,6 @@ def _cmd_emulate(args: Any) -> int:
         return _fail(f"scenario file {args.scenario!r} not found (give a TOML file or builtin:NAME)")
     signal.signal(signal.SIGHUP, _raise_interrupt)
     signal.signal(signal.SIGTERM, _raise_interrupt)
-    if not 0 <= args.moderation_us <= MAX_MODERATION_US:
-        return _fail(f"--moderation-us: {args.moderation_us:g} is outside 0 to {MAX_MODERATION_US}")
     emu = Emulation(args.scenario, _parse_sets(args.sets), args.seed, args.out, args.traffic, args.duration,
                     args.offload, args.moderation_us)
     status = 0
