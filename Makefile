@@ -36,13 +36,14 @@ $(VENV)/.develop: $(NATIVE_SOURCES) | $(VENV)/.deps
 develop: $(VENV)/.develop
 
 # Debian packages the tests need: tshark (pcap validation and the trace analysis's reference),
-# tcpdump, nftables, iproute2, curl and ethtool (real TCP transfers between network namespaces).
+# tcpdump, nftables, iproute2, curl and ethtool (real TCP transfers between network namespaces),
+# ping and iperf3 (real-time emulation: its tests, fidelity table and bench).
 system-deps:
 	@command -v tshark >/dev/null || { \
 		echo "installing tshark (Debian) for the pcap tests"; \
 		echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tshark >/dev/null; }
-	@for t in tcpdump:tcpdump nft:nftables ip:iproute2 tc:iproute2 curl:curl ethtool:ethtool; do \
+	@for t in tcpdump:tcpdump nft:nftables ip:iproute2 tc:iproute2 curl:curl ethtool:ethtool ping:iputils-ping iperf3:iperf3; do \
 		command -v $${t%%:*} >/dev/null || need="$$need $${t#*:}"; done; \
 	if [ -n "$$need" ]; then \
 		echo "installing$$need (Debian) for the trace tests (network namespaces)"; \
@@ -68,6 +69,7 @@ bench: develop
 	$(VENV)/bin/python -m rantcp._bench_process
 	$(VENV)/bin/python -m rantcp.trace._bench
 	$(VENV)/bin/python -m rantcp._bench_reproduce
+	$(VENV)/bin/python -m rantcp._bench_emulate
 
 # Opt-in (253 runs of 60 s: 14-30 min on this shared 2-core machine): the whole seed-004
 # reproduction from scratch; `make bench` then reports its wall time.

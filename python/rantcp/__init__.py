@@ -24,6 +24,7 @@ from rantcp._native import ConfigError, builtin_toml, config_schema, scenarios, 
 if TYPE_CHECKING:
     from rantcp import phy, sweep_plots
     from rantcp.api import Result, load_result, run, validate
+    from rantcp.emulation import emulate
     from rantcp.sweeps import Sweep, load, sweep
 
 __version__ = version()
@@ -33,6 +34,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "Result": ("rantcp.api", "Result"),
     "load_result": ("rantcp.api", "load_result"),
     "run": ("rantcp.api", "run"),
+    "emulate": ("rantcp.emulation", "emulate"),
     "validate": ("rantcp.api", "validate"),
     "Sweep": ("rantcp.sweeps", "Sweep"),
     "load": ("rantcp.sweeps", "load"),
@@ -64,6 +66,7 @@ __all__ = [
     "Sweep",
     "builtin_toml",
     "config_schema",
+    "emulate",
     "load",
     "load_result",
     "phy",

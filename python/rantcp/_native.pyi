@@ -37,6 +37,37 @@ class Simulation:
     def take_batches(self) -> list[dict[str, dict[str, tuple[str, list[Any]]]]]: ...
     def finish(self, wall_seconds: float) -> tuple[str, dict[str, dict[str, tuple[str, list[Any]]]]]: ...
 
+# Real-time emulation (wrapped by rantcp.emulation).
+def emulation_hosts(
+    spec: str, overrides: list[tuple[str, str]] = ..., seed: int | None = None
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """([(host, address)], [(node, address)]) of a one-network scenario."""
+
+class Emulator:
+    """A scenario against the wall clock with real hosts behind TUN devices."""
+
+    def __init__(
+        self,
+        spec: str,
+        overrides: list[tuple[str, str]],
+        seed: int | None,
+        out_dir: str | None,
+        hosts: list[tuple[str, str]],
+        tun_name: str,
+        keep_traffic: bool,
+        offload: bool = False,
+        moderation_ns: int = 0,
+    ) -> None: ...
+    def start(self) -> None: ...
+    def stop(self) -> None: ...
+    @property
+    def running(self) -> bool: ...
+    @property
+    def now_ns(self) -> int: ...
+    @property
+    def end_ns(self) -> int: ...
+    def finish(self) -> tuple[str, dict[str, dict[str, tuple[str, list[Any]]]]]: ...
+
 # Radio/PHY functions (wrapped with docs and units by rantcp.phy).
 def phy_lte_tbs(i_tbs: int, n_prb: int) -> int: ...
 def phy_lte_tbs_mcs(mcs: int, n_prb: int, layers: int) -> int: ...

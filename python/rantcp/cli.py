@@ -103,9 +103,11 @@ def _build_parser() -> argparse.ArgumentParser:
 def _register_extra_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Commands contributed by other modules (sweep, report, trace, reproduce) when they are present."""
     from rantcp.reproductions import cli as reproduce_cli  # light: no pandas/duckdb at import
+    from rantcp import emulation  # light: the native core and the standard library only
     from rantcp.trace import cli as trace_cli  # light: heavy imports live in its handlers
 
     trace_cli.register(sub)
+    emulation.register(sub)
     reproduce_cli.register(sub)
     try:
         from rantcp import sweep_cli  # noqa: F401
@@ -316,7 +318,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if threading_main():
         signal.signal(signal.SIGTERM, _on_sigterm)
     parser = _build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # `rantcp emulate [OPTIONS] SCENARIO -- HOST: ARGV... [-- HOST: ARGV...]`: the commands
+    # after the first `--` are not rantcp's options (argparse cannot split them itself).
+    trailing: list[str] = []
+    if argv[:1] == ["emulate"] and "--" in argv:
+        cut = argv.index("--")
+        argv, trailing = argv[:cut], argv[cut:]
     args = parser.parse_args(argv)
+    if args.command == "emulate":
+        args.commands = trailing
     handlers = {
         "run": _cmd_run,
         "scenarios": _cmd_scenarios,

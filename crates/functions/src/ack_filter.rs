@@ -434,7 +434,7 @@ pub struct AckFilter {
 pub fn is_ack(p: &Packet) -> bool {
     match &p.transport {
         Transport::Tcp(t) => p.payload_len == 0 && t.flags.ack() && !t.flags.syn(),
-        Transport::Udp(_) => false,
+        Transport::Udp(_) | Transport::Icmp(_) => false,
     }
 }
 

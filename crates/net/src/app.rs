@@ -162,7 +162,10 @@ impl Sim {
     }
 
     pub(crate) fn on_flow_start(&mut self, now: Time, f: FlowId) {
-        let spec = self.flows[f].spec.clone();
+        let Some(flow) = self.flows.get(f) else {
+            return; // removed before the run ([`Sim::remove_flows`])
+        };
+        let spec = flow.spec.clone();
         let src = (self.nodes[spec.src].addr, spec.src_port);
         let dst = (self.nodes[spec.dst].addr, spec.dst_port);
         match spec.kind {

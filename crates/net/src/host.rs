@@ -184,6 +184,10 @@ impl Sim {
                         self.service(now, c);
                     }
                     None => {
+                        if self.nodes[node].external {
+                            self.hand_out(now, node, p);
+                            return;
+                        }
                         // RFC 9293 §3.10.7.1: a segment for no connection is answered with RST.
                         if let Some(rst) = reset_for(&p.ip, tcp, p.payload_len) {
                             self.nodes[node].host.resets_sent += 1;
@@ -199,7 +203,12 @@ impl Sim {
                     r.delivered_bytes += p.payload_len as u64;
                     r.first_delivery.get_or_insert(now);
                     r.last_delivery = Some(now);
+                } else {
+                    self.hand_out(now, node, p);
                 }
+            }
+            Transport::Icmp(_) => {
+                self.hand_out(now, node, p);
             }
         }
     }

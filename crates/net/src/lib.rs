@@ -8,10 +8,12 @@
 //!   their TCP connections.
 //! * [`functions`]: network functions at nodes (rantcp-nf's contract, node side) and feedback
 //!   to TCP senders.
+//! * [`external`]: nodes whose hosts are outside the model (the real-time emulator's).
 //! * [`metrics`]: per-flow results and time series, link counters, function reports.
 //! * [`sim`]: the event loop. One run is single-threaded and deterministic.
 
 pub mod app;
+pub mod external;
 pub mod functions;
 pub mod host;
 pub mod link;

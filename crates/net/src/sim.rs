@@ -77,6 +77,8 @@ pub struct Sim {
     pub(crate) fn_actions_dropped: u64,
     pub(crate) sample_interval: Option<Duration>,
     pub(crate) io_error: Option<String>,
+    /// Packets for external nodes ([`crate::external`]), until drained.
+    pub(crate) external_out: Vec<(Time, NodeId, Packet)>,
 }
 
 impl Sim {
@@ -100,6 +102,7 @@ impl Sim {
             fn_actions_dropped: 0,
             sample_interval: None,
             io_error: None,
+            external_out: Vec::new(),
         }
     }
 

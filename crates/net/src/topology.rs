@@ -35,6 +35,8 @@ pub(crate) struct Node {
     pub(crate) chain_timer_at: Option<Time>,
     pub(crate) forwarded: u64,
     pub(crate) ip_id: u16,
+    /// Its host is outside the model ([`crate::external`]).
+    pub(crate) external: bool,
 }
 
 /// Where an interface sends what is routed to it.
@@ -82,6 +84,7 @@ impl Sim {
             chain_timer_at: None,
             forwarded: 0,
             ip_id: 0,
+            external: false,
         });
         let n = self.nodes.len() - 1;
         self.node_by_addr.entry(addr).or_insert(n);

@@ -23,6 +23,7 @@ impl FlowKey {
         let (src_port, dst_port, proto) = match &p.transport {
             Transport::Tcp(t) => (t.src_port, t.dst_port, PROTO_TCP),
             Transport::Udp(u) => (u.src_port, u.dst_port, PROTO_UDP),
+            Transport::Icmp(_) => (0, 0, rantcp_wire::PROTO_ICMP),
         };
         FlowKey {
             src: p.ip.src,

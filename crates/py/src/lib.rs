@@ -1,6 +1,7 @@
 //! PyO3 bindings: conversion only, no logic (design.md §2). The Python package
 //! `rantcp` (python/rantcp) wraps these into its public API and CLI.
 
+mod emulate;
 mod phy;
 mod trace;
 
@@ -14,7 +15,7 @@ use std::path::PathBuf;
 
 create_exception!(_native, ConfigError, PyValueError, "A config field is missing, unknown, mistyped or out of range.");
 
-fn config_err(e: impl std::fmt::Display) -> PyErr {
+pub(crate) fn config_err(e: impl std::fmt::Display) -> PyErr {
     ConfigError::new_err(e.to_string())
 }
 
@@ -46,7 +47,7 @@ fn config_schema() -> String {
     serde_json::to_string_pretty(&rantcp_scenario::config_schema()).expect("schema")
 }
 
-fn load(spec: &str, overrides: Vec<(String, String)>, seed: Option<u64>) -> PyResult<rantcp_scenario::ScenarioConfig> {
+pub(crate) fn load(spec: &str, overrides: Vec<(String, String)>, seed: Option<u64>) -> PyResult<rantcp_scenario::ScenarioConfig> {
     let (src, text) = rantcp_scenario::resolve_source(spec).map_err(config_err)?;
     rantcp_scenario::load(&text, &src, &overrides, seed).map_err(config_err)
 }
@@ -77,7 +78,7 @@ fn column_to_py<'py>(py: Python<'py>, c: &Column) -> PyResult<(&'static str, Bou
 }
 
 /// {table name: {column: (kind, values)}}.
-fn tables_to_py<'py>(py: Python<'py>, tables: &[Table]) -> PyResult<Bound<'py, PyDict>> {
+pub(crate) fn tables_to_py<'py>(py: Python<'py>, tables: &[Table]) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
     for t in tables {
         let cols = PyDict::new(py);
@@ -153,9 +154,8 @@ impl Simulation {
     fn finish<'py>(&mut self, py: Python<'py>, wall_seconds: f64) -> PyResult<(String, Bound<'py, PyDict>)> {
         let run = self.run.take().ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
         let out = run.finish(wall_seconds).map_err(PyRuntimeError::new_err)?;
-        let tables = tables_to_py(py, &out.tables)?;
         let summary = serde_json::to_string_pretty(&out.summary).expect("json");
-        Ok((summary, tables))
+        Ok((summary, tables_to_py(py, &out.tables)?))
     }
 }
 
@@ -168,6 +168,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_class::<Simulation>()?;
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
+    emulate::register(m)?;
     phy::register(m)?;
     trace::register(m)?;
     Ok(())

@@ -291,6 +291,15 @@ impl Run {
         let summary = output::collect(&self.cfg, &self.sims, self.end, wall_seconds);
         Ok(RunOutput { summary, tables })
     }
+    /// The networks, to change before the run (the real-time emulator makes hosts external).
+    pub fn sims_mut(&mut self) -> &mut [(String, Sim)] {
+        &mut self.sims
+    }
+    /// End the run at `t` instead (not later than the configured end): an emulation stopped
+    /// before its scenario's duration reports over the time it ran.
+    pub fn set_end(&mut self, t: Time) {
+        self.end = t.min(self.end);
+    }
     /// The networks, for tests that inspect them.
     pub fn sims(&self) -> &[(String, Sim)] {
         &self.sims

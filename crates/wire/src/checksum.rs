@@ -45,6 +45,12 @@ impl Checksum {
         self.sum += v as u64;
     }
 
+    /// Add another running sum (of bytes that follow at an even offset).
+    #[inline]
+    pub fn add_checksum(&mut self, o: Checksum) {
+        self.sum += o.sum() as u64;
+    }
+
     /// Add a 32-bit value as two 16-bit words.
     #[inline]
     pub fn add_u32(&mut self, v: u32) {

@@ -1,19 +1,22 @@
 //! Header structs: IPv4 (RFC 791 §3.1), TCP (RFC 9293 §3.1) with the options of RFC 9293 §3.2
 //! (MSS), RFC 7323 §2–3 (window scale, timestamps), RFC 2018 §2–3 (SACK-permitted, SACK) and
-//! the AS-TCP experimental option (RFC 6994 shared use of kind 253, ExID [`AS_TCP_EXID`]), and
-//! UDP (RFC 768). Plain `Copy` data, no
-//! heap: packets move through the simulator by value. The byte layout lives in `serial.rs`.
+//! the AS-TCP experimental option (RFC 6994 shared use of kind 253, ExID [`AS_TCP_EXID`]), UDP
+//! (RFC 768) and ICMP (RFC 792). Plain `Copy` data, no heap: packets move through the simulator
+//! by value. The byte layout lives in `serial.rs`.
 
 use std::net::Ipv4Addr;
 
 /// IP protocol numbers (IANA).
 pub const PROTO_TCP: u8 = 6;
 pub const PROTO_UDP: u8 = 17;
+pub const PROTO_ICMP: u8 = 1;
 
 /// Length of an IPv4 header without options, bytes.
 pub const IPV4_HEADER_LEN: u32 = 20;
 /// Length of a UDP header, bytes.
 pub const UDP_HEADER_LEN: u32 = 8;
+/// Length of an ICMP header (type, code, checksum, rest of header), bytes (RFC 792).
+pub const ICMP_HEADER_LEN: u32 = 8;
 /// Length of a TCP header without options, bytes.
 pub const TCP_HEADER_LEN: u32 = 20;
 /// Largest TCP option space, bytes: the 4-bit data offset allows a 60-byte header
@@ -299,11 +302,32 @@ pub struct UdpHeader {
     pub dst_port: u16,
 }
 
+/// ICMP header (RFC 792): the 8 bytes every message starts with. The message body (an echo's
+/// data, an error's quoted datagram) is the packet's payload. The checksum is derived when
+/// serialising.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IcmpHeader {
+    /// Message type (0 echo reply, 3 destination unreachable, 8 echo request, 11 time exceeded…).
+    pub icmp_type: u8,
+    pub code: u8,
+    /// The "rest of header" word, big-endian as on the wire (an echo's identifier and sequence
+    /// number, RFC 792 p. 14).
+    pub rest: u32,
+}
+
+impl IcmpHeader {
+    /// Echo request type (RFC 792 p. 14).
+    pub const ECHO_REQUEST: u8 = 8;
+    /// Echo reply type (RFC 792 p. 14).
+    pub const ECHO_REPLY: u8 = 0;
+}
+
 /// The transport part of a packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Transport {
     Tcp(TcpHeader),
     Udp(UdpHeader),
+    Icmp(IcmpHeader),
 }
 
 /// An IPv4 packet: real header fields plus the payload length (payload bytes are zeros on the
@@ -314,6 +338,11 @@ pub struct Packet {
     pub transport: Transport,
     /// Transport payload length, bytes.
     pub payload_len: u32,
+    /// Handle of this packet's payload bytes in a store outside the model (the real-time
+    /// emulator's, which keeps the bytes of packets from real sockets); 0 when the bytes are not
+    /// kept (every packet the model makes itself: zeros on the wire). The model never reads it
+    /// and carries it unchanged wherever the packet goes, copies included.
+    pub payload_id: u32,
 }
 
 impl Packet {
@@ -322,6 +351,7 @@ impl Packet {
             ip,
             transport: Transport::Tcp(tcp),
             payload_len,
+            payload_id: 0,
         }
     }
     pub fn udp(ip: Ipv4Header, udp: UdpHeader, payload_len: u32) -> Self {
@@ -329,6 +359,15 @@ impl Packet {
             ip,
             transport: Transport::Udp(udp),
             payload_len,
+            payload_id: 0,
+        }
+    }
+    pub fn icmp(ip: Ipv4Header, icmp: IcmpHeader, payload_len: u32) -> Self {
+        Packet {
+            ip,
+            transport: Transport::Icmp(icmp),
+            payload_len,
+            payload_id: 0,
         }
     }
     /// Total IPv4 length (header + transport header + payload), bytes: what a link carries.
@@ -338,6 +377,7 @@ impl Packet {
             + match &self.transport {
                 Transport::Tcp(t) => t.header_len(),
                 Transport::Udp(_) => UDP_HEADER_LEN,
+                Transport::Icmp(_) => ICMP_HEADER_LEN,
             }
             + self.payload_len
     }
@@ -357,6 +397,15 @@ impl Packet {
         match &mut self.transport {
             Transport::Tcp(t) => Some(t),
             _ => None,
+        }
+    }
+    /// The IP protocol number of the transport.
+    #[inline]
+    pub fn proto(&self) -> u8 {
+        match &self.transport {
+            Transport::Tcp(_) => PROTO_TCP,
+            Transport::Udp(_) => PROTO_UDP,
+            Transport::Icmp(_) => PROTO_ICMP,
         }
     }
     #[inline]

@@ -2,10 +2,13 @@
 //! per RFC 1071), the TCP header (RFC 9293 §3.1: data offset, control bits, checksum over the
 //! pseudo-header) with its options (RFC 9293 §3.2 and §3.7.1 MSS, RFC 7323 §2.2 window scale and
 //! §3.2 timestamps, RFC 2018 §2 SACK-permitted and §3 SACK, RFC 6994 shared use of experimental
-//! kind 253 for AS-TCP) laid out as [`crate::TcpOptions::wire_len`] documents, and the UDP header (RFC 768).
+//! kind 253 for AS-TCP) laid out as [`crate::TcpOptions::wire_len`] documents, the UDP header
+//! (RFC 768) and the ICMP header (RFC 792: checksum over the whole message, no pseudo-header).
 //!
 //! Payload bytes are not modelled: they are emitted as zeros, which add nothing to a one's
-//! complement sum, so a checksum only ever sums the headers and the pseudo-header. Parsing
+//! complement sum, so a checksum only ever sums the headers and the pseudo-header. A caller
+//! that keeps a packet's real payload (the real-time emulator) writes it with
+//! [`Packet::write_bytes_with_payload`], which adds the payload to the checksum. Parsing
 //! follows RFC 9293 §3.2's option rules: END ends the list, NOP is one byte, every other kind
 //! carries a length octet; unknown kinds are skipped by their length, and a length that is
 //! below 2, overruns the header or is wrong for a known kind is rejected. [`Packet::parse`]
@@ -231,16 +234,18 @@ impl Packet {
     /// # Panics
     /// If `self.len()` exceeds [`IPV4_MAX_LEN`] (the 16-bit total length cannot hold it).
     pub(crate) fn emit_headers(&self, out: &mut [u8; MAX_HEADER_LEN]) -> usize {
+        self.emit_headers_sum(out, Checksum::new())
+    }
+
+    /// [`Packet::emit_headers`] for a payload whose one's complement sum is `payload`.
+    fn emit_headers_sum(&self, out: &mut [u8; MAX_HEADER_LEN], payload: Checksum) -> usize {
         let total = self.len();
         assert!(
             total <= IPV4_MAX_LEN,
             "packet of {total} bytes exceeds the IPv4 maximum of {IPV4_MAX_LEN}"
         );
         let ip = &self.ip;
-        let proto = match self.transport {
-            Transport::Tcp(_) => PROTO_TCP,
-            Transport::Udp(_) => PROTO_UDP,
-        };
+        let proto = self.proto();
         // IPv4 header, RFC 791 §3.1.
         out[0] = 0x45; // version 4, IHL 5 (no options)
         out[1] = ip.dscp_ecn;
@@ -258,6 +263,7 @@ impl Packet {
         let h = IPV4_HEADER_LEN as usize;
         let transport_len = (total - IPV4_HEADER_LEN) as u16;
         let mut c = pseudo_header(ip.src, ip.dst, proto, transport_len);
+        c.add_checksum(payload);
         match &self.transport {
             Transport::Tcp(t) => {
                 // TCP header, RFC 9293 §3.1.
@@ -291,6 +297,17 @@ impl Packet {
                 put16(out, h + 6, csum);
                 h + 8
             }
+            Transport::Icmp(m) => {
+                // ICMP header, RFC 792: the checksum covers the message only.
+                let mut c = payload;
+                out[h] = m.icmp_type;
+                out[h + 1] = m.code;
+                put16(out, h + 2, 0);
+                put32(out, h + 4, m.rest);
+                c.add_bytes(&out[h..h + 8]);
+                put16(out, h + 2, c.finish());
+                h + 8
+            }
         }
     }
 
@@ -306,6 +323,45 @@ impl Packet {
         buf.reserve(n + self.payload_len as usize);
         buf.extend_from_slice(&hdr[..n]);
         buf.resize(buf.len() + self.payload_len as usize, 0);
+    }
+
+    /// Append the wire bytes of this packet with `payload` as its payload, checksums covering
+    /// it: what a real host must receive (the emulator rebuilds every packet it delivers from
+    /// the model's header fields, so a field the model changed — TTL, a rewritten window — is
+    /// on the wire with correct checksums).
+    ///
+    /// # Panics
+    /// If `payload.len() != self.payload_len` or `self.len()` exceeds [`IPV4_MAX_LEN`].
+    pub fn write_bytes_with_payload(&self, payload: &[u8], buf: &mut Vec<u8>) {
+        assert_eq!(payload.len(), self.payload_len as usize, "payload length");
+        let mut sum = Checksum::new();
+        sum.add_bytes(payload);
+        let mut hdr = [0u8; MAX_HEADER_LEN];
+        let n = self.emit_headers_sum(&mut hdr, sum);
+        buf.reserve(n + payload.len());
+        buf.extend_from_slice(&hdr[..n]);
+        buf.extend_from_slice(payload);
+    }
+
+    /// Append this packet's IPv4 and transport headers (no payload) with the TCP or UDP
+    /// checksum left to offload: the field holds the pseudo-header sum, not complemented, as
+    /// Linux `CHECKSUM_PARTIAL` and the virtio-net `NEEDS_CSUM` flag expect (the device, or a
+    /// local receiver that trusts it, fills in the rest). The IPv4 header checksum is complete.
+    /// Returns the header length. ICMP, which has no pseudo-header, gets its full checksum
+    /// over zeros (callers offload TCP only).
+    pub fn write_headers_partial_csum(&self, buf: &mut Vec<u8>) -> usize {
+        let mut hdr = [0u8; MAX_HEADER_LEN];
+        let n = self.emit_headers(&mut hdr);
+        let h = IPV4_HEADER_LEN as usize;
+        let transport_len = (self.len() - IPV4_HEADER_LEN) as u16;
+        let pseudo = pseudo_header(self.ip.src, self.ip.dst, self.proto(), transport_len).sum();
+        match self.transport {
+            Transport::Tcp(_) => put16(&mut hdr, h + 16, pseudo),
+            Transport::Udp(_) => put16(&mut hdr, h + 6, pseudo),
+            Transport::Icmp(_) => {}
+        }
+        buf.extend_from_slice(&hdr[..n]);
+        n
     }
 
     /// Wire bytes of the whole IPv4 packet, checksums filled in, payload as zeros.
@@ -326,6 +382,18 @@ impl Packet {
     /// `Packet::parse(&p.to_bytes()) == Ok(p)` for every packet whose SACK blocks fit
     /// (`sack_len <= options.sack_capacity()`); blocks that do not fit are not emitted.
     pub fn parse(bytes: &[u8]) -> Result<Packet, ParseError> {
+        Self::parse_inner(bytes, true)
+    }
+
+    /// Parse like [`Packet::parse`] without verifying the transport checksum (the IPv4 header
+    /// checksum is still verified): for packets a local stack hands over with the checksum
+    /// left to offload (Linux `CHECKSUM_PARTIAL`, virtio-net `NEEDS_CSUM`), whose checksum
+    /// field holds only the pseudo-header sum. The payload starts at `p.header_len()`.
+    pub fn parse_unverified(bytes: &[u8]) -> Result<Packet, ParseError> {
+        Self::parse_inner(bytes, false)
+    }
+
+    fn parse_inner(bytes: &[u8], verify: bool) -> Result<Packet, ParseError> {
         // IPv4 header, RFC 791 §3.1.
         if bytes.len() < IPV4_HEADER_LEN as usize {
             return Err(ParseError::Truncated);
@@ -387,7 +455,7 @@ impl Packet {
                 if doff > seg.len() {
                     return Err(ParseError::Malformed("TCP data offset beyond the segment"));
                 }
-                if csum() != 0 {
+                if verify && csum() != 0 {
                     return Err(ParseError::BadChecksum("TCP"));
                 }
                 let options = parse_options(&seg[TCP_HEADER_LEN as usize..doff])?;
@@ -413,7 +481,7 @@ impl Packet {
                 if get16(seg, 4) as usize != seg.len() {
                     return Err(ParseError::Malformed("UDP length != IPv4 payload length"));
                 }
-                if get16(seg, 6) != 0 && csum() != 0 {
+                if verify && get16(seg, 6) != 0 && csum() != 0 {
                     return Err(ParseError::BadChecksum("UDP"));
                 }
                 let udp = UdpHeader {
@@ -426,7 +494,30 @@ impl Packet {
                     (seg.len() - UDP_HEADER_LEN as usize) as u32,
                 ))
             }
-            _ => Err(ParseError::Unsupported("IP protocol other than TCP or UDP")),
+            PROTO_ICMP => {
+                // ICMP header, RFC 792: the checksum covers the message.
+                if seg.len() < ICMP_HEADER_LEN as usize {
+                    return Err(ParseError::Malformed(
+                        "IPv4 payload shorter than an ICMP header",
+                    ));
+                }
+                if verify && internet_checksum(seg) != 0 {
+                    return Err(ParseError::BadChecksum("ICMP"));
+                }
+                let icmp = IcmpHeader {
+                    icmp_type: seg[0],
+                    code: seg[1],
+                    rest: get32(seg, 4),
+                };
+                Ok(Packet::icmp(
+                    ip,
+                    icmp,
+                    (seg.len() - ICMP_HEADER_LEN as usize) as u32,
+                ))
+            }
+            _ => Err(ParseError::Unsupported(
+                "IP protocol other than TCP, UDP or ICMP",
+            )),
         }
     }
 }

@@ -355,8 +355,8 @@ fn test_parse_rejects() {
     );
     assert_eq!(edit(&|b| b[7] = 1, true), Err(Unsupported("IPv4 fragment")));
     assert_eq!(
-        edit(&|b| b[9] = 1, true),
-        Err(Unsupported("IP protocol other than TCP or UDP"))
+        edit(&|b| b[9] = 47, true),
+        Err(Unsupported("IP protocol other than TCP, UDP or ICMP"))
     );
     assert_eq!(
         edit(&|b| b[3] = 39, true),
@@ -534,5 +534,100 @@ fn test_parse_never_panics_on_random_bytes() {
             fix_checksums(&mut b);
         }
         let _ = Packet::parse(&b);
+    }
+}
+
+#[test]
+fn test_icmp_echo_exact_bytes() {
+    // RFC 792 p. 14: type 8, code 0, checksum, identifier 0x1234, sequence 1, then the data.
+    let p = Packet::icmp(
+        ip([10, 0, 0, 1], [10, 0, 1, 1]),
+        IcmpHeader {
+            icmp_type: IcmpHeader::ECHO_REQUEST,
+            code: 0,
+            rest: 0x1234_0001,
+        },
+        4,
+    );
+    assert_eq!(p.len(), 32);
+    assert_eq!(p.proto(), PROTO_ICMP);
+    let b = p.to_bytes();
+    assert_eq!(b[9], 1);
+    // Checksum over the message only (no pseudo-header): ~(0x0800 + 0x1234 + 0x0001) = 0xe5ca.
+    assert_eq!(&b[20..28], &hex("0800 e5ca 1234 0001"));
+    assert_eq!(internet_checksum(&b[20..]), 0);
+    assert_eq!(Packet::parse(&b), Ok(p));
+    let mut bad = b.clone();
+    bad[24] ^= 1;
+    assert_eq!(Packet::parse(&bad), Err(ParseError::BadChecksum("ICMP")));
+    assert!(
+        Packet::parse(&b[..27]).is_err(),
+        "shorter than an ICMP header"
+    );
+}
+
+#[test]
+fn test_write_with_payload_checksums_cover_it() {
+    // Odd and even payload lengths, TCP, UDP and ICMP: the checksums cover the real bytes.
+    let payload: Vec<u8> = (0..1001u32).map(|i| (i * 7 + 3) as u8).collect();
+    for n in [0usize, 1, 2, 999, 1000, 1001] {
+        let data = &payload[..n];
+        let opts = TcpOptions {
+            timestamps: Some((5, 6)),
+            ..Default::default()
+        };
+        let packets = [
+            Packet::tcp(
+                ip([10, 0, 0, 1], [10, 0, 1, 1]),
+                tcp(TcpFlags::ACK, 9, 10, opts),
+                n as u32,
+            ),
+            Packet::udp(
+                ip([10, 0, 0, 1], [10, 0, 1, 1]),
+                UdpHeader {
+                    src_port: 5,
+                    dst_port: 6,
+                },
+                n as u32,
+            ),
+            Packet::icmp(
+                ip([10, 0, 0, 1], [10, 0, 1, 1]),
+                IcmpHeader {
+                    icmp_type: 0,
+                    code: 0,
+                    rest: 77,
+                },
+                n as u32,
+            ),
+        ];
+        for p in packets {
+            let mut b = vec![0xee];
+            p.write_bytes_with_payload(data, &mut b);
+            let b = &b[1..];
+            assert_eq!(b.len(), p.len() as usize);
+            assert_eq!(&b[p.header_len() as usize..], data);
+            if p.proto() == PROTO_ICMP {
+                assert_eq!(internet_checksum(&b[..20]), 0);
+                assert_eq!(internet_checksum(&b[20..]), 0);
+            } else {
+                assert_checksums_ok(b);
+            }
+            assert_eq!(Packet::parse(b), Ok(p), "payload {n}");
+            if n > 0 {
+                // The same header with a zero payload has another checksum: the payload counts.
+                let mut z = b.to_vec();
+                z[p.header_len() as usize..].fill(0);
+                if data.iter().any(|&x| x != 0) {
+                    assert!(Packet::parse(&z).is_err());
+                    // parse_unverified skips the transport checksum (offload), not the IP one.
+                    assert_eq!(Packet::parse_unverified(&z), Ok(p));
+                    z[10] ^= 1;
+                    assert_eq!(
+                        Packet::parse_unverified(&z),
+                        Err(ParseError::BadChecksum("IPv4 header"))
+                    );
+                }
+            }
+        }
     }
 }

@@ -114,7 +114,7 @@ impl UeCounters {
 pub fn is_pure_ack(p: &Packet) -> bool {
     match &p.transport {
         Transport::Tcp(t) => p.payload_len == 0 && t.flags.0 & !0x08 == 0x10,
-        Transport::Udp(_) => false,
+        Transport::Udp(_) | Transport::Icmp(_) => false,
     }
 }
 
