@@ -13,10 +13,12 @@
 //! |---|---|---|
 //! | [`ack_filter`] | seed 000's TCP ACK filtering in the UE uplink buffer (Passive, Active, Hybrid, Hybrid(opt)) | UE uplink buffer |
 //! | [`impair`] | drop (or hold) packets matching a filter, with a probability or every Nth, in a time window | any packet point |
+//! | [`proxy`] | seed 001's mmPEP and an RFC 3135-style PEP at the base station: early ACKs from a cache, batch retransmission | DL ingress, UL egress, DL egress |
 //! | [`split`] | split-TCP host: I-TCP, ES-TCP, AS-TCP (dissertation ch. 5), with the AS-TCP far-host agent | forward (host), host + host-out (far host) |
 
 pub mod ack_filter;
 pub mod impair;
+pub mod proxy;
 pub mod split;
 
 use rantcp_config::ConfigError;
@@ -124,12 +126,18 @@ pub struct FunctionsConfig {
     /// A split-TCP host: I-TCP, ES-TCP or AS-TCP (`[functions.split]`).
     #[serde(default)]
     pub split: split::SplitConfig,
+    /// Seed 001's mmPEP or a plain PEP at the base station (`[functions.proxy]`).
+    #[serde(default)]
+    pub proxy: proxy::ProxyConfig,
 }
 
 impl FunctionsConfig {
     /// Is any function switched on?
     pub fn any_enabled(&self) -> bool {
-        self.impair.enabled() || self.ack_filter.enabled() || self.split.enabled()
+        self.impair.enabled()
+            || self.ack_filter.enabled()
+            || self.split.enabled()
+            || self.proxy.enabled()
     }
     /// Check every kind's table (`prefix` is `functions`).
     pub fn validate(&self, prefix: &str) -> Result<(), ConfigError> {
@@ -138,7 +146,9 @@ impl FunctionsConfig {
         self.ack_filter
             .validate(&format!("{prefix}.{}", ack_filter::AckFilterConfig::KIND))?;
         self.split
-            .validate(&format!("{prefix}.{}", split::SplitConfig::KIND))
+            .validate(&format!("{prefix}.{}", split::SplitConfig::KIND))?;
+        self.proxy
+            .validate(&format!("{prefix}.{}", proxy::ProxyConfig::KIND))
     }
     /// Build every enabled function, kinds in declaration order.
     pub fn build(&self, prefix: &str, env: &BuildEnv) -> Result<Vec<Attach>, ConfigError> {
@@ -159,6 +169,12 @@ impl FunctionsConfig {
             out.extend(
                 self.split
                     .build(&format!("{prefix}.{}", split::SplitConfig::KIND), env)?,
+            );
+        }
+        if self.proxy.enabled() {
+            out.extend(
+                self.proxy
+                    .build(&format!("{prefix}.{}", proxy::ProxyConfig::KIND), env)?,
             );
         }
         Ok(out)

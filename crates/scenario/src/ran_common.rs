@@ -237,6 +237,11 @@ pub struct RadioSection {
     #[serde(default)]
     #[schemars(range(min = 0.0), extend("exclusiveMaximum" = 1.0))]
     pub harq_error_rate: Option<f64>,
+    /// Extra attenuation of a blocked (NLOS) link on top of the NLOS path loss, dB (TR 38.901
+    /// §7.6.4 blockage; 0 = NLOS path loss only).
+    #[serde(default)]
+    #[schemars(range(min = 0.0, max = 300.0))]
+    pub blockage_loss_db: f64,
 }
 
 /// `[ue]`: placement and mobility.
@@ -450,6 +455,11 @@ impl Scenario for RanScenario {
             "radio.frame",
             "\"ns3-mmwave\" needs radio.rat = \"mmwave\" (LTE's frame is fixed: \"nr\")",
         )?;
+        check(
+            r.blockage_loss_db.is_finite() && (0.0..=300.0).contains(&r.blockage_loss_db),
+            "radio.blockage_loss_db",
+            "must be between 0 and 300 dB",
+        )?;
         if r.rat == RatPreset::Lte {
             check(
                 r.bandwidth_mhz.is_finite()
@@ -620,6 +630,7 @@ impl RanScenario {
         cfg.fixed_bler = r.harq_error_rate;
         cfg.cqi_period = r.cqi_period.d();
         cfg.cqi_delay = r.cqi_delay.d();
+        cfg.blockage_loss_db = r.blockage_loss_db;
         if self.ue.los_duration.0 .0 > 0 && self.ue.nlos_duration.0 .0 > 0 {
             cfg.los = LosSource::Schedule(BlockageSchedule::alternating(
                 self.ue.los_duration.d(),

@@ -1,0 +1,928 @@
+//! `proxy`: seed 001's mmWave performance enhancing proxy (mmPEP, §III) and its baseline, an
+//! RFC 3135-style PEP (§IV: "Ack management is applied but only packets receiving the
+//! corresponding duplicated Acks are retransmitted"), as a layer at the base station between
+//! IP and PDCP (§III.C, Figure 4). Both are transparent: packets keep their addresses, the
+//! proxy watches the TCP headers of the flows it serves.
+//!
+//! * **Ack management** (§III.A, Figure 2). Every data segment from the server is kept in the
+//!   connection's cache and passed on towards PDCP; the proxy answers the server at once with an
+//!   *early ACK* for the contiguous data it holds, whose receive window is the free cache space
+//!   (flow control, §III.A; scaled by the window scale the UE announced, RFC 7323 §2.3, and so
+//!   at most 65535 << shift). When an early ACK had to advertise less than one segment (the
+//!   cache is full) and the UE's ACKs free at least one segment, the last early ACK is sent
+//!   again with the new window (RFC 9293 §3.8.6.2.2, receiver SWS avoidance). ACKs from the UE
+//!   free the cache and are not forwarded: the server already believes the data delivered.
+//! * **Retransmission** from the cache, ahead of the data the bearer holds that RLC has not
+//!   begun to send (§III.B: "The priority of any batch retransmission is higher than that of
+//!   any initial transmissions"). A duplicate ACK from the UE names the segment at its
+//!   cumulative ACK: mmPEP retransmits that segment and the following cached ones, N =
+//!   ceil(α·β·(1+γ)) in all (Eq. 1), PEP that one segment. The first duplicate ACK naming a
+//!   segment triggers it; later duplicates naming the same segment (the rest of the same
+//!   loss) do not, until the UE's ACK moves or the timer fires (as Snoop, seed ref. [8]).
+//! * **Retransmission timer**: `timer` after the UE's cumulative ACK last moved while the
+//!   cache holds unacknowledged data. PEP then retransmits the segment at the UE's ACK, whatever
+//!   RLC holds; mmPEP sends a batch of N only if the UE's RLC buffer is empty (footnote 1: "the
+//!   batch retransmission by the timer expiration is triggered only when the buffer of RLC is
+//!   empty"), and otherwise waits another period. No backoff: the seed gives none.
+//! * **γ** from Eq. 2, solved as written: the least ω with ½[1 + erf(αβω / (βσ√2))] ≥ 1 − ε
+//!   (σ = 0.1, 1 − ε = 0.99, α = 1.12 give γ = 0.208, the seed's "approximately 0.2", and
+//!   N = 14). α is given or measured online (the RAN's downlink IP packets per scheduled slot,
+//!   [`rantcp_nf::UeReport::dl_packets_per_slot`]); β is the radio's HARQ feedback delay.
+//!
+//! **Handshake and FIN** (what the seed and RFC 3135 leave to the implementer; RFC 3135 §3.5
+//! and §4.4 on end-to-end semantics): the three-way handshake passes untouched, so both ends
+//! negotiate their own options; the proxy learns the initial sequence numbers and the UE's
+//! window scale from it. Data is cached and early-acknowledged only once the connection is
+//! established. The server's FIN is cached (so it can be retransmitted) but never
+//! early-acknowledged: the UE's ACK that covers the FIN is forwarded to the server, so the
+//! server learns the transfer is over only when the UE has every byte. Segments from the UE
+//! that carry data, SYN, FIN or RST pass (their acknowledgement number is raised to the
+//! proxy's early ACK, so the server never sees its data acknowledged twice and then less).
+//! A connection whose handshake the proxy did not see is left alone.
+//!
+//! **Mode `none`** attaches the proxy's counters only (no early ACK, no retransmission): plain
+//! TCP's delivery ratio, measured the same way as the proxies'.
+//!
+//! **Delivery ratio** (design.md §6, seed 001 §IV): packets delivered to the UE's application
+//! over data packets arriving at the UE's TCP. Arrivals are counted where RLC delivers to the
+//! UE ([`Point::DlEgress`]); what reached the application is the UE's cumulative ACK, in
+//! segments of the flow's largest data segment (every segment of a bulk transfer but the last
+//! is that size).
+
+use crate::split::tcp_packet;
+use crate::{BuildEnv, FunctionConfig};
+use rantcp_config::units::{Bytes, Dur};
+use rantcp_config::{check, ConfigError};
+use rantcp_core::{Duration, Time};
+use rantcp_nf::{
+    Attach, Ctx, FlowKey, NetworkFunction, Outbox, Output, Point, Points, RanView, Rnti,
+    SampleSink, SampleValue, Site, Verdict,
+};
+use rantcp_wire::{Packet, TcpFlags, PROTO_TCP};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+
+/// Which proxy runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProxyMode {
+    /// Not attached.
+    #[default]
+    Off,
+    /// Counters only (plain TCP's delivery ratio).
+    None,
+    /// RFC 3135-style PEP: early ACKs, one segment per duplicate ACK, timer regardless of RLC.
+    Pep,
+    /// Seed 001's mmPEP: early ACKs, batch retransmission, timer only when RLC is empty.
+    Mmpep,
+}
+
+impl ProxyMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            ProxyMode::Off => "off",
+            ProxyMode::None => "none",
+            ProxyMode::Pep => "pep",
+            ProxyMode::Mmpep => "mmpep",
+        }
+    }
+}
+
+/// `[functions.proxy]`. Off unless `mode` is set.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProxyConfig {
+    /// "off", "none" (counters only), "pep" or "mmpep".
+    #[serde(default)]
+    pub mode: ProxyMode,
+    /// Cache per connection, bytes of TCP payload (the seed gives no size).
+    #[serde(default = "d_cache")]
+    pub cache: Bytes,
+    /// α, packets per slot when the channel is available; absent: measured online (the UE's
+    /// downlink IP packets per scheduled slot). Table I: 1.12.
+    #[serde(default)]
+    pub alpha: Option<f64>,
+    /// β, HARQ feedback delay in slots; absent: the radio's (`mac.harq_feedback_slots`).
+    #[serde(default)]
+    pub beta_slots: Option<u32>,
+    /// σ of Eq. 2, standard deviation of the packets arriving per slot (the seed: 0.1).
+    #[serde(default = "d_sigma")]
+    pub sigma: f64,
+    /// 1 − ε of Eq. 2 (the seed: 0.99).
+    #[serde(default = "d_confidence")]
+    pub confidence: f64,
+    /// The proxy's retransmission timer (the seed gives none; 200 ms is Linux's minimum RTO).
+    #[serde(default = "d_timer")]
+    pub timer: Dur,
+}
+
+fn d_cache() -> Bytes {
+    Bytes(64 << 20)
+}
+fn d_sigma() -> f64 {
+    0.1
+}
+fn d_confidence() -> f64 {
+    0.99
+}
+fn d_timer() -> Dur {
+    Dur::ms(200)
+}
+
+impl Default for ProxyConfig {
+    fn default() -> Self {
+        ProxyConfig {
+            mode: ProxyMode::Off,
+            cache: d_cache(),
+            alpha: None,
+            beta_slots: None,
+            sigma: d_sigma(),
+            confidence: d_confidence(),
+            timer: d_timer(),
+        }
+    }
+}
+
+impl FunctionConfig for ProxyConfig {
+    const KIND: &'static str = "proxy";
+
+    fn enabled(&self) -> bool {
+        self.mode != ProxyMode::Off
+    }
+
+    fn validate(&self, p: &str) -> Result<(), ConfigError> {
+        check(
+            (16_384..=(1u64 << 34)).contains(&self.cache.0),
+            &format!("{p}.cache"),
+            "must be between 16 KB and 16 GiB",
+        )?;
+        check(
+            self.alpha.is_none_or(|a| a.is_finite() && a > 0.0 && a <= 10_000.0),
+            &format!("{p}.alpha"),
+            "must be > 0 and <= 10000 packets per slot (absent: measured online)",
+        )?;
+        check(
+            self.beta_slots.is_none_or(|b| (1..=1000).contains(&b)),
+            &format!("{p}.beta_slots"),
+            "must be between 1 and 1000 slots (absent: the radio's HARQ feedback delay)",
+        )?;
+        check(
+            self.sigma.is_finite() && self.sigma >= 0.0 && self.sigma <= 1000.0,
+            &format!("{p}.sigma"),
+            "must be between 0 and 1000",
+        )?;
+        check(
+            self.confidence > 0.5 && self.confidence < 1.0,
+            &format!("{p}.confidence"),
+            "must be in (0.5, 1): it is 1 - epsilon of Eq. 2",
+        )?;
+        check(
+            self.timer.d() >= Duration::from_millis(1) && self.timer.d() <= Duration::from_secs(60),
+            &format!("{p}.timer"),
+            "must be between 1ms and 60s",
+        )?;
+        Ok(())
+    }
+
+    fn build(&self, p: &str, env: &BuildEnv) -> Result<Vec<Attach>, ConfigError> {
+        if !self.enabled() {
+            return Ok(vec![]);
+        }
+        let Some(radio) = env.radio else {
+            return Err(ConfigError::new(
+                &format!("{p}.mode"),
+                "the proxy sits at a base station: this scenario has no radio access network (allowed: \"off\")",
+            ));
+        };
+        let flows: Vec<FlowKey> = env
+            .flows
+            .iter()
+            .map(|f| f.1)
+            .filter(|k| k.proto == PROTO_TCP)
+            .collect();
+        let params = ProxyParams {
+            mode: self.mode,
+            cache: self.cache.0,
+            alpha: self.alpha,
+            beta: self.beta_slots.unwrap_or(radio.harq_feedback_slots),
+            sigma: self.sigma,
+            confidence: self.confidence,
+            timer: self.timer.d(),
+        };
+        Ok(vec![Attach {
+            site: Site::Ran,
+            function: Box::new(Proxy::new(params, flows)),
+        }])
+    }
+}
+
+/// The proxy's settings (what [`ProxyConfig`] resolves to).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ProxyParams {
+    pub mode: ProxyMode,
+    /// Cache per connection, payload bytes.
+    pub cache: u64,
+    /// α given (packets per slot); `None`: measured online.
+    pub alpha: Option<f64>,
+    /// β, slots.
+    pub beta: u32,
+    pub sigma: f64,
+    /// 1 − ε.
+    pub confidence: f64,
+    pub timer: Duration,
+}
+
+/// γ of Eq. 2: the least ω with ½[1 + erf(αβω / (βσ√2))] ≥ 1 − ε (bisection on the
+/// monotone left side, to 1e-12). σ = 0 gives 0.
+pub fn gamma(alpha: f64, beta: f64, sigma: f64, confidence: f64) -> f64 {
+    if sigma <= 0.0 || alpha <= 0.0 {
+        return 0.0;
+    }
+    let lhs = |w: f64| 0.5 * (1.0 + libm::erf(alpha * beta * w / (beta * sigma * std::f64::consts::SQRT_2)));
+    let (mut lo, mut hi) = (0.0_f64, 1.0_f64);
+    while lhs(hi) < confidence {
+        hi *= 2.0;
+    }
+    while hi - lo > 1e-12 * hi.max(1.0) {
+        let m = 0.5 * (lo + hi);
+        if lhs(m) >= confidence {
+            hi = m;
+        } else {
+            lo = m;
+        }
+    }
+    hi
+}
+
+/// N of Eq. 1: ceil(α·β·(1 + γ)), at least 1.
+pub fn batch_size(alpha: f64, beta: u32, sigma: f64, confidence: f64) -> u32 {
+    let b = beta as f64;
+    let g = gamma(alpha, b, sigma, confidence);
+    ((alpha * b * (1.0 + g)).ceil() as u32).max(1)
+}
+
+/// A cached segment of the server's: its offset in the data stream (0 = first data byte),
+/// payload length, FIN flag and the packet as it arrived.
+#[derive(Clone, Copy, Debug)]
+struct Seg {
+    off: u64,
+    len: u32,
+    fin: bool,
+    pkt: Packet,
+}
+
+impl Seg {
+    /// End in sequence space (the FIN counts one).
+    fn end(&self) -> u64 {
+        self.off + self.len as u64 + self.fin as u64
+    }
+}
+
+/// Per-connection counters (all of them go into summary.json).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ConnCounters {
+    /// Early ACKs sent to the server (window updates included).
+    pub early_acks: u64,
+    /// Early ACKs resent with a new window after the cache was full.
+    pub window_updates: u64,
+    /// ACKs from the UE consumed (not forwarded).
+    pub ue_acks_consumed: u64,
+    /// Duplicate ACKs from the UE.
+    pub dup_acks: u64,
+    /// Retransmissions triggered by a duplicate ACK (mmPEP: batches; PEP: single segments).
+    pub dupack_retransmissions: u64,
+    /// Batches sent (mmPEP: on a duplicate ACK or the timer) and the packets in them.
+    pub batches: u64,
+    pub batch_packets: u64,
+    /// Largest and smallest batch (smaller than N when the cache held fewer segments).
+    pub batch_max: u64,
+    pub batch_min: u64,
+    /// Timer expiries with unacknowledged data, and the packets they retransmitted.
+    pub timer_expiries: u64,
+    pub timer_retx_packets: u64,
+    /// Timer retransmissions sent while the UE's RLC buffer was not empty (RLC still held
+    /// data, so the retransmission was likely redundant; PEP only — mmPEP waits instead).
+    pub timer_retx_rlc_busy: u64,
+    /// mmPEP: timer expiries that sent nothing because RLC was not empty.
+    pub timer_deferred: u64,
+    /// Every packet the proxy retransmitted.
+    pub retx_packets: u64,
+    /// Server segments dropped: beyond the free cache, or already cached.
+    pub dropped_cache_full: u64,
+    pub dropped_duplicate: u64,
+    /// Cache occupancy: largest and at the end, payload bytes.
+    pub cache_max_bytes: u64,
+    /// Data packets (and payload bytes) of the flow arriving at the UE's TCP.
+    pub ue_data_packets: u64,
+    pub ue_data_bytes: u64,
+    /// Bytes delivered in order to the UE's application (its cumulative ACK).
+    pub delivered_bytes: u64,
+}
+
+/// One connection the proxy serves.
+struct Conn {
+    flow: usize,
+    rnti: Option<Rnti>,
+    /// The server's initial sequence number.
+    irs: Option<u32>,
+    /// The UE's sequence number after its last segment (an early ACK's seq).
+    ue_seq: u32,
+    server_ws: bool,
+    ue_ws: Option<u8>,
+    /// Last TSval from the UE (echoed in early ACKs with timestamps).
+    ue_tsval: Option<u32>,
+    /// The UE's SYN (or SYN-ACK) was seen.
+    ue_syn: bool,
+    /// Contiguous data the proxy holds: what its early ACKs acknowledge.
+    rcv_nxt: u64,
+    /// The UE's cumulative ACK.
+    una: u64,
+    /// Segments at or beyond `una` up to `rcv_nxt` (in order), and beyond `rcv_nxt`.
+    cache: VecDeque<Seg>,
+    ooo: Vec<Seg>,
+    ooo_bytes: u64,
+    fin_off: Option<u64>,
+    /// Largest data segment seen (the SWS rule's MSS; the delivered-packet unit).
+    mss: u32,
+    last_early: Option<Packet>,
+    window_closed: bool,
+    /// The UE's ACK whose segment was last retransmitted on a duplicate ACK.
+    rtx_una: Option<u64>,
+    timer: Option<Time>,
+    fin_acked: bool,
+    c: ConnCounters,
+}
+
+impl Conn {
+    fn new(flow: usize) -> Self {
+        Conn {
+            flow,
+            rnti: None,
+            irs: None,
+            ue_seq: 0,
+            server_ws: false,
+            ue_ws: None,
+            ue_tsval: None,
+            ue_syn: false,
+            rcv_nxt: 0,
+            una: 0,
+            cache: VecDeque::new(),
+            ooo: Vec::new(),
+            ooo_bytes: 0,
+            fin_off: None,
+            mss: 0,
+            last_early: None,
+            window_closed: false,
+            rtx_una: None,
+            timer: None,
+            fin_acked: false,
+            c: ConnCounters {
+                batch_min: u64::MAX,
+                ..Default::default()
+            },
+        }
+    }
+    /// Offset in the data stream of server sequence number `seq`, taken as the one nearest
+    /// offset `near` (sequence numbers wrap every 4 GiB; offsets do not).
+    fn off_near(&self, seq: u32, near: u64) -> i64 {
+        near as i64 + seq.wrapping_sub(self.seq(near)) as i32 as i64
+    }
+    /// Both SYNs seen: data may flow.
+    fn established(&self) -> bool {
+        self.irs.is_some() && self.ue_syn
+    }
+    fn seq(&self, off: u64) -> u32 {
+        self.irs.unwrap_or(0).wrapping_add(1).wrapping_add(off as u32)
+    }
+    fn shift(&self) -> u8 {
+        match (self.server_ws, self.ue_ws) {
+            (true, Some(s)) => s.min(14),
+            _ => 0,
+        }
+    }
+    /// Payload bytes the cache holds.
+    fn occupancy(&self) -> u64 {
+        self.rcv_nxt - self.una + self.ooo_bytes
+    }
+    /// The window an early ACK advertises, bytes, and its header field.
+    fn window(&self, cache: u64) -> (u64, u16) {
+        let free = cache.saturating_sub(self.rcv_nxt - self.una);
+        let field = (free >> self.shift()).min(u16::MAX as u64) as u16;
+        ((field as u64) << self.shift(), field)
+    }
+}
+
+/// Flow-wide figures with delivery ratio, per connection.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct ConnReport {
+    #[serde(flatten)]
+    pub c: ConnCounters,
+    pub packets_delivered: u64,
+    pub delivery_ratio: Option<f64>,
+    pub cache_bytes: u64,
+}
+
+/// The proxy. See the module docs.
+pub struct Proxy {
+    p: ProxyParams,
+    flows: Vec<FlowKey>,
+    conns: Vec<Conn>,
+    out: Outbox,
+    /// The last batch size used (α measured online changes it).
+    last_n: Option<u32>,
+    last_alpha: Option<f64>,
+}
+
+/// Which way a packet of a served flow goes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Dir {
+    /// From the server (data).
+    Down,
+    /// From the UE (ACKs).
+    Up,
+}
+
+impl Proxy {
+    pub fn new(p: ProxyParams, flows: Vec<FlowKey>) -> Self {
+        let conns = (0..flows.len()).map(Conn::new).collect();
+        Proxy {
+            p,
+            flows,
+            conns,
+            out: Outbox::default(),
+            last_n: None,
+            last_alpha: None,
+        }
+    }
+
+    /// The connection and direction of a packet, if it belongs to a served flow.
+    fn classify(&self, p: &Packet) -> Option<(usize, Dir)> {
+        if p.as_tcp().is_none() {
+            return None;
+        }
+        let k = FlowKey::of(p);
+        self.flows.iter().enumerate().find_map(|(i, f)| {
+            if *f == k {
+                Some((i, Dir::Down))
+            } else if f.reversed() == k {
+                Some((i, Dir::Up))
+            } else {
+                None
+            }
+        })
+    }
+
+    /// Counters and figures of every connection, by flow index.
+    pub fn reports(&self) -> Vec<ConnReport> {
+        self.conns
+            .iter()
+            .map(|c| {
+                let mut k = c.c;
+                if k.batch_min == u64::MAX {
+                    k.batch_min = 0;
+                }
+                let delivered = if c.mss > 0 {
+                    k.delivered_bytes.div_ceil(c.mss as u64)
+                } else {
+                    0
+                };
+                ConnReport {
+                    c: k,
+                    packets_delivered: delivered,
+                    delivery_ratio: (k.ue_data_packets > 0)
+                        .then(|| delivered.min(k.ue_data_packets) as f64 / k.ue_data_packets as f64),
+                    cache_bytes: c.occupancy(),
+                }
+            })
+            .collect()
+    }
+
+    fn active(&self) -> bool {
+        matches!(self.p.mode, ProxyMode::Pep | ProxyMode::Mmpep)
+    }
+
+    /// N for UE `rnti` now.
+    fn n(&mut self, ran: Option<&dyn RanView>, rnti: Option<Rnti>, now: Time) -> u32 {
+        if self.p.mode == ProxyMode::Pep {
+            return 1;
+        }
+        let alpha = match self.p.alpha {
+            Some(a) => a,
+            None => rnti
+                .and_then(|r| ran.and_then(|v| v.ue_report(r, now)))
+                .map(|r| r.dl_packets_per_slot)
+                .filter(|a| *a > 0.0)
+                .unwrap_or(1.0),
+        };
+        let n = batch_size(alpha, self.p.beta, self.p.sigma, self.p.confidence);
+        self.last_alpha = Some(alpha);
+        self.last_n = Some(n);
+        n
+    }
+
+    /// An early ACK of connection `ci` (ack = its contiguous data, window = free cache).
+    fn early_ack(&mut self, ci: usize, tsecr: Option<u32>) {
+        let cache = self.p.cache;
+        let f = self.flows[ci];
+        let c = &mut self.conns[ci];
+        let (w_bytes, field) = c.window(cache);
+        let mut a = tcp_packet(
+            (f.dst, f.dst_port),
+            (f.src, f.src_port),
+            c.ue_seq,
+            c.seq(c.rcv_nxt),
+            TcpFlags::ACK,
+            field,
+            0,
+        );
+        if let (Some(tsval), Some(ecr)) = (c.ue_tsval, tsecr) {
+            a.as_tcp_mut().expect("tcp").options.timestamps = Some((tsval, ecr));
+        }
+        c.window_closed = w_bytes < c.mss.max(1) as u64;
+        c.last_early = Some(a);
+        c.c.early_acks += 1;
+        self.out.emit(a);
+    }
+
+    /// Retransmit up to `n` cached segments from the UE's ACK on, ahead of new data (emitted
+    /// last first: each goes in front of those before it).
+    fn retransmit(&mut self, ci: usize, n: u32) -> u64 {
+        let c = &mut self.conns[ci];
+        let k = (n as usize).min(c.cache.len());
+        for s in c.cache.iter().take(k).rev() {
+            self.out.emit_front(s.pkt);
+        }
+        c.c.retx_packets += k as u64;
+        k as u64
+    }
+
+    fn note_batch(c: &mut Conn, k: u64) {
+        if k == 0 {
+            return;
+        }
+        c.c.batches += 1;
+        c.c.batch_packets += k;
+        c.c.batch_max = c.c.batch_max.max(k);
+        c.c.batch_min = c.c.batch_min.min(k);
+    }
+
+    fn arm(&mut self, ci: usize, now: Time) {
+        let t = self.p.timer;
+        let c = &mut self.conns[ci];
+        c.timer = (!c.cache.is_empty()).then(|| now + t);
+    }
+
+    /// A packet from the server (DlIngress).
+    fn from_server(&mut self, cx: &Ctx, ci: usize, p: &mut Packet) -> Verdict {
+        let active = self.active();
+        let cache = self.p.cache;
+        let c = &mut self.conns[ci];
+        c.rnti = cx.rnti.or(c.rnti);
+        let t = *p.as_tcp().expect("classified TCP");
+        if t.flags.syn() {
+            c.irs = Some(t.seq);
+            c.server_ws = t.options.window_scale.is_some();
+            return Verdict::Pass;
+        }
+        if c.irs.is_none() || t.flags.rst() {
+            return Verdict::Pass;
+        }
+        let len = p.payload_len;
+        if len == 0 && !t.flags.fin() {
+            return Verdict::Pass;
+        }
+        c.mss = c.mss.max(len);
+        if !active || !c.established() {
+            if t.flags.fin() && c.fin_off.is_none() {
+                c.fin_off = Some(c.off_near(t.seq, c.una).max(0) as u64 + len as u64);
+            }
+            return Verdict::Pass;
+        }
+        let off = c.off_near(t.seq, c.rcv_nxt);
+        let seg = Seg {
+            off: off.max(0) as u64,
+            len,
+            fin: t.flags.fin(),
+            pkt: *p,
+        };
+        let tsecr = t.options.timestamps.map(|x| x.0);
+        let dup = off < 0
+            || (seg.off + len as u64 <= c.rcv_nxt && (!seg.fin || c.fin_off.is_some()))
+            || c.fin_off.is_some_and(|f| seg.off >= f);
+        if dup {
+            // Everything in it is cached already (a retransmission from the server).
+            c.c.dropped_duplicate += 1;
+            if len > 0 {
+                self.early_ack(ci, tsecr);
+            }
+            return Verdict::Drop("proxy: already cached");
+        }
+        let limit = c.una + cache;
+        if seg.off + len as u64 > limit {
+            c.c.dropped_cache_full += 1;
+            self.early_ack(ci, tsecr);
+            return Verdict::Drop("proxy: cache full");
+        }
+        if seg.fin {
+            c.fin_off = Some(seg.off + len as u64);
+        }
+        if seg.off > c.rcv_nxt {
+            // Out of order (a loss upstream): keep it, pass it, repeat the early ACK.
+            if !c.ooo.iter().any(|s| s.off == seg.off) {
+                let at = c.ooo.partition_point(|s| s.off < seg.off);
+                c.ooo.insert(at, seg);
+                c.ooo_bytes += len as u64;
+            }
+            self.early_ack(ci, tsecr);
+            self.note_cache(ci);
+            if self.conns[ci].timer.is_none() {
+                self.arm(ci, cx.now);
+            }
+            return Verdict::Pass;
+        }
+        c.rcv_nxt = c.rcv_nxt.max(seg.off + len as u64);
+        c.cache.push_back(seg);
+        while c.ooo.first().is_some_and(|s| s.off <= c.rcv_nxt) {
+            let s = c.ooo.remove(0);
+            c.ooo_bytes -= s.len as u64;
+            c.rcv_nxt = c.rcv_nxt.max(s.off + s.len as u64);
+            c.cache.push_back(s);
+        }
+        if len > 0 {
+            self.early_ack(ci, tsecr);
+        }
+        self.note_cache(ci);
+        if self.conns[ci].timer.is_none() {
+            self.arm(ci, cx.now);
+        }
+        Verdict::Pass
+    }
+
+    fn note_cache(&mut self, ci: usize) {
+        let c = &mut self.conns[ci];
+        c.c.cache_max_bytes = c.c.cache_max_bytes.max(c.occupancy());
+    }
+
+    /// A packet from the UE (UlEgress).
+    fn from_ue(&mut self, cx: &Ctx, ci: usize, p: &mut Packet) -> Verdict {
+        let active = self.active();
+        let cache = self.p.cache;
+        let c = &mut self.conns[ci];
+        c.rnti = cx.rnti.or(c.rnti);
+        let t = *p.as_tcp().expect("classified TCP");
+        let adv = p.payload_len + t.flags.syn() as u32 + t.flags.fin() as u32;
+        let end = t.seq.wrapping_add(adv);
+        if t.flags.syn() || end.wrapping_sub(c.ue_seq) as i32 > 0 {
+            c.ue_seq = end;
+        }
+        if let Some((tsval, _)) = t.options.timestamps {
+            c.ue_tsval = Some(tsval);
+        }
+        if t.flags.syn() {
+            c.ue_ws = t.options.window_scale;
+            c.ue_syn = true;
+            return Verdict::Pass;
+        }
+        let Some(_) = c.irs else {
+            return Verdict::Pass;
+        };
+        if !t.flags.ack() || t.flags.rst() {
+            return Verdict::Pass;
+        }
+        let a = c.off_near(t.ack, c.una).max(0) as u64;
+        if a > c.una {
+            c.c.delivered_bytes = c.c.delivered_bytes.max(a.min(c.fin_off.unwrap_or(u64::MAX)));
+        }
+        if !active {
+            c.una = c.una.max(a);
+            return Verdict::Pass;
+        }
+        // Free what the UE has.
+        let advanced = a > c.una;
+        if advanced {
+            c.una = a.min(c.rcv_nxt.max(c.fin_off.map_or(0, |f| f + 1)));
+            while c.cache.front().is_some_and(|s| s.end() <= c.una) {
+                c.cache.pop_front();
+            }
+            c.rtx_una = None;
+        }
+        let fin_covered = c.fin_off.is_some_and(|f| a > f);
+        let plain = p.payload_len == 0 && !t.flags.fin();
+        if !plain || fin_covered {
+            if fin_covered {
+                c.fin_acked = true;
+            }
+            // End to end: keep the server's view monotone.
+            if !fin_covered {
+                let ours = c.seq(c.rcv_nxt);
+                let tm = p.as_tcp_mut().expect("tcp");
+                if ours.wrapping_sub(tm.ack) as i32 > 0 {
+                    tm.ack = ours;
+                }
+            }
+            self.arm(ci, cx.now);
+            return Verdict::Pass;
+        }
+        c.c.ue_acks_consumed += 1;
+        if advanced {
+            let (w, _) = c.window(cache);
+            if c.window_closed && w >= c.mss.max(1) as u64 {
+                // §III.A: the cache frees after being full: the last early ACK, new window.
+                let (_, field) = c.window(cache);
+                if let Some(mut last) = c.last_early {
+                    last.as_tcp_mut().expect("tcp").window = field;
+                    c.window_closed = false;
+                    c.last_early = Some(last);
+                    c.c.window_updates += 1;
+                    c.c.early_acks += 1;
+                    self.out.emit(last);
+                }
+            }
+            self.arm(ci, cx.now);
+            return Verdict::Consume;
+        }
+        let c = &mut self.conns[ci];
+        if a == c.una && !c.cache.is_empty() {
+            c.c.dup_acks += 1;
+            if c.rtx_una != Some(c.una) {
+                c.rtx_una = Some(c.una);
+                let n = self.n(cx.ran, cx.rnti, cx.now);
+                let k = self.retransmit(ci, n);
+                let c = &mut self.conns[ci];
+                c.c.dupack_retransmissions += 1;
+                if self.p.mode == ProxyMode::Mmpep {
+                    Self::note_batch(c, k);
+                }
+            }
+        }
+        Verdict::Consume
+    }
+
+    /// A packet arriving at the UE (DlEgress): the delivery ratio's denominator.
+    fn at_ue(&mut self, ci: usize, p: &Packet) {
+        if p.payload_len > 0 {
+            let c = &mut self.conns[ci];
+            c.c.ue_data_packets += 1;
+            c.c.ue_data_bytes += p.payload_len as u64;
+            c.mss = c.mss.max(p.payload_len);
+        }
+    }
+}
+
+impl NetworkFunction for Proxy {
+    fn kind(&self) -> &'static str {
+        ProxyConfig::KIND
+    }
+    fn points(&self) -> Points {
+        Points::DL_INGRESS | Points::UL_EGRESS | Points::DL_EGRESS
+    }
+    fn handle_packet(&mut self, cx: &Ctx, p: &mut Packet) -> Verdict {
+        let Some((ci, dir)) = self.classify(p) else {
+            return Verdict::Pass;
+        };
+        match (cx.point, dir) {
+            (Point::DlIngress, Dir::Down) => self.from_server(cx, ci, p),
+            (Point::UlEgress, Dir::Up) => self.from_ue(cx, ci, p),
+            (Point::DlEgress, Dir::Down) => {
+                self.at_ue(ci, p);
+                Verdict::Pass
+            }
+            _ => Verdict::Pass,
+        }
+    }
+    fn poll_timeout(&self) -> Option<Time> {
+        self.conns.iter().filter_map(|c| c.timer).min()
+    }
+    fn handle_timeout(&mut self, now: Time, ran: Option<&dyn RanView>) {
+        for ci in 0..self.conns.len() {
+            let c = &mut self.conns[ci];
+            if !c.timer.is_some_and(|t| t <= now) {
+                continue;
+            }
+            if c.cache.is_empty() {
+                c.timer = None;
+                continue;
+            }
+            c.c.timer_expiries += 1;
+            c.rtx_una = None;
+            let rnti = c.rnti;
+            let rlc_empty = rnti
+                .and_then(|r| ran.and_then(|v| v.ue_report(r, now)))
+                .is_none_or(|r| r.rlc_empty);
+            match self.p.mode {
+                ProxyMode::Pep => {
+                    let k = self.retransmit(ci, 1);
+                    let c = &mut self.conns[ci];
+                    c.c.timer_retx_packets += k;
+                    if !rlc_empty {
+                        c.c.timer_retx_rlc_busy += k;
+                    }
+                }
+                ProxyMode::Mmpep => {
+                    if rlc_empty {
+                        let n = self.n(ran, rnti, now);
+                        let k = self.retransmit(ci, n);
+                        let c = &mut self.conns[ci];
+                        c.c.timer_retx_packets += k;
+                        Self::note_batch(c, k);
+                    } else {
+                        self.conns[ci].c.timer_deferred += 1;
+                    }
+                }
+                ProxyMode::Off | ProxyMode::None => {}
+            }
+            self.arm(ci, now);
+        }
+    }
+    fn poll_output(&mut self) -> Option<Output> {
+        self.out.pop()
+    }
+    fn sample(&mut self, now: Time, _ran: Option<&dyn RanView>, out: &mut SampleSink) {
+        let cache = self.p.cache;
+        for c in &self.conns {
+            if c.irs.is_none() {
+                continue;
+            }
+            out.push(
+                "proxy",
+                &[
+                    ("time_s", SampleValue::F64(now.as_secs_f64())),
+                    ("flow_index", SampleValue::I64(c.flow as i64)),
+                    ("cache_bytes", SampleValue::I64(c.occupancy() as i64)),
+                    ("window_bytes", SampleValue::I64(c.window(cache).0 as i64)),
+                    ("early_acked_bytes", SampleValue::I64(c.rcv_nxt as i64)),
+                    ("ue_acked_bytes", SampleValue::I64(c.una as i64)),
+                    ("early_acks", SampleValue::I64(c.c.early_acks as i64)),
+                    ("retx_packets", SampleValue::I64(c.c.retx_packets as i64)),
+                    ("batches", SampleValue::I64(c.c.batches as i64)),
+                    ("timer_expiries", SampleValue::I64(c.c.timer_expiries as i64)),
+                    ("ue_data_packets", SampleValue::I64(c.c.ue_data_packets as i64)),
+                    ("delivered_bytes", SampleValue::I64(c.c.delivered_bytes as i64)),
+                ],
+            );
+        }
+    }
+    fn report(&self) -> serde_json::Value {
+        let reps = self.reports();
+        let mut total = ConnCounters {
+            batch_min: u64::MAX,
+            ..Default::default()
+        };
+        let mut delivered = 0;
+        for r in &reps {
+            let k = &r.c;
+            total.early_acks += k.early_acks;
+            total.window_updates += k.window_updates;
+            total.ue_acks_consumed += k.ue_acks_consumed;
+            total.dup_acks += k.dup_acks;
+            total.dupack_retransmissions += k.dupack_retransmissions;
+            total.batches += k.batches;
+            total.batch_packets += k.batch_packets;
+            total.batch_max = total.batch_max.max(k.batch_max);
+            if k.batches > 0 {
+                total.batch_min = total.batch_min.min(k.batch_min);
+            }
+            total.timer_expiries += k.timer_expiries;
+            total.timer_retx_packets += k.timer_retx_packets;
+            total.timer_retx_rlc_busy += k.timer_retx_rlc_busy;
+            total.timer_deferred += k.timer_deferred;
+            total.retx_packets += k.retx_packets;
+            total.dropped_cache_full += k.dropped_cache_full;
+            total.dropped_duplicate += k.dropped_duplicate;
+            total.cache_max_bytes = total.cache_max_bytes.max(k.cache_max_bytes);
+            total.ue_data_packets += k.ue_data_packets;
+            total.ue_data_bytes += k.ue_data_bytes;
+            total.delivered_bytes += k.delivered_bytes;
+            delivered += r.packets_delivered;
+        }
+        if total.batch_min == u64::MAX {
+            total.batch_min = 0;
+        }
+        let mut v = serde_json::to_value(total).expect("plain struct");
+        let n_given = self
+            .p
+            .alpha
+            .map(|a| batch_size(a, self.p.beta, self.p.sigma, self.p.confidence));
+        let alpha = self.p.alpha.or(self.last_alpha);
+        v["mode"] = self.p.mode.name().into();
+        v["cache_limit_bytes"] = self.p.cache.into();
+        v["alpha"] = alpha.into();
+        v["alpha_measured"] = self.p.alpha.is_none().into();
+        v["beta_slots"] = self.p.beta.into();
+        v["gamma"] = alpha.map(|a| gamma(a, self.p.beta as f64, self.p.sigma, self.p.confidence)).into();
+        v["batch_size"] = match self.p.mode {
+            ProxyMode::Pep => Some(1),
+            ProxyMode::Mmpep => n_given.or(self.last_n),
+            _ => None,
+        }
+        .into();
+        v["timer_s"] = self.p.timer.as_secs_f64().into();
+        v["packets_delivered"] = delivered.into();
+        v["delivery_ratio"] = (total.ue_data_packets > 0)
+            .then(|| delivered.min(total.ue_data_packets) as f64 / total.ue_data_packets as f64)
+            .into();
+        v["connections"] = serde_json::to_value(&reps).expect("plain structs");
+        v
+    }
+}

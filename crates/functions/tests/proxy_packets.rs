@@ -1,0 +1,358 @@
+//! Seed 001's proxies packet by packet (issue 12, "What must be shown"): early ACK numbers and
+//! windows for a sequence of arrivals, the cache-full window and the ACK resent when the cache
+//! frees, a duplicate ACK from the UE triggering exactly N = ceil(α·β·(1+γ)) packets under
+//! mmPEP and exactly one under PEP, and the timer rule with the UE's RLC buffer empty or not.
+//! The proxy is driven directly through the network-function contract against a stub RAN.
+
+use rantcp_core::{Duration, Time};
+use rantcp_functions::proxy::{batch_size, gamma, Proxy, ProxyMode, ProxyParams};
+use rantcp_functions::split::tcp_packet;
+use rantcp_nf::{
+    Ctx, Entry, FlowKey, NetworkFunction, Output, Point, RanView, Rnti, UeReport, Verdict,
+};
+use rantcp_wire::{Packet, TcpFlags};
+use std::cell::Cell;
+use std::net::Ipv4Addr;
+
+const SRV: (Ipv4Addr, u16) = (Ipv4Addr::new(10, 0, 0, 1), 5201);
+const UE: (Ipv4Addr, u16) = (Ipv4Addr::new(10, 1, 0, 1), 49152);
+const IRS: u32 = 4_294_960_000; // the server's ISN: data wraps the sequence space early
+const UE_ISS: u32 = 1000;
+const SEG: u32 = 1000;
+
+struct StubRan {
+    rlc_empty: Cell<bool>,
+}
+
+impl RanView for StubRan {
+    fn slot(&self) -> Duration {
+        Duration::from_micros(125)
+    }
+    fn rntis(&self) -> &[Rnti] {
+        &[1]
+    }
+    fn rnti_of(&self, _addr: Ipv4Addr) -> Option<Rnti> {
+        Some(1)
+    }
+    fn addr_of(&self, _rnti: Rnti) -> Option<Ipv4Addr> {
+        Some(UE.0)
+    }
+    fn ue_report(&self, rnti: Rnti, _now: Time) -> Option<UeReport> {
+        Some(UeReport {
+            rnti,
+            cqi: 15,
+            rlc_empty: self.rlc_empty.get(),
+            harq_feedback_slots: 10,
+            dl_packets_per_slot: 3.0,
+            ..Default::default()
+        })
+    }
+}
+
+struct H {
+    px: Proxy,
+    ran: StubRan,
+    now: Time,
+}
+
+/// An early ACK or a retransmission seen leaving the proxy.
+#[derive(Debug, PartialEq, Eq)]
+enum Out {
+    /// To the server: acknowledgement (data offset) and window field.
+    Ack { ack: u64, window: u16 },
+    /// To the UE ahead of new data: data offset of the segment.
+    Front { off: u64 },
+}
+
+impl H {
+    fn new(mode: ProxyMode, cache: u64) -> H {
+        let params = ProxyParams {
+            mode,
+            cache,
+            alpha: Some(1.12),
+            beta: 10,
+            sigma: 0.1,
+            confidence: 0.99,
+            timer: Duration::from_millis(200),
+        };
+        let mut h = H {
+            px: Proxy::new(params, vec![FlowKey::tcp(SRV, UE)]),
+            ran: StubRan {
+                rlc_empty: Cell::new(true),
+            },
+            now: Time::ZERO,
+        };
+        // The server opens (a bulk push), the UE answers; no window scaling.
+        let syn = tcp_packet(SRV, UE, IRS, 0, TcpFlags::SYN, 65535, 0);
+        assert_eq!(h.feed(Point::DlIngress, syn), Verdict::Pass);
+        let synack = tcp_packet(UE, SRV, UE_ISS, IRS.wrapping_add(1), TcpFlags(TcpFlags::SYN.0 | TcpFlags::ACK.0), 65535, 0);
+        assert_eq!(h.feed(Point::UlEgress, synack), Verdict::Pass);
+        let ack = tcp_packet(SRV, UE, IRS.wrapping_add(1), UE_ISS + 1, TcpFlags::ACK, 65535, 0);
+        assert_eq!(h.feed(Point::DlIngress, ack), Verdict::Pass);
+        assert!(h.drain().is_empty(), "the handshake passes untouched");
+        h
+    }
+    fn feed(&mut self, point: Point, mut p: Packet) -> Verdict {
+        let cx = Ctx {
+            now: self.now,
+            point,
+            rnti: Some(1),
+            ran: Some(&self.ran),
+        };
+        self.px.handle_packet(&cx, &mut p)
+    }
+    fn data(&mut self, k: u32) -> Verdict {
+        let p = tcp_packet(SRV, UE, IRS.wrapping_add(1).wrapping_add(k * SEG), UE_ISS + 1, TcpFlags::ACK, 65535, SEG);
+        self.feed(Point::DlIngress, p)
+    }
+    fn ue_ack(&mut self, off: u64) -> Verdict {
+        let p = tcp_packet(UE, SRV, UE_ISS + 1, IRS.wrapping_add(1).wrapping_add(off as u32), TcpFlags::ACK, 65535, 0);
+        self.feed(Point::UlEgress, p)
+    }
+    fn drain(&mut self) -> Vec<Out> {
+        let mut v = Vec::new();
+        while let Some(o) = self.px.poll_output() {
+            let Output::Emit(e) = o else { panic!("no actions expected") };
+            let t = *e.packet.as_tcp().expect("tcp");
+            if e.packet.ip.dst == SRV.0 {
+                assert_eq!(e.entry, Entry::Bearer);
+                assert_eq!((t.seq, t.flags), (UE_ISS + 1, TcpFlags::ACK));
+                v.push(Out::Ack {
+                    ack: t.ack.wrapping_sub(IRS.wrapping_add(1)) as u64,
+                    window: t.window,
+                });
+            } else {
+                assert_eq!(e.entry, Entry::BearerFront);
+                assert_eq!(e.packet.payload_len, SEG);
+                v.push(Out::Front {
+                    off: t.seq.wrapping_sub(IRS.wrapping_add(1)) as u64,
+                });
+            }
+        }
+        v
+    }
+    fn fire(&mut self, at_ms: u64) {
+        self.now = Time::from_millis(at_ms);
+        assert!(self.px.poll_timeout().is_some_and(|t| t <= self.now));
+        self.px.handle_timeout(self.now, Some(&self.ran));
+    }
+    fn report(&self) -> serde_json::Value {
+        self.px.report()
+    }
+}
+
+#[test]
+fn test_gamma_and_batch_size_of_table_one() {
+    // Eq. 2 with σ = 0.1, 1 − ε = 0.99: γ = z_0.99·σ/α = 2.326348·0.1/1.12 = 0.207710.
+    let g = gamma(1.12, 10.0, 0.1, 0.99);
+    assert!((g - 0.207_710).abs() < 1e-5, "{g}");
+    // Eq. 1: N = ceil(1.12 · 10 · 1.20771) = ceil(13.526) = 14.
+    assert_eq!(batch_size(1.12, 10, 0.1, 0.99), 14);
+    assert_eq!(batch_size(1.12, 10, 0.0, 0.99), 12); // σ = 0: γ = 0, ceil(11.2)
+    // A slow flow: γ = 2.326348·0.1/0.01 = 23.26, N = ceil(0.1 · 24.26) = 3.
+    assert_eq!(batch_size(0.01, 10, 0.1, 0.99), 3);
+    assert_eq!(batch_size(0.001, 1, 0.0, 0.99), 1);
+}
+
+#[test]
+fn test_early_acks_for_a_sequence_of_arrivals() {
+    let mut h = H::new(ProxyMode::Mmpep, 10_000);
+    // Three segments in order: each passes on to PDCP and is acknowledged at once, window =
+    // free cache.
+    for k in 0..3 {
+        assert_eq!(h.data(k), Verdict::Pass);
+    }
+    assert_eq!(
+        h.drain(),
+        vec![
+            Out::Ack { ack: 1000, window: 9000 },
+            Out::Ack { ack: 2000, window: 8000 },
+            Out::Ack { ack: 3000, window: 7000 },
+        ]
+    );
+    // Segment 4 lost upstream, 5 arrives: kept and passed, the early ACK repeats 3000.
+    assert_eq!(h.data(4), Verdict::Pass);
+    assert_eq!(h.drain(), vec![Out::Ack { ack: 3000, window: 7000 }]);
+    // 4 arrives: the early ACK jumps over the segment held out of order.
+    assert_eq!(h.data(3), Verdict::Pass);
+    assert_eq!(h.drain(), vec![Out::Ack { ack: 5000, window: 5000 }]);
+    // A retransmission of what the cache has is dropped and answered.
+    assert_eq!(h.data(1), Verdict::Drop("proxy: already cached"));
+    assert_eq!(h.drain(), vec![Out::Ack { ack: 5000, window: 5000 }]);
+    // The UE's ACKs free the cache and are not forwarded; the next early ACK shows the room.
+    assert_eq!(h.ue_ack(2000), Verdict::Consume);
+    assert!(h.drain().is_empty());
+    assert_eq!(h.data(5), Verdict::Pass);
+    assert_eq!(h.drain(), vec![Out::Ack { ack: 6000, window: 6000 }]);
+    let r = h.report();
+    assert_eq!(r["early_acks"], 7);
+    assert_eq!(r["ue_acks_consumed"], 1);
+    assert_eq!(r["dropped_duplicate"], 1);
+    assert_eq!(r["cache_max_bytes"], 5000);
+}
+
+#[test]
+fn test_cache_full_window_and_the_ack_resent_when_it_frees() {
+    let mut h = H::new(ProxyMode::Pep, 4000);
+    for k in 0..4 {
+        assert_eq!(h.data(k), Verdict::Pass);
+    }
+    let acks = h.drain();
+    assert_eq!(acks.last(), Some(&Out::Ack { ack: 4000, window: 0 }));
+    // The server sends beyond the window: dropped, answered with the zero window.
+    assert_eq!(h.data(4), Verdict::Drop("proxy: cache full"));
+    assert_eq!(h.drain(), vec![Out::Ack { ack: 4000, window: 0 }]);
+    // The UE acknowledges 500 bytes: less than a segment frees, no update yet (SWS).
+    assert_eq!(h.ue_ack(500), Verdict::Consume);
+    assert!(h.drain().is_empty());
+    // Then a whole segment: the last early ACK again, with the new window.
+    assert_eq!(h.ue_ack(1000), Verdict::Consume);
+    assert_eq!(h.drain(), vec![Out::Ack { ack: 4000, window: 1000 }]);
+    // Further ACKs while the window is open send nothing.
+    assert_eq!(h.ue_ack(2000), Verdict::Consume);
+    assert!(h.drain().is_empty());
+    let r = h.report();
+    assert_eq!(r["window_updates"], 1);
+    assert_eq!(r["dropped_cache_full"], 1);
+}
+
+fn with_thirty_cached(mode: ProxyMode) -> H {
+    let mut h = H::new(mode, 1_000_000);
+    for k in 0..30 {
+        h.data(k);
+    }
+    h.drain();
+    assert_eq!(h.ue_ack(2000), Verdict::Consume);
+    h
+}
+
+#[test]
+fn test_duplicate_ack_triggers_a_batch_of_n_under_mmpep() {
+    let mut h = with_thirty_cached(ProxyMode::Mmpep);
+    assert_eq!(h.ue_ack(2000), Verdict::Consume);
+    // N = 14 segments from the one the ACK names, each ahead of the bearer's new data: emitted
+    // last first so that they leave in order.
+    let want: Vec<Out> = (2..16).rev().map(|k| Out::Front { off: k * 1000 }).collect();
+    assert_eq!(h.drain(), want);
+    // More duplicates naming the same segment: nothing more.
+    for _ in 0..5 {
+        assert_eq!(h.ue_ack(2000), Verdict::Consume);
+    }
+    assert!(h.drain().is_empty());
+    // The ACK moves (the batch arrived) and a duplicate names the next hole: the next batch.
+    h.ue_ack(16_000);
+    h.ue_ack(16_000);
+    let offs: Vec<Out> = h.drain();
+    assert_eq!(offs.len(), 14);
+    assert_eq!(offs.last(), Some(&Out::Front { off: 16_000 }));
+    let r = h.report();
+    assert_eq!(r["batch_size"], 14);
+    assert_eq!(r["batches"], 2);
+    assert_eq!(r["batch_packets"], 28);
+    assert_eq!(r["dup_acks"], 7);
+}
+
+#[test]
+fn test_duplicate_ack_triggers_one_packet_under_pep() {
+    let mut h = with_thirty_cached(ProxyMode::Pep);
+    assert_eq!(h.ue_ack(2000), Verdict::Consume);
+    assert_eq!(h.drain(), vec![Out::Front { off: 2000 }]);
+    assert_eq!(h.ue_ack(2000), Verdict::Consume);
+    assert!(h.drain().is_empty());
+    let r = h.report();
+    assert_eq!(r["retx_packets"], 1);
+    assert_eq!(r["batches"], 0);
+}
+
+#[test]
+fn test_a_batch_is_cut_to_what_the_cache_holds() {
+    let mut h = H::new(ProxyMode::Mmpep, 1_000_000);
+    for k in 0..5 {
+        h.data(k);
+    }
+    h.drain();
+    h.ue_ack(1000);
+    h.ue_ack(1000);
+    assert_eq!(h.drain().len(), 4);
+    assert_eq!(h.report()["batch_max"], 4);
+}
+
+#[test]
+fn test_mmpep_timer_waits_for_an_empty_rlc_buffer() {
+    let mut h = with_thirty_cached(ProxyMode::Mmpep);
+    // Last progress at t = 0: the timer is due at 200 ms. RLC still holds data: nothing.
+    h.ran.rlc_empty.set(false);
+    h.fire(200);
+    assert!(h.drain().is_empty());
+    assert_eq!(h.report()["timer_deferred"], 1);
+    // 200 ms later RLC is empty: a batch of N from the UE's ACK.
+    h.ran.rlc_empty.set(true);
+    h.fire(400);
+    let want: Vec<Out> = (2..16).rev().map(|k| Out::Front { off: k * 1000 }).collect();
+    assert_eq!(h.drain(), want);
+    let r = h.report();
+    assert_eq!((r["timer_expiries"].as_u64(), r["timer_retx_packets"].as_u64()), (Some(2), Some(14)));
+    assert_eq!(r["timer_retx_rlc_busy"], 0);
+}
+
+#[test]
+fn test_pep_timer_fires_regardless_of_rlc() {
+    let mut h = with_thirty_cached(ProxyMode::Pep);
+    h.ran.rlc_empty.set(false);
+    h.fire(200);
+    assert_eq!(h.drain(), vec![Out::Front { off: 2000 }]);
+    h.ran.rlc_empty.set(true);
+    h.fire(400);
+    assert_eq!(h.drain(), vec![Out::Front { off: 2000 }]);
+    let r = h.report();
+    assert_eq!(r["timer_retx_packets"], 2);
+    assert_eq!(r["timer_retx_rlc_busy"], 1);
+    // Progress re-arms the timer from the ACK.
+    h.now = Time::from_millis(450);
+    h.ue_ack(30_000);
+    assert_eq!(h.px.poll_timeout(), None, "nothing unacknowledged: no timer");
+}
+
+#[test]
+fn test_fin_is_cached_not_early_acked_and_its_ack_goes_end_to_end() {
+    let mut h = H::new(ProxyMode::Mmpep, 1_000_000);
+    h.data(0);
+    let fin = tcp_packet(SRV, UE, IRS.wrapping_add(1 + SEG), UE_ISS + 1, TcpFlags(TcpFlags::FIN.0 | TcpFlags::ACK.0), 65535, 0);
+    assert_eq!(h.feed(Point::DlIngress, fin), Verdict::Pass);
+    assert_eq!(h.drain(), vec![Out::Ack { ack: 1000, window: 65535 }]);
+    // The UE has the data but not the FIN: consumed. A duplicate: the FIN is retransmitted.
+    assert_eq!(h.ue_ack(1000), Verdict::Consume);
+    assert_eq!(h.ue_ack(1000), Verdict::Consume);
+    let v: Vec<Out> = std::iter::from_fn(|| h.px.poll_output())
+        .map(|o| match o {
+            Output::Emit(e) => {
+                let t = e.packet.as_tcp().unwrap();
+                assert!(t.flags.fin() && e.entry == Entry::BearerFront);
+                Out::Front { off: 1000 }
+            }
+            _ => unreachable!(),
+        })
+        .collect();
+    assert_eq!(v.len(), 1);
+    // The UE's ACK of the FIN reaches the server.
+    assert_eq!(h.ue_ack(1001), Verdict::Pass);
+}
+
+#[test]
+fn test_mode_none_only_counts_and_measures_the_delivery_ratio() {
+    let mut h = H::new(ProxyMode::None, 1_000_000);
+    for k in 0..4 {
+        assert_eq!(h.data(k), Verdict::Pass);
+    }
+    assert!(h.drain().is_empty(), "no early ACKs");
+    // Five data packets reach the UE's TCP (one twice); it acknowledges all four segments.
+    for k in [0u32, 1, 1, 2, 3] {
+        let p = tcp_packet(SRV, UE, IRS.wrapping_add(1).wrapping_add(k * SEG), UE_ISS + 1, TcpFlags::ACK, 65535, SEG);
+        assert_eq!(h.feed(Point::DlEgress, p), Verdict::Pass);
+    }
+    assert_eq!(h.ue_ack(4000), Verdict::Pass, "ACKs pass under none");
+    let r = h.report();
+    assert_eq!(r["ue_data_packets"], 5);
+    assert_eq!(r["packets_delivered"], 4);
+    assert_eq!(r["delivery_ratio"], 0.8);
+}
