@@ -66,6 +66,21 @@ const CASES: &[Case] = &[
             ("functions.ack_filter.mode", "hybrid-opt"),
         ],
     },
+    // Seed 001's mmPEP (issue 12 target: mmPEP on within 20 % of the wall time without).
+    Case {
+        name: "mmwave-blockage 20s no proxy",
+        spec: "builtin:mmwave-blockage",
+        overrides: &[("duration", "20s")],
+    },
+    Case {
+        name: "mmwave-blockage 20s mmpep",
+        spec: "builtin:mmwave-blockage",
+        overrides: &[
+            ("duration", "20s"),
+            ("functions.proxy.mode", "mmpep"),
+            ("functions.proxy.alpha", "1.12"),
+        ],
+    },
     // Dissertation ch. 5 (issue 15): 10 MB at 60:60 ms, MCS 25, ES-TCP beside its e2e run.
     Case {
         name: "split-tcp es-tcp 10MB 60:60 mcs25",

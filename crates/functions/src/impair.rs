@@ -561,6 +561,7 @@ mod tests {
         env.radio = Some(crate::RadioFacts {
             slot: Duration::from_millis(1),
             harq_feedback_slots: 4,
+            rlc_buffer_bytes: 0,
         });
         assert_eq!(
             c.build("functions.impair", &env).unwrap()[0].site,

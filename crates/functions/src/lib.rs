@@ -56,6 +56,8 @@ pub struct RadioFacts {
     pub slot: Duration,
     /// Data-to-HARQ-feedback delay, slots (β of seed 001).
     pub harq_feedback_slots: u32,
+    /// Downlink RLC transmission-buffer limit per bearer, bytes (0: unknown).
+    pub rlc_buffer_bytes: u64,
 }
 
 impl BuildEnv {

@@ -15,10 +15,13 @@
 //! * **Retransmission** from the cache, ahead of the data the bearer holds that RLC has not
 //!   begun to send (§III.B: "The priority of any batch retransmission is higher than that of
 //!   any initial transmissions"). A duplicate ACK from the UE names the segment at its
-//!   cumulative ACK: mmPEP retransmits that segment and the following cached ones, N =
-//!   ceil(α·β·(1+γ)) in all (Eq. 1), PEP that one segment. The first duplicate ACK naming a
-//!   segment triggers it; later duplicates naming the same segment (the rest of the same
-//!   loss) do not, until the UE's ACK moves or the timer fires (as Snoop, seed ref. [8]).
+//!   cumulative ACK. mmPEP retransmits that segment and the following cached ones, N =
+//!   ceil(α·β·(1+γ)) in all (Eq. 1, Figure 3); a further duplicate ACK while the loss lasts
+//!   sends the next N cached segments after the last batch (the loss is a run of consecutive
+//!   packets, §III.B), until the cache is exhausted or the UE's ACK moves past the batches.
+//!   PEP retransmits the one segment the duplicate ACK names, once per name (further
+//!   duplicates naming the same segment are the rest of the same loss, as in Snoop, seed
+//!   ref. [8]); the next is sent when the UE's ACK has moved and a duplicate names the next.
 //! * **Retransmission timer**: `timer` after the UE's cumulative ACK last moved while the
 //!   cache holds unacknowledged data. PEP then retransmits the segment at the UE's ACK, whatever
 //!   RLC holds; mmPEP sends a batch of N only if the UE's RLC buffer is empty (footnote 1: "the
@@ -115,6 +118,13 @@ pub struct ProxyConfig {
     /// The proxy's retransmission timer (the seed gives none; 200 ms is Linux's minimum RTO).
     #[serde(default = "d_timer")]
     pub timer: Dur,
+    /// New data goes on to PDCP while the UE's RLC holds less than this fraction of its buffer
+    /// (`rlc.buffer`); beyond it the proxy keeps the data in its cache until RLC drains (§III.A:
+    /// in NLOS "the base station keeps these packets in its cache until LOS status is
+    /// resumed"), leaving room for retransmissions. 1: never hold (RLC drops what it cannot
+    /// take).
+    #[serde(default = "d_rlc_fill")]
+    pub rlc_fill: f64,
 }
 
 fn d_cache() -> Bytes {
@@ -129,6 +139,9 @@ fn d_confidence() -> f64 {
 fn d_timer() -> Dur {
     Dur::ms(200)
 }
+fn d_rlc_fill() -> f64 {
+    0.75
+}
 
 impl Default for ProxyConfig {
     fn default() -> Self {
@@ -140,6 +153,7 @@ impl Default for ProxyConfig {
             sigma: d_sigma(),
             confidence: d_confidence(),
             timer: d_timer(),
+            rlc_fill: d_rlc_fill(),
         }
     }
 }
@@ -182,6 +196,11 @@ impl FunctionConfig for ProxyConfig {
             &format!("{p}.timer"),
             "must be between 1ms and 60s",
         )?;
+        check(
+            self.rlc_fill > 0.0 && self.rlc_fill <= 1.0,
+            &format!("{p}.rlc_fill"),
+            "must be in (0, 1] (1: never hold data back from RLC)",
+        )?;
         Ok(())
     }
 
@@ -209,6 +228,11 @@ impl FunctionConfig for ProxyConfig {
             sigma: self.sigma,
             confidence: self.confidence,
             timer: self.timer.d(),
+            rlc_hold: if self.rlc_fill >= 1.0 {
+                0
+            } else {
+                (radio.rlc_buffer_bytes as f64 * self.rlc_fill) as u64
+            },
         };
         Ok(vec![Attach {
             site: Site::Ran,
@@ -231,6 +255,8 @@ pub struct ProxyParams {
     /// 1 − ε.
     pub confidence: f64,
     pub timer: Duration,
+    /// Hold new data in the cache while the UE's RLC holds more than this, bytes (0: never).
+    pub rlc_hold: u64,
 }
 
 /// γ of Eq. 2: the least ω with ½[1 + erf(αβω / (βσ√2))] ≥ 1 − ε (bisection on the
@@ -269,6 +295,8 @@ struct Seg {
     off: u64,
     len: u32,
     fin: bool,
+    /// Handed to PDCP (false: held in the cache while RLC is full).
+    sent: bool,
     pkt: Packet,
 }
 
@@ -308,6 +336,8 @@ pub struct ConnCounters {
     pub timer_deferred: u64,
     /// Every packet the proxy retransmitted.
     pub retx_packets: u64,
+    /// Segments held in the cache while RLC was full (sent later, when it drained).
+    pub held_packets: u64,
     /// Server segments dropped: beyond the free cache, or already cached.
     pub dropped_cache_full: u64,
     pub dropped_duplicate: u64,
@@ -347,10 +377,16 @@ struct Conn {
     mss: u32,
     last_early: Option<Packet>,
     window_closed: bool,
-    /// The UE's ACK whose segment was last retransmitted on a duplicate ACK.
+    /// PEP: the UE's ACK whose segment was last retransmitted on a duplicate ACK.
     rtx_una: Option<u64>,
+    /// mmPEP: where the next batch on a duplicate ACK starts (the end of the last batch,
+    /// or the UE's ACK if that is further).
+    rtx_nxt: u64,
     timer: Option<Time>,
     fin_acked: bool,
+    /// Segments held back from RLC, and the offset of the first.
+    held: u64,
+    held_from: u64,
     c: ConnCounters,
 }
 
@@ -375,8 +411,11 @@ impl Conn {
             last_early: None,
             window_closed: false,
             rtx_una: None,
+            rtx_nxt: 0,
             timer: None,
             fin_acked: false,
+            held: 0,
+            held_from: 0,
             c: ConnCounters {
                 batch_min: u64::MAX,
                 ..Default::default()
@@ -545,16 +584,21 @@ impl Proxy {
         self.out.emit(a);
     }
 
-    /// Retransmit up to `n` cached segments from the UE's ACK on, ahead of new data (emitted
-    /// last first: each goes in front of those before it).
-    fn retransmit(&mut self, ci: usize, n: u32) -> u64 {
+    /// Retransmit up to `n` cached segments from data offset `from` on (the first one that
+    /// ends beyond it), ahead of new data: emitted last first, as each goes in front of those
+    /// before it. Returns how many, and the end of the last.
+    fn retransmit(&mut self, ci: usize, n: u32, from: u64) -> (u64, u64) {
         let c = &mut self.conns[ci];
-        let k = (n as usize).min(c.cache.len());
-        for s in c.cache.iter().take(k).rev() {
+        let i = c.cache.partition_point(|s| s.end() <= from);
+        let sent = c.cache.range(i..).take(n as usize).take_while(|s| s.sent).count();
+        let k = sent;
+        let mut end = from;
+        for s in c.cache.range(i..i + k).rev() {
+            end = end.max(s.end());
             self.out.emit_front(s.pkt);
         }
         c.c.retx_packets += k as u64;
-        k as u64
+        (k as u64, end)
     }
 
     fn note_batch(c: &mut Conn, k: u64) {
@@ -600,10 +644,11 @@ impl Proxy {
             return Verdict::Pass;
         }
         let off = c.off_near(t.seq, c.rcv_nxt);
-        let seg = Seg {
+        let mut seg = Seg {
             off: off.max(0) as u64,
             len,
             fin: t.flags.fin(),
+            sent: true,
             pkt: *p,
         };
         let tsecr = t.options.timestamps.map(|x| x.0);
@@ -627,6 +672,13 @@ impl Proxy {
         if seg.fin {
             c.fin_off = Some(seg.off + len as u64);
         }
+        let hold = self.must_hold(ci, cx, p.len());
+        let c = &mut self.conns[ci];
+        seg.sent = !hold;
+        if hold {
+            Self::note_held(c, seg.off);
+        }
+        let verdict = if hold { Verdict::Consume } else { Verdict::Pass };
         if seg.off > c.rcv_nxt {
             // Out of order (a loss upstream): keep it, pass it, repeat the early ACK.
             if !c.ooo.iter().any(|s| s.off == seg.off) {
@@ -639,7 +691,7 @@ impl Proxy {
             if self.conns[ci].timer.is_none() {
                 self.arm(ci, cx.now);
             }
-            return Verdict::Pass;
+            return verdict;
         }
         c.rcv_nxt = c.rcv_nxt.max(seg.off + len as u64);
         c.cache.push_back(seg);
@@ -656,7 +708,67 @@ impl Proxy {
         if self.conns[ci].timer.is_none() {
             self.arm(ci, cx.now);
         }
-        Verdict::Pass
+        verdict
+    }
+
+    /// Must a new segment of `len` bytes wait in the cache (RLC too full, or earlier data
+    /// waits)?
+    fn must_hold(&self, ci: usize, cx: &Ctx, len: u32) -> bool {
+        let c = &self.conns[ci];
+        if self.p.rlc_hold == 0 {
+            return false;
+        }
+        if c.held > 0 {
+            return true;
+        }
+        let q = c
+            .rnti
+            .and_then(|r| cx.ran.and_then(|v| v.ue_report(r, cx.now)))
+            .map_or(0, |r| r.rlc_queue_bytes);
+        q + len as u64 > self.p.rlc_hold
+    }
+
+    /// Hand held segments to PDCP, in order, while RLC has room below the hold mark.
+    fn release(&mut self, ci: usize, now: Time, ran: Option<&dyn RanView>) {
+        if self.conns[ci].held == 0 {
+            return;
+        }
+        let hold = self.p.rlc_hold;
+        let c = &mut self.conns[ci];
+        let q = c
+            .rnti
+            .and_then(|r| ran.and_then(|v| v.ue_report(r, now)))
+            .map_or(0, |r| r.rlc_queue_bytes);
+        let mut room = hold.saturating_sub(q);
+        let i = c.cache.partition_point(|s| s.off < c.held_from);
+        let mut next = None;
+        for s in c.cache.range_mut(i..).chain(c.ooo.iter_mut()) {
+            if s.sent {
+                continue;
+            }
+            let len = s.pkt.len() as u64;
+            if len > room {
+                next = Some(s.off);
+                break;
+            }
+            room -= len;
+            s.sent = true;
+            c.held -= 1;
+            self.out.emit(s.pkt);
+        }
+        c.held_from = next.unwrap_or(c.rcv_nxt);
+        if c.held == 0 {
+            c.held_from = 0;
+        }
+    }
+
+    /// Record that `seg` is held (not handed to PDCP).
+    fn note_held(c: &mut Conn, off: u64) {
+        if c.held == 0 || off < c.held_from {
+            c.held_from = off;
+        }
+        c.held += 1;
+        c.c.held_packets += 1;
     }
 
     fn note_cache(&mut self, ci: usize) {
@@ -703,7 +815,11 @@ impl Proxy {
         if advanced {
             c.una = a.min(c.rcv_nxt.max(c.fin_off.map_or(0, |f| f + 1)));
             while c.cache.front().is_some_and(|s| s.end() <= c.una) {
-                c.cache.pop_front();
+                if let Some(s) = c.cache.pop_front() {
+                    if !s.sent {
+                        c.held -= 1;
+                    }
+                }
             }
             c.rtx_una = None;
         }
@@ -740,20 +856,34 @@ impl Proxy {
                 }
             }
             self.arm(ci, cx.now);
+            self.release(ci, cx.now, cx.ran);
             return Verdict::Consume;
         }
         let c = &mut self.conns[ci];
         if a == c.una && !c.cache.is_empty() {
             c.c.dup_acks += 1;
-            if c.rtx_una != Some(c.una) {
-                c.rtx_una = Some(c.una);
-                let n = self.n(cx.ran, cx.rnti, cx.now);
-                let k = self.retransmit(ci, n);
-                let c = &mut self.conns[ci];
-                c.c.dupack_retransmissions += 1;
-                if self.p.mode == ProxyMode::Mmpep {
-                    Self::note_batch(c, k);
+            let una = c.una;
+            match self.p.mode {
+                // PEP: the segment the duplicate ACK names, once per name.
+                ProxyMode::Pep if c.rtx_una != Some(una) => {
+                    c.rtx_una = Some(una);
+                    let (k, _) = self.retransmit(ci, 1, una);
+                    self.conns[ci].c.dupack_retransmissions += k.min(1);
                 }
+                // mmPEP: the lost segment and the following ones, N in all; a further
+                // duplicate (the loss goes on) sends the next N.
+                ProxyMode::Mmpep => {
+                    let from = c.rtx_nxt.max(una);
+                    let n = self.n(cx.ran, cx.rnti, cx.now);
+                    let (k, end) = self.retransmit(ci, n, from);
+                    let c = &mut self.conns[ci];
+                    c.rtx_nxt = end;
+                    if k > 0 {
+                        c.c.dupack_retransmissions += 1;
+                        Self::note_batch(c, k);
+                    }
+                }
+                _ => {}
             }
         }
         Verdict::Consume
@@ -786,6 +916,7 @@ impl NetworkFunction for Proxy {
             (Point::UlEgress, Dir::Up) => self.from_ue(cx, ci, p),
             (Point::DlEgress, Dir::Down) => {
                 self.at_ue(ci, p);
+                self.release(ci, cx.now, cx.ran);
                 Verdict::Pass
             }
             _ => Verdict::Pass,
@@ -806,13 +937,16 @@ impl NetworkFunction for Proxy {
             }
             c.c.timer_expiries += 1;
             c.rtx_una = None;
+            self.release(ci, now, ran);
+            let c = &mut self.conns[ci];
             let rnti = c.rnti;
             let rlc_empty = rnti
                 .and_then(|r| ran.and_then(|v| v.ue_report(r, now)))
                 .is_none_or(|r| r.rlc_empty);
             match self.p.mode {
                 ProxyMode::Pep => {
-                    let k = self.retransmit(ci, 1);
+                    let una = self.conns[ci].una;
+                    let (k, _) = self.retransmit(ci, 1, una);
                     let c = &mut self.conns[ci];
                     c.c.timer_retx_packets += k;
                     if !rlc_empty {
@@ -822,8 +956,10 @@ impl NetworkFunction for Proxy {
                 ProxyMode::Mmpep => {
                     if rlc_empty {
                         let n = self.n(ran, rnti, now);
-                        let k = self.retransmit(ci, n);
+                        let una = self.conns[ci].una;
+                        let (k, end) = self.retransmit(ci, n, una);
                         let c = &mut self.conns[ci];
+                        c.rtx_nxt = end;
                         c.c.timer_retx_packets += k;
                         Self::note_batch(c, k);
                     } else {
@@ -889,6 +1025,7 @@ impl NetworkFunction for Proxy {
             total.timer_deferred += k.timer_deferred;
             total.retx_packets += k.retx_packets;
             total.dropped_cache_full += k.dropped_cache_full;
+            total.held_packets += k.held_packets;
             total.dropped_duplicate += k.dropped_duplicate;
             total.cache_max_bytes = total.cache_max_bytes.max(k.cache_max_bytes);
             total.ue_data_packets += k.ue_data_packets;

@@ -22,6 +22,7 @@ const SEG: u32 = 1000;
 
 struct StubRan {
     rlc_empty: Cell<bool>,
+    rlc_queue: Cell<u64>,
 }
 
 impl RanView for StubRan {
@@ -42,6 +43,7 @@ impl RanView for StubRan {
             rnti,
             cqi: 15,
             rlc_empty: self.rlc_empty.get(),
+            rlc_queue_bytes: self.rlc_queue.get(),
             harq_feedback_slots: 10,
             dl_packets_per_slot: 3.0,
             ..Default::default()
@@ -62,10 +64,15 @@ enum Out {
     Ack { ack: u64, window: u16 },
     /// To the UE ahead of new data: data offset of the segment.
     Front { off: u64 },
+    /// To the UE at the bearer's tail (released from the cache): data offset.
+    Sent { off: u64 },
 }
 
 impl H {
     fn new(mode: ProxyMode, cache: u64) -> H {
+        H::with_hold(mode, cache, 0)
+    }
+    fn with_hold(mode: ProxyMode, cache: u64, rlc_hold: u64) -> H {
         let params = ProxyParams {
             mode,
             cache,
@@ -74,11 +81,13 @@ impl H {
             sigma: 0.1,
             confidence: 0.99,
             timer: Duration::from_millis(200),
+            rlc_hold,
         };
         let mut h = H {
             px: Proxy::new(params, vec![FlowKey::tcp(SRV, UE)]),
             ran: StubRan {
                 rlc_empty: Cell::new(true),
+                rlc_queue: Cell::new(0),
             },
             now: Time::ZERO,
         };
@@ -122,10 +131,12 @@ impl H {
                     window: t.window,
                 });
             } else {
-                assert_eq!(e.entry, Entry::BearerFront);
                 assert_eq!(e.packet.payload_len, SEG);
-                v.push(Out::Front {
-                    off: t.seq.wrapping_sub(IRS.wrapping_add(1)) as u64,
+                let off = t.seq.wrapping_sub(IRS.wrapping_add(1)) as u64;
+                v.push(match e.entry {
+                    Entry::BearerFront => Out::Front { off },
+                    Entry::Bearer => Out::Sent { off },
+                    Entry::Ue => panic!("never straight to the UE"),
                 });
             }
         }
@@ -234,22 +245,24 @@ fn test_duplicate_ack_triggers_a_batch_of_n_under_mmpep() {
     // last first so that they leave in order.
     let want: Vec<Out> = (2..16).rev().map(|k| Out::Front { off: k * 1000 }).collect();
     assert_eq!(h.drain(), want);
-    // More duplicates naming the same segment: nothing more.
-    for _ in 0..5 {
+    // The loss goes on (another duplicate): the next 14 cached segments.
+    assert_eq!(h.ue_ack(2000), Verdict::Consume);
+    let want: Vec<Out> = (16..30).rev().map(|k| Out::Front { off: k * 1000 }).collect();
+    assert_eq!(h.drain(), want);
+    // Every cached segment has been resent: further duplicates send nothing.
+    for _ in 0..3 {
         assert_eq!(h.ue_ack(2000), Verdict::Consume);
     }
     assert!(h.drain().is_empty());
-    // The ACK moves (the batch arrived) and a duplicate names the next hole: the next batch.
-    h.ue_ack(16_000);
-    h.ue_ack(16_000);
-    let offs: Vec<Out> = h.drain();
-    assert_eq!(offs.len(), 14);
-    assert_eq!(offs.last(), Some(&Out::Front { off: 16_000 }));
+    // The first batch arrived: the ACK moves; a duplicate of it finds nothing new to send.
+    assert_eq!(h.ue_ack(16_000), Verdict::Consume);
+    assert_eq!(h.ue_ack(16_000), Verdict::Consume);
+    assert!(h.drain().is_empty());
     let r = h.report();
     assert_eq!(r["batch_size"], 14);
     assert_eq!(r["batches"], 2);
     assert_eq!(r["batch_packets"], 28);
-    assert_eq!(r["dup_acks"], 7);
+    assert_eq!(r["dup_acks"], 6);
 }
 
 #[test]
@@ -355,4 +368,32 @@ fn test_mode_none_only_counts_and_measures_the_delivery_ratio() {
     assert_eq!(r["ue_data_packets"], 5);
     assert_eq!(r["packets_delivered"], 4);
     assert_eq!(r["delivery_ratio"], 0.8);
+}
+
+#[test]
+fn test_new_data_waits_in_the_cache_while_rlc_is_full_and_goes_when_it_drains() {
+    // Hold mark 3000 bytes; each segment is 1040 bytes on the wire.
+    let mut h = H::with_hold(ProxyMode::Mmpep, 1_000_000, 3000);
+    assert_eq!(h.data(0), Verdict::Pass);
+    // RLC holds 2500 bytes (NLOS): the next segment would pass the mark, so it stays in the
+    // cache; so does the one after it (order is kept). Both are still early-acknowledged.
+    h.ran.rlc_queue.set(2500);
+    assert_eq!(h.data(1), Verdict::Consume);
+    h.ran.rlc_queue.set(0);
+    assert_eq!(h.data(2), Verdict::Consume);
+    assert_eq!(h.data(3), Verdict::Consume);
+    assert_eq!(h.drain().len(), 4);
+    // A packet reaches the UE (the channel is back) and RLC is empty: two segments fit below
+    // the mark, in order, at the bearer's tail.
+    let p = tcp_packet(SRV, UE, IRS.wrapping_add(1), UE_ISS + 1, TcpFlags::ACK, 65535, SEG);
+    assert_eq!(h.feed(Point::DlEgress, p), Verdict::Pass);
+    assert_eq!(h.drain(), vec![Out::Sent { off: 1000 }, Out::Sent { off: 2000 }]);
+    // The UE's ACK releases the rest.
+    h.ue_ack(1000);
+    assert_eq!(h.drain(), vec![Out::Sent { off: 3000 }]);
+    // A duplicate ACK retransmits only segments already handed to PDCP.
+    h.ue_ack(1000);
+    let want: Vec<Out> = (1..4).rev().map(|k| Out::Front { off: k * 1000 }).collect();
+    assert_eq!(h.drain(), want);
+    assert_eq!(h.report()["held_packets"], 3);
 }

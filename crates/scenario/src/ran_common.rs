@@ -829,6 +829,7 @@ impl RanScenario {
         let facts = RadioFacts {
             slot,
             harq_feedback_slots: self.mac.harq_feedback_slots,
+            rlc_buffer_bytes: self.rlc.buffer.0,
         };
         let env = build_env(&sim, common, &specs, Some(facts));
         for f in attach_functions(&mut sim, common, &env)? {

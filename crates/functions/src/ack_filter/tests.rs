@@ -665,6 +665,7 @@ fn absent_builds_nothing_and_none_attaches_at_the_radio() {
         radio: Some(crate::RadioFacts {
             slot: Duration::from_millis(1),
             harq_feedback_slots: 4,
+            rlc_buffer_bytes: 0,
         }),
         ..Default::default()
     };

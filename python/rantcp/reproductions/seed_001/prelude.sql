@@ -1,0 +1,34 @@
+-- Seed 001: views and macros the claims and figures share (DuckDB SQL).
+-- Tables given by the machinery: runs (one row per run), flows, radio and proxy (time series).
+
+-- One row per run: the scheme as the seed names it, LOS and NLOS durations (s), rate (Mbit/s)
+-- and delivery ratio.
+CREATE VIEW r AS
+SELECT run, sweep, repetition,
+    CASE "functions.proxy.mode" WHEN 'none' THEN 'TCP' WHEN 'pep' THEN 'PEP' WHEN 'mmpep' THEN 'mmPEP' END AS scheme,
+    CAST(replace("ue.los_duration", 's', '') AS DOUBLE) AS los,
+    CAST(replace("ue.nlos_duration", 's', '') AS DOUBLE) AS nlos,
+    goodput_mbps AS rate,
+    "functions.proxy.delivery_ratio" AS dr,
+    "functions.proxy.retx_packets" AS retx,
+    "functions.proxy.timer_retx_rlc_busy" AS rlc_busy,
+    "functions.proxy.gamma" AS gamma,
+    "functions.proxy.batch_size" AS n
+FROM runs WHERE status = 'ok';
+
+-- Means over repetitions, per (sweep, scheme, LOS, NLOS).
+CREATE VIEW pts AS
+SELECT sweep, scheme, los, nlos, avg(rate) AS rate, avg(dr) AS dr, count(*) AS n
+FROM r GROUP BY sweep, scheme, los, nlos;
+
+-- Figure 5 (by LOS = NLOS) and Figure 6 (by NLOS) points of one scheme.
+CREATE MACRO rate5(s, d) AS (SELECT rate FROM pts WHERE sweep = 'fig5' AND scheme = s AND los = d);
+CREATE MACRO dr5(s, d) AS (SELECT dr FROM pts WHERE sweep = 'fig5' AND scheme = s AND los = d);
+CREATE MACRO rate6(s, d) AS (SELECT rate FROM pts WHERE sweep = 'fig6' AND scheme = s AND nlos = d);
+CREATE MACRO dr6(s, d) AS (SELECT dr FROM pts WHERE sweep = 'fig6' AND scheme = s AND nlos = d);
+
+-- Figure 1's run, sample by sample, with the link state.
+CREATE VIEW fig1 AS
+SELECT f.time_s, f.goodput_bps / 1e6 AS rate, f.srtt_ms, f.cwnd_bytes, g.los
+FROM flows f JOIN radio g ON g.run = f.run AND g.time_s = f.time_s
+WHERE f.run = (SELECT min(run) FROM runs WHERE sweep = 'fig1');
