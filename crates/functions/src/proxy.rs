@@ -16,12 +16,12 @@
 //!   begun to send (§III.B: "The priority of any batch retransmission is higher than that of
 //!   any initial transmissions"). A duplicate ACK from the UE names the segment at its
 //!   cumulative ACK. mmPEP retransmits that segment and the following cached ones, N =
-//!   ceil(α·β·(1+γ)) in all (Eq. 1, Figure 3); a further duplicate ACK while the loss lasts
-//!   sends the next N cached segments after the last batch (the loss is a run of consecutive
-//!   packets, §III.B), until the cache is exhausted or the UE's ACK moves past the batches.
-//!   PEP retransmits the one segment the duplicate ACK names, once per name (further
-//!   duplicates naming the same segment are the rest of the same loss, as in Snoop, seed
-//!   ref. [8]); the next is sent when the UE's ACK has moved and a duplicate names the next.
+//!   ceil(α·β·(1+γ)) in all (Eq. 1, Figure 3: "we regard all corresponding HARQ transmissions
+//!   as failures for the duration of a HARQ feedback delay"); PEP retransmits that one
+//!   segment. Either does so on the first duplicate ACK naming a segment: further duplicates
+//!   naming the same segment are the rest of the same loss, or the UE's answers to copies it
+//!   already had (as in Snoop, seed ref. [8]); the next loss is handled once the UE's ACK has
+//!   moved and a duplicate names the next segment.
 //! * **Retransmission timer**: `timer` after the UE's cumulative ACK last moved while the
 //!   cache holds unacknowledged data. PEP then retransmits the segment at the UE's ACK, whatever
 //!   RLC holds; mmPEP sends a batch of N only if the UE's RLC buffer is empty (footnote 1: "the
@@ -377,11 +377,8 @@ struct Conn {
     mss: u32,
     last_early: Option<Packet>,
     window_closed: bool,
-    /// PEP: the UE's ACK whose segment was last retransmitted on a duplicate ACK.
+    /// The UE's ACK whose segment was last retransmitted on a duplicate ACK.
     rtx_una: Option<u64>,
-    /// mmPEP: where the next batch on a duplicate ACK starts (the end of the last batch,
-    /// or the UE's ACK if that is further).
-    rtx_nxt: u64,
     timer: Option<Time>,
     fin_acked: bool,
     /// Segments held back from RLC, and the offset of the first.
@@ -411,7 +408,6 @@ impl Conn {
             last_early: None,
             window_closed: false,
             rtx_una: None,
-            rtx_nxt: 0,
             timer: None,
             fin_acked: false,
             held: 0,
@@ -468,6 +464,9 @@ pub struct Proxy {
     flows: Vec<FlowKey>,
     conns: Vec<Conn>,
     out: Outbox,
+    /// Bytes of downlink packets in `out` the owner has not taken yet (RLC does not hold them
+    /// yet: the hold mark counts them).
+    out_down: u64,
     /// The last batch size used (α measured online changes it).
     last_n: Option<u32>,
     last_alpha: Option<f64>,
@@ -490,6 +489,7 @@ impl Proxy {
             flows,
             conns,
             out: Outbox::default(),
+            out_down: 0,
             last_n: None,
             last_alpha: None,
         }
@@ -595,6 +595,7 @@ impl Proxy {
         let mut end = from;
         for s in c.cache.range(i..i + k).rev() {
             end = end.max(s.end());
+            self.out_down += s.pkt.len() as u64;
             self.out.emit_front(s.pkt);
         }
         c.c.retx_packets += k as u64;
@@ -725,7 +726,7 @@ impl Proxy {
             .rnti
             .and_then(|r| cx.ran.and_then(|v| v.ue_report(r, cx.now)))
             .map_or(0, |r| r.rlc_queue_bytes);
-        q + len as u64 > self.p.rlc_hold
+        q + self.out_down + len as u64 > self.p.rlc_hold
     }
 
     /// Hand held segments to PDCP, in order, while RLC has room below the hold mark.
@@ -739,7 +740,7 @@ impl Proxy {
             .rnti
             .and_then(|r| ran.and_then(|v| v.ue_report(r, now)))
             .map_or(0, |r| r.rlc_queue_bytes);
-        let mut room = hold.saturating_sub(q);
+        let mut room = hold.saturating_sub(q + self.out_down);
         let i = c.cache.partition_point(|s| s.off < c.held_from);
         let mut next = None;
         for s in c.cache.range_mut(i..).chain(c.ooo.iter_mut()) {
@@ -754,6 +755,7 @@ impl Proxy {
             room -= len;
             s.sent = true;
             c.held -= 1;
+            self.out_down += len;
             self.out.emit(s.pkt);
         }
         c.held_from = next.unwrap_or(c.rcv_nxt);
@@ -863,27 +865,19 @@ impl Proxy {
         if a == c.una && !c.cache.is_empty() {
             c.c.dup_acks += 1;
             let una = c.una;
-            match self.p.mode {
-                // PEP: the segment the duplicate ACK names, once per name.
-                ProxyMode::Pep if c.rtx_una != Some(una) => {
-                    c.rtx_una = Some(una);
-                    let (k, _) = self.retransmit(ci, 1, una);
-                    self.conns[ci].c.dupack_retransmissions += k.min(1);
-                }
-                // mmPEP: the lost segment and the following ones, N in all; a further
-                // duplicate (the loss goes on) sends the next N.
-                ProxyMode::Mmpep => {
-                    let from = c.rtx_nxt.max(una);
-                    let n = self.n(cx.ran, cx.rnti, cx.now);
-                    let (k, end) = self.retransmit(ci, n, from);
-                    let c = &mut self.conns[ci];
-                    c.rtx_nxt = end;
-                    if k > 0 {
-                        c.c.dupack_retransmissions += 1;
+            // Once per name: further duplicates naming the same segment are the rest of the
+            // same loss, or answers to segments the UE already had (our own retransmissions).
+            if c.rtx_una != Some(una) && matches!(self.p.mode, ProxyMode::Pep | ProxyMode::Mmpep) {
+                c.rtx_una = Some(una);
+                let n = self.n(cx.ran, cx.rnti, cx.now);
+                let (k, _) = self.retransmit(ci, n, una);
+                let c = &mut self.conns[ci];
+                if k > 0 {
+                    c.c.dupack_retransmissions += 1;
+                    if self.p.mode == ProxyMode::Mmpep {
                         Self::note_batch(c, k);
                     }
                 }
-                _ => {}
             }
         }
         Verdict::Consume
@@ -957,9 +951,8 @@ impl NetworkFunction for Proxy {
                     if rlc_empty {
                         let n = self.n(ran, rnti, now);
                         let una = self.conns[ci].una;
-                        let (k, end) = self.retransmit(ci, n, una);
+                        let (k, _) = self.retransmit(ci, n, una);
                         let c = &mut self.conns[ci];
-                        c.rtx_nxt = end;
                         c.c.timer_retx_packets += k;
                         Self::note_batch(c, k);
                     } else {
@@ -972,7 +965,13 @@ impl NetworkFunction for Proxy {
         }
     }
     fn poll_output(&mut self) -> Option<Output> {
-        self.out.pop()
+        let o = self.out.pop();
+        if let Some(Output::Emit(e)) = &o {
+            if self.flows.iter().any(|f| f.dst == e.packet.ip.dst) {
+                self.out_down = self.out_down.saturating_sub(e.packet.len() as u64);
+            }
+        }
+        o
     }
     fn sample(&mut self, now: Time, _ran: Option<&dyn RanView>, out: &mut SampleSink) {
         let cache = self.p.cache;
