@@ -316,8 +316,10 @@ pub struct ConnCounters {
     pub window_updates: u64,
     /// ACKs from the UE consumed (not forwarded).
     pub ue_acks_consumed: u64,
-    /// Duplicate ACKs from the UE.
+    /// Duplicate ACKs from the UE, and those of them that signal no loss (SACK: no block above
+    /// the cumulative ACK; they answer copies the UE already had).
     pub dup_acks: u64,
+    pub dup_acks_no_loss: u64,
     /// Retransmissions triggered by a duplicate ACK (mmPEP: batches; PEP: single segments).
     pub dupack_retransmissions: u64,
     /// Batches sent (mmPEP: on a duplicate ACK or the timer) and the packets in them.
@@ -360,6 +362,9 @@ struct Conn {
     ue_seq: u32,
     server_ws: bool,
     ue_ws: Option<u8>,
+    /// SACK permitted by both SYNs (RFC 2018 §2).
+    server_sack: bool,
+    ue_sack: bool,
     /// Last TSval from the UE (echoed in early ACKs with timestamps).
     ue_tsval: Option<u32>,
     /// The UE's SYN (or SYN-ACK) was seen.
@@ -396,6 +401,8 @@ impl Conn {
             ue_seq: 0,
             server_ws: false,
             ue_ws: None,
+            server_sack: false,
+            ue_sack: false,
             ue_tsval: None,
             ue_syn: false,
             rcv_nxt: 0,
@@ -628,6 +635,7 @@ impl Proxy {
         if t.flags.syn() {
             c.irs = Some(t.seq);
             c.server_ws = t.options.window_scale.is_some();
+            c.server_sack = t.options.sack_permitted;
             return Verdict::Pass;
         }
         if c.irs.is_none() || t.flags.rst() {
@@ -795,6 +803,7 @@ impl Proxy {
         }
         if t.flags.syn() {
             c.ue_ws = t.options.window_scale;
+            c.ue_sack = t.options.sack_permitted;
             c.ue_syn = true;
             return Verdict::Pass;
         }
@@ -865,6 +874,19 @@ impl Proxy {
         if a == c.una && !c.cache.is_empty() {
             c.c.dup_acks += 1;
             let una = c.una;
+            // With SACK (RFC 2018), a duplicate ACK signals a loss only if the UE reports data
+            // above its cumulative ACK; one without such a block answers a copy of data it
+            // already had (RFC 5681 §4.2: an immediate ACK for any out-of-order or duplicate
+            // segment; RFC 2883 D-SACK blocks lie below the ACK).
+            let loss = !(c.server_sack && c.ue_sack)
+                || t.options
+                    .sack_blocks()
+                    .iter()
+                    .any(|b| c.off_near(b.left, una) > una as i64);
+            if !loss {
+                c.c.dup_acks_no_loss += 1;
+                return Verdict::Consume;
+            }
             // Once per name: further duplicates naming the same segment are the rest of the
             // same loss, or answers to segments the UE already had (our own retransmissions).
             if c.rtx_una != Some(una) && matches!(self.p.mode, ProxyMode::Pep | ProxyMode::Mmpep) {
@@ -1011,6 +1033,7 @@ impl NetworkFunction for Proxy {
             total.window_updates += k.window_updates;
             total.ue_acks_consumed += k.ue_acks_consumed;
             total.dup_acks += k.dup_acks;
+            total.dup_acks_no_loss += k.dup_acks_no_loss;
             total.dupack_retransmissions += k.dupack_retransmissions;
             total.batches += k.batches;
             total.batch_packets += k.batch_packets;

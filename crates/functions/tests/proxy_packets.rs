@@ -10,7 +10,7 @@ use rantcp_functions::split::tcp_packet;
 use rantcp_nf::{
     Ctx, Entry, FlowKey, NetworkFunction, Output, Point, RanView, Rnti, UeReport, Verdict,
 };
-use rantcp_wire::{Packet, TcpFlags};
+use rantcp_wire::{Packet, SackBlock, TcpFlags};
 use std::cell::Cell;
 use std::net::Ipv4Addr;
 
@@ -73,6 +73,9 @@ impl H {
         H::with_hold(mode, cache, 0)
     }
     fn with_hold(mode: ProxyMode, cache: u64, rlc_hold: u64) -> H {
+        H::build(mode, cache, rlc_hold, false)
+    }
+    fn build(mode: ProxyMode, cache: u64, rlc_hold: u64, sack: bool) -> H {
         let params = ProxyParams {
             mode,
             cache,
@@ -92,9 +95,11 @@ impl H {
             now: Time::ZERO,
         };
         // The server opens (a bulk push), the UE answers; no window scaling.
-        let syn = tcp_packet(SRV, UE, IRS, 0, TcpFlags::SYN, 65535, 0);
+        let mut syn = tcp_packet(SRV, UE, IRS, 0, TcpFlags::SYN, 65535, 0);
+        syn.as_tcp_mut().unwrap().options.sack_permitted = sack;
         assert_eq!(h.feed(Point::DlIngress, syn), Verdict::Pass);
-        let synack = tcp_packet(UE, SRV, UE_ISS, IRS.wrapping_add(1), TcpFlags(TcpFlags::SYN.0 | TcpFlags::ACK.0), 65535, 0);
+        let mut synack = tcp_packet(UE, SRV, UE_ISS, IRS.wrapping_add(1), TcpFlags(TcpFlags::SYN.0 | TcpFlags::ACK.0), 65535, 0);
+        synack.as_tcp_mut().unwrap().options.sack_permitted = sack;
         assert_eq!(h.feed(Point::UlEgress, synack), Verdict::Pass);
         let ack = tcp_packet(SRV, UE, IRS.wrapping_add(1), UE_ISS + 1, TcpFlags::ACK, 65535, 0);
         assert_eq!(h.feed(Point::DlIngress, ack), Verdict::Pass);
@@ -394,4 +399,27 @@ fn test_new_data_waits_in_the_cache_while_rlc_is_full_and_goes_when_it_drains() 
     let want: Vec<Out> = (1..4).rev().map(|k| Out::Front { off: k * 1000 }).collect();
     assert_eq!(h.drain(), want);
     assert_eq!(h.report()["held_packets"], 3);
+}
+
+#[test]
+fn test_with_sack_only_a_duplicate_reporting_data_above_the_hole_is_a_loss() {
+    let mut h = H::build(ProxyMode::Mmpep, 1_000_000, 0, true);
+    for k in 0..30 {
+        h.data(k);
+    }
+    h.drain();
+    h.ue_ack(2000);
+    // A duplicate ACK with no SACK block: the UE answered a copy it already had. Nothing.
+    assert_eq!(h.ue_ack(2000), Verdict::Consume);
+    assert!(h.drain().is_empty());
+    // One reporting 3000..5000 received: segment 2 is lost. The batch from 2000.
+    let mut p = tcp_packet(UE, SRV, UE_ISS + 1, IRS.wrapping_add(2001), TcpFlags::ACK, 65535, 0);
+    p.as_tcp_mut().unwrap().options.push_sack(SackBlock {
+        left: IRS.wrapping_add(3001),
+        right: IRS.wrapping_add(5001),
+    });
+    assert_eq!(h.feed(Point::UlEgress, p), Verdict::Consume);
+    assert_eq!(h.drain().len(), 14);
+    let r = h.report();
+    assert_eq!((r["dup_acks"].as_u64(), r["dup_acks_no_loss"].as_u64()), (Some(2), Some(1)));
 }
