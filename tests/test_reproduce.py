@@ -362,11 +362,11 @@ def test_bad_definitions_name_the_field(tmp_path: Path, file: str, text: str, me
 def test_cli_list_and_bad_input(tmp_path: Path):
     p = run_cli("reproduce", "--list")
     assert p.returncode == 0 and p.stdout.splitlines()[0].startswith("seed-000")
-    for name in ("seed-003-split", "seed-004"):
+    for name in ("seed-001", "seed-003-split", "seed-004"):
         assert any(line.startswith(name) for line in p.stdout.splitlines()), name
     p = run_cli("reproduce", "seed-999", "--out", str(tmp_path / "x"))
     assert p.returncode == 2
-    assert p.stderr.strip() == "rantcp: error: reproduction 'seed-999' not found (available: seed-000, seed-003-split, seed-004)"
+    assert p.stderr.strip() == "rantcp: error: reproduction 'seed-999' not found (available: seed-000, seed-001, seed-003-split, seed-004)"
     assert not (tmp_path / "x").exists()
     p = run_cli("reproduce")
     assert p.returncode == 2 and "name a reproduction" in p.stderr
@@ -450,3 +450,48 @@ def test_reproduce_seed_003_split_quick(tmp_path: Path):
         assert verdict in ("holds", "holds in direction", "does not hold"), (cid, verdict)
     m = json.loads((out / "reproduction.json").read_text())
     assert (m["mode"], m["runs"]) == ("quick", 50 + 30 + 2 + 2)
+
+
+def test_seed_001_definition_is_consistent():
+    r = reproductions.load("seed-001")
+    names = {s.name: s for s in r.sweeps}
+    assert set(names) == {"fig1", "fig5", "fig5um", "fig6"}
+    fig5 = names["fig5"].data
+    assert fig5["axes"]["functions.proxy.mode"] == ["none", "pep", "mmpep"]
+    assert fig5["axes"]["ue.los_duration"] == fig5["axes"]["ue.nlos_duration"] == ["0.5s", "1s", "1.5s", "2s", "2.5s", "3s"]
+    assert fig5["set"]["functions.proxy.alpha"] == 1.12 and fig5["set"]["functions.proxy.beta_slots"] == 10
+    fig6 = names["fig6"].data
+    assert fig6["set"]["ue.los_duration"] == "100s"
+    assert fig6["axes"]["ue.nlos_duration"] == ["1s", "2s", "5s", "10s", "15s", "20s"]
+    assert names["fig1"].data["set"]["core.server_rate"] == "50Mbps"
+    papers = {c.id: c.paper for c in r.claims}
+    assert papers["fig5-mmpep-near-cap"] == 100 and papers["fig5-mmpep-3x-pep-delivery"] == 3 and papers["gamma-0.2"] == 0.2
+    wheres = [f.where for f in r.figures]
+    for w in ("Figure 1", "Table I", "Figure 5 (a)", "Figure 5 (b)", "Figure 6 (a)", "Figure 6 (b)"):
+        assert w in wheres, w
+
+
+@pytest.mark.timeout(300)
+def test_reproduce_seed_001_quick(tmp_path: Path):
+    out = tmp_path / "seed-001"
+    p = run_cli("reproduce", "seed-001", "--quick", "--out", str(out), "--workers", "2")
+    assert p.returncode == 0, p.stderr[-2000:]
+    r = reproductions.load("seed-001")
+    for f in r.figures:
+        if f.kind in ("config", "table"):
+            assert (out / "figures" / f"{f.id}.csv").is_file(), f.id
+        else:
+            assert (out / "figures" / f"{f.id}.png").read_bytes().startswith(PNG), f.id
+    rows = pd.read_csv(out / "claims.csv")
+    assert rows["id"].tolist() == [c.id for c in r.claims]
+    verdicts = dict(zip(rows["id"], rows["verdict"]))
+    for c in r.claims:
+        if c.quick:
+            assert verdicts[c.id] in ("holds", "holds in direction", "does not hold"), (c.id, verdicts[c.id])
+        else:
+            assert verdicts[c.id] == "not run in quick mode", c.id
+    # Whatever the verdicts, the model's facts the claims rest on: nothing reaches the UE in
+    # NLOS, and γ of Eq. 2 is the seed's.
+    assert verdicts["fig1-nlos-no-packets"] == "holds" and verdicts["gamma-0.2"] == "holds"
+    m = json.loads((out / "reproduction.json").read_text())
+    assert (m["mode"], m["runs"]) == ("quick", 1 + 18 + 18 + 18)
