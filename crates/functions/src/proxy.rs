@@ -445,11 +445,11 @@ impl Conn {
     }
     /// Payload bytes the cache holds.
     fn occupancy(&self) -> u64 {
-        self.rcv_nxt - self.una + self.ooo_bytes
+        self.rcv_nxt.saturating_sub(self.una) + self.ooo_bytes
     }
     /// The window an early ACK advertises, bytes, and its header field.
     fn window(&self, cache: u64) -> (u64, u16) {
-        let free = cache.saturating_sub(self.rcv_nxt - self.una);
+        let free = cache.saturating_sub(self.rcv_nxt.saturating_sub(self.una));
         let field = (free >> self.shift()).min(u16::MAX as u64) as u16;
         ((field as u64) << self.shift(), field)
     }

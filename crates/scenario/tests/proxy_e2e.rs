@@ -64,6 +64,8 @@ fn test_proxy_runs_are_deterministic() {
         ("ue.los_duration", "700ms".into()),
         ("ue.nlos_duration", "500ms".into()),
         ("functions.proxy.mode", "mmpep".into()),
+        // RLC UM: HARQ failures reach TCP, so batches fire too.
+        ("rlc.mode", "um".into()),
     ]);
     let strip = |mut v: Value| {
         v.as_object_mut().unwrap().remove("wall");
@@ -71,6 +73,7 @@ fn test_proxy_runs_are_deterministic() {
     };
     let a = strip(run(&o, 3).summary);
     let b = strip(run(&o, 3).summary);
-    assert!(a["functions"]["proxy"]["batches"].as_u64().unwrap() > 0);
+    let px = &a["functions"]["proxy"];
+    assert!(px["batches"].as_u64().unwrap() > 0 && px["held_packets"].as_u64().unwrap() > 0, "{px}");
     assert_eq!(a, b);
 }

@@ -2,13 +2,18 @@
 -- Tables given by the machinery: runs (one row per run), flows, radio and proxy (time series).
 
 -- One row per run: the scheme as the seed names it, LOS and NLOS durations (s), rate (Mbit/s)
--- and delivery ratio.
-CREATE VIEW r AS
+-- and delivery ratio. Rate is the mean goodput over whole NLOS + LOS cycles, from the first
+-- NLOS period's start to the end of the last LOS period the run completes: every NLOS period
+-- with the LOS period after it, in which a proxy delivers what it kept (a run that ended in
+-- NLOS would count the data cached for the next LOS as never delivered). goodput_mbps (the
+-- whole run) stays in the runs table.
+CREATE VIEW r0 AS
 SELECT run, sweep, repetition,
     CASE "functions.proxy.mode" WHEN 'none' THEN 'TCP' WHEN 'pep' THEN 'PEP' WHEN 'mmpep' THEN 'mmPEP' END AS scheme,
     CAST(replace("ue.los_duration", 's', '') AS DOUBLE) AS los,
     CAST(replace("ue.nlos_duration", 's', '') AS DOUBLE) AS nlos,
-    goodput_mbps AS rate,
+    CAST(replace(duration, 's', '') AS DOUBLE) AS dur,
+    goodput_mbps,
     "functions.proxy.delivery_ratio" AS dr,
     "functions.proxy.retx_packets" AS retx,
     "functions.proxy.batches" AS batches,
@@ -20,6 +25,14 @@ SELECT run, sweep, repetition,
     "functions.proxy.gamma" AS gamma,
     "functions.proxy.batch_size" AS n
 FROM runs WHERE status = 'ok';
+
+CREATE VIEW r AS
+SELECT r0.*,
+    los + (los + nlos) * floor((dur - los) / (los + nlos)) AS cycles_end,
+    (SELECT avg(f.goodput_bps) / 1e6 FROM flows f
+     WHERE f.run = r0.run AND f.time_s > r0.los
+       AND f.time_s <= r0.los + (r0.los + r0.nlos) * floor((r0.dur - r0.los) / (r0.los + r0.nlos)) + 1e-9) AS rate
+FROM r0;
 
 -- Means over repetitions, per (sweep, scheme, LOS, NLOS).
 CREATE VIEW pts AS
