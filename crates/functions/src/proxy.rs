@@ -352,6 +352,42 @@ pub struct ConnCounters {
     pub delivered_bytes: u64,
 }
 
+impl ConnCounters {
+    /// Add another connection's counters (sums; largest for the maxima; batch_min over
+    /// connections that sent batches).
+    fn add(&mut self, k: &ConnCounters) {
+        let mut sums = [
+            (&mut self.early_acks, k.early_acks),
+            (&mut self.window_updates, k.window_updates),
+            (&mut self.ue_acks_consumed, k.ue_acks_consumed),
+            (&mut self.dup_acks, k.dup_acks),
+            (&mut self.dup_acks_no_loss, k.dup_acks_no_loss),
+            (&mut self.dupack_retransmissions, k.dupack_retransmissions),
+            (&mut self.batches, k.batches),
+            (&mut self.batch_packets, k.batch_packets),
+            (&mut self.timer_expiries, k.timer_expiries),
+            (&mut self.timer_retx_packets, k.timer_retx_packets),
+            (&mut self.timer_retx_rlc_busy, k.timer_retx_rlc_busy),
+            (&mut self.timer_deferred, k.timer_deferred),
+            (&mut self.retx_packets, k.retx_packets),
+            (&mut self.held_packets, k.held_packets),
+            (&mut self.dropped_cache_full, k.dropped_cache_full),
+            (&mut self.dropped_duplicate, k.dropped_duplicate),
+            (&mut self.ue_data_packets, k.ue_data_packets),
+            (&mut self.ue_data_bytes, k.ue_data_bytes),
+            (&mut self.delivered_bytes, k.delivered_bytes),
+        ];
+        for (a, b) in sums.iter_mut() {
+            **a += *b;
+        }
+        self.batch_max = self.batch_max.max(k.batch_max);
+        self.cache_max_bytes = self.cache_max_bytes.max(k.cache_max_bytes);
+        if k.batches > 0 {
+            self.batch_min = self.batch_min.min(k.batch_min);
+        }
+    }
+}
+
 /// One connection the proxy serves.
 struct Conn {
     flow: usize,
@@ -1028,31 +1064,7 @@ impl NetworkFunction for Proxy {
         };
         let mut delivered = 0;
         for r in &reps {
-            let k = &r.c;
-            total.early_acks += k.early_acks;
-            total.window_updates += k.window_updates;
-            total.ue_acks_consumed += k.ue_acks_consumed;
-            total.dup_acks += k.dup_acks;
-            total.dup_acks_no_loss += k.dup_acks_no_loss;
-            total.dupack_retransmissions += k.dupack_retransmissions;
-            total.batches += k.batches;
-            total.batch_packets += k.batch_packets;
-            total.batch_max = total.batch_max.max(k.batch_max);
-            if k.batches > 0 {
-                total.batch_min = total.batch_min.min(k.batch_min);
-            }
-            total.timer_expiries += k.timer_expiries;
-            total.timer_retx_packets += k.timer_retx_packets;
-            total.timer_retx_rlc_busy += k.timer_retx_rlc_busy;
-            total.timer_deferred += k.timer_deferred;
-            total.retx_packets += k.retx_packets;
-            total.dropped_cache_full += k.dropped_cache_full;
-            total.held_packets += k.held_packets;
-            total.dropped_duplicate += k.dropped_duplicate;
-            total.cache_max_bytes = total.cache_max_bytes.max(k.cache_max_bytes);
-            total.ue_data_packets += k.ue_data_packets;
-            total.ue_data_bytes += k.ue_data_bytes;
-            total.delivered_bytes += k.delivered_bytes;
+            total.add(&r.c);
             delivered += r.packets_delivered;
         }
         if total.batch_min == u64::MAX {

@@ -223,7 +223,13 @@ fn functions_tables_are_checked_in_every_scenario() {
         );
         assert_eq!(
             err(&spec, &[("functions.nope.x", "1")]),
-            "functions.nope: unknown field `nope`, expected one of `impair`, `ack_filter`, `split`",
+            "functions.nope: unknown field `nope`, expected one of `impair`, `ack_filter`, `split`, `proxy`",
+            "{}",
+            b.name
+        );
+        assert_eq!(
+            err(&spec, &[("functions.proxy.confidence", "1.5")]),
+            "functions.proxy.confidence: must be in (0.5, 1): it is 1 - epsilon of Eq. 2",
             "{}",
             b.name
         );
