@@ -18,3 +18,4 @@ pub mod obstacles;
 pub mod pathloss;
 pub mod phy;
 pub mod radio;
+pub mod ul_phy;
