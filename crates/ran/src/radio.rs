@@ -357,7 +357,7 @@ pub struct RadioEnvironment {
     /// Uplink: SINR per MCS at the BLER target, PUSCH sizes, BS noise per PRB (dBm),
     /// 10·log10(2^μ) and the power control with P_CMAX.
     ul_thr_db: [f64; 29],
-    ul_sizes: Vec<u32>,
+    ul_sizes: Vec<(u32, f64)>,
     ul_noise_prb_dbm: f64,
     ul_mu_db: f64,
     ul_pc: UlPowerConfig,
@@ -495,6 +495,12 @@ impl RadioEnvironment {
     /// Add a UE with `rnti` following `mobility`, using `layers` MIMO layers (1–4). It is
     /// served by the cell with the strongest mean received power at t = 0 (no handover).
     pub fn add_ue(&mut self, rnti: u16, mobility: Mobility, layers: u8) {
+        self.add_ue_on(rnti, mobility, layers, None)
+    }
+
+    /// [`Self::add_ue`], attaching to the strongest cell of site `site` only if given (a drop
+    /// in the serving site's cells, as seed 000 places its UEs).
+    pub fn add_ue_on(&mut self, rnti: u16, mobility: Mobility, layers: u8, site: Option<usize>) {
         assert!(self.ue_index(rnti).is_none(), "rnti {rnti} already present");
         let mut chan_rng = Rng::for_entity(self.seed, &format!("ran/ue/{rnti}/channel"));
         let decode_rng = Rng::for_entity(self.seed, &format!("ran/ue/{rnti}/decode"));
@@ -568,7 +574,9 @@ impl RadioEnvironment {
                 ue.rx_mw[c]
             }
         };
+        let cells = &self.cells;
         let best = (0..ue.rx_mw.len())
+            .filter(|&c| site.is_none_or(|s| cells[c].site == s))
             .max_by(|&a, &b| rx(a).total_cmp(&rx(b)))
             .unwrap_or(0);
         if best != ue.serving {
@@ -884,7 +892,7 @@ impl RadioEnvironment {
         grant_limit(
             &self.ul_sizes,
             &self.ul_thr_db,
-            |m| pc.psd_dbm(pl, m, mu) + g,
+            |_, m_db| pc.psd_dbm_at(pl, m_db, mu) + g,
             |m, mcs| self.tb_size_bytes(rnti, slot, m, mcs, layers),
         )
     }

@@ -78,8 +78,12 @@ impl UlPowerConfig {
     /// PUSCH transmit power per PRB (dBm) of a grant of `n_prb` PRBs at path loss `pl_db`;
     /// `mu_db` = 10·log10(2^μ) (0 in LTE). TS 36.213 §5.1.1.1 / TS 38.213 §7.1.1.
     pub fn psd_dbm(&self, pl_db: f64, n_prb: u32, mu_db: f64) -> f64 {
-        let m = 10.0 * (n_prb.max(1) as f64).log10();
-        (self.p_cmax_dbm - m).min(self.p0_dbm + mu_db + self.alpha * pl_db)
+        self.psd_dbm_at(pl_db, 10.0 * (n_prb.max(1) as f64).log10(), mu_db)
+    }
+    /// [`Self::psd_dbm`] with 10·log10(M) given.
+    #[inline]
+    pub fn psd_dbm_at(&self, pl_db: f64, m_db: f64, mu_db: f64) -> f64 {
+        (self.p_cmax_dbm - m_db).min(self.p0_dbm + mu_db + self.alpha * pl_db)
     }
     /// Total PUSCH transmit power (dBm), TS 36.213 §5.1.1.1.
     pub fn pusch_power_dbm(&self, pl_db: f64, n_prb: u32, mu_db: f64) -> f64 {
@@ -114,8 +118,9 @@ pub fn best_mcs(thresholds: &[f64; 29], sinr_db: f64) -> Option<u8> {
     n.checked_sub(1).map(|m| m as u8)
 }
 
-/// PUSCH sizes of TS 36.211 §5.3.3 (M = 2^a·3^b·5^c) up to `max`, ascending.
-pub fn pusch_sizes(max: u32) -> Vec<u32> {
+/// PUSCH sizes of TS 36.211 §5.3.3 (M = 2^a·3^b·5^c) up to `max`, ascending, with
+/// 10·log10(M).
+pub fn pusch_sizes(max: u32) -> Vec<(u32, f64)> {
     (1..=max)
         .filter(|&m| {
             let mut x = m;
@@ -126,22 +131,24 @@ pub fn pusch_sizes(max: u32) -> Vec<u32> {
             }
             x == 1
         })
+        .map(|m| (m, 10.0 * (m as f64).log10()))
         .collect()
 }
 
-/// The power-headroom limit of one grant: over `sizes` (ascending), with `sinr_at(M)` the SINR
-/// the eNB predicts for M PRBs (non-increasing in M) and `tbs(M, mcs)` the transport block,
+/// The power-headroom limit of one grant: over `sizes` (ascending, with 10·log10 M), with
+/// `sinr_at(M, 10·log10 M)` the SINR the eNB predicts for M PRBs (non-increasing in M) and
+/// `tbs(M, mcs)` the transport block,
 /// the smallest M that maximises the TBS at the threshold MCS, with that TBS. `(1, mcs 0)`
 /// when no size reaches MCS 0's threshold.
 pub fn grant_limit(
-    sizes: &[u32],
+    sizes: &[(u32, f64)],
     thresholds: &[f64; 29],
-    mut sinr_at: impl FnMut(u32) -> f64,
+    mut sinr_at: impl FnMut(u32, f64) -> f64,
     mut tbs: impl FnMut(u32, u8) -> u32,
 ) -> (u32, u8, u32) {
     let mut best: Option<(u32, u8, u32)> = None;
-    for &m in sizes {
-        let Some(mcs) = best_mcs(thresholds, sinr_at(m)) else {
+    for &(m, m_db) in sizes {
+        let Some(mcs) = best_mcs(thresholds, sinr_at(m, m_db)) else {
             break; // the SINR only falls with M
         };
         let b = tbs(m, mcs);
@@ -205,11 +212,12 @@ mod tests {
 
     #[test]
     fn pusch_sizes_are_2_3_5_smooth() {
-        let s = pusch_sizes(100);
+        let s: Vec<u32> = pusch_sizes(100).iter().map(|x| x.0).collect();
         assert_eq!(&s[..12], &[1, 2, 3, 4, 5, 6, 8, 9, 10, 12, 15, 16]);
         assert_eq!(s.len(), 34);
         assert_eq!(*s.last().unwrap(), 100);
         assert!(!s.contains(&7) && !s.contains(&98));
+        assert!((pusch_sizes(8)[6].1 - 10.0 * 8f64.log10()).abs() < 1e-12);
     }
 
     #[test]
@@ -219,19 +227,19 @@ mod tests {
         let sizes = pusch_sizes(100);
         let tbs = |m: u32, mcs: u8| lte_tbs_bits_for_mcs(mcs, m as u16, 1).unwrap() / 8;
         // Headroom everywhere (SINR 10 dB at any M): the whole carrier.
-        let (m, mcs, tb) = grant_limit(&sizes, &thr, |_| 10.0, tbs);
+        let (m, mcs, tb) = grant_limit(&sizes, &thr, |_, _| 10.0, tbs);
         assert_eq!((m, mcs), (100, best_mcs(&thr, 10.0).unwrap()));
         assert_eq!(tb, tbs(100, mcs));
         // Power-limited: 1-PRB SINR 0.6 dB, −3 dB per doubling. Hand check over the sizes:
         // M=1 MCS 7 → 13 B, 2 → MCS 4 15 B, 3 → MCS 2 18 B, 4 → MCS 1 18 B, 5 → MCS 0 15 B,
         // 6 → MCS 0 19 B, 8 → below MCS 0: the limit is 6 PRBs at MCS 0.
         let s1 = 0.6;
-        let at = |m: u32| s1 - 10.0 * (m as f64).log10();
-        assert_eq!(best_mcs(&thr, at(8)), None);
+        let at = |_m: u32, m_db: f64| s1 - m_db;
+        assert_eq!(best_mcs(&thr, at(8, 10.0 * 8f64.log10())), None);
         let (m, mcs, tb) = grant_limit(&sizes, &thr, at, tbs);
         assert_eq!((m, mcs, tb), (6, 0, 19));
         // Hopeless link: one PRB at MCS 0.
-        assert_eq!(grant_limit(&sizes, &thr, |_| -20.0, tbs), (1, 0, 2));
+        assert_eq!(grant_limit(&sizes, &thr, |_, _| -20.0, tbs), (1, 0, 2));
     }
 
     #[test]

@@ -153,6 +153,7 @@ impl RanState {
                 l.harq.start_new(now, a.harq_id, a.n_prb, a.tb_bytes, ());
                 l.counters.tb_new += 1;
                 l.counters.tb_bytes += a.tb_bytes as u64;
+                u.dl_since_ul_grant = true;
             }
             self.cells[c].dl_prbs += a.n_prb as u64;
             let u = &mut self.ues[i];
@@ -164,13 +165,26 @@ impl RanState {
 
     fn schedule_ul(&mut self, now: Time, c: usize, tx_slot: u64) {
         let layers = self.cfg.ul_layers;
+        let (pro_bytes, pro_period) = (self.cfg.ul_proactive_grant_bytes, self.cfg.ul_proactive_period);
         let sc = &mut self.sc;
         sc.sched_ues.clear();
         for k in 0..self.cells[c].ues.len() {
             let i = self.cells[c].ues[k];
             let u = &self.ues[i];
             let harq_retx = u.link(Dir::Ul).harq.pending_retx().next();
-            let backlog = self.cells[c].ul_sched.tracker.backlog(u.rnti);
+            let mut backlog = self.cells[c].ul_sched.tracker.backlog(u.rnti);
+            // Vendor option: a proactive grant for the ACKs of downlink data sent since the
+            // last uplink grant (see `RanConfig::ul_proactive_grant_bytes`).
+            let proactive = if pro_bytes > 0
+                && backlog == 0
+                && u.dl_since_ul_grant
+                && u.last_ul_grant.is_none_or(|t| now >= t + pro_period)
+            {
+                backlog = pro_bytes as u64;
+                pro_bytes as u64
+            } else {
+                0
+            };
             if backlog == 0 && harq_retx.is_none() {
                 continue;
             }
@@ -183,7 +197,7 @@ impl RanState {
             sc.sched_ues.push(SchedUe {
                 rnti,
                 bytes_per_prb: bpp.max(1.0),
-                backlog_bytes: 0,
+                backlog_bytes: proactive,
                 harq_retx,
                 free_harq,
                 max_prb: max_prb.min(u16::MAX as u32) as u16,
@@ -230,6 +244,8 @@ impl RanState {
                 l.tbs[g.harq_id as usize].mcs = mcs;
                 u.counters.ul_grants += 1;
                 u.ul_granted_pending += g.tb_bytes as u64;
+                u.dl_since_ul_grant = false;
+                u.last_ul_grant = Some(now);
             }
             self.pending.push(
                 tx_at,
