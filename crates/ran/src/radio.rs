@@ -892,6 +892,7 @@ impl RadioEnvironment {
         grant_limit(
             &self.ul_sizes,
             &self.ul_thr_db,
+            pc.power_headroom_db(pl, 1, mu),
             |_, m_db| pc.psd_dbm_at(pl, m_db, mu) + g,
             |m, mcs| self.tb_size_bytes(rnti, slot, m, mcs, layers),
         )

@@ -114,7 +114,7 @@ pub fn mcs_thresholds(bler: &BlerModel, target: f64) -> [f64; 29] {
 /// Highest MCS whose threshold `sinr_db` reaches (thresholds ascending as the tables are),
 /// `None` if not even MCS 0's.
 pub fn best_mcs(thresholds: &[f64; 29], sinr_db: f64) -> Option<u8> {
-    let n = thresholds.iter().take_while(|&&t| sinr_db >= t).count();
+    let n = thresholds.partition_point(|&t| sinr_db >= t);
     n.checked_sub(1).map(|m| m as u8)
 }
 
@@ -137,17 +137,21 @@ pub fn pusch_sizes(max: u32) -> Vec<(u32, f64)> {
 
 /// The power-headroom limit of one grant: over `sizes` (ascending, with 10·log10 M), with
 /// `sinr_at(M, 10·log10 M)` the SINR the eNB predicts for M PRBs (non-increasing in M) and
-/// `tbs(M, mcs)` the transport block,
+/// `tbs(M, mcs)` the transport block (non-decreasing in M at a fixed MCS),
 /// the smallest M that maximises the TBS at the threshold MCS, with that TBS. `(1, mcs 0)`
-/// when no size reaches MCS 0's threshold.
+/// when no size reaches MCS 0's threshold. `headroom_db` is the power headroom on one PRB:
+/// up to 10·log10 M = headroom_db the UE is not power-limited, the SINR does not depend on M
+/// and the largest such size is the best of them, so the search starts there.
 pub fn grant_limit(
     sizes: &[(u32, f64)],
     thresholds: &[f64; 29],
+    headroom_db: f64,
     mut sinr_at: impl FnMut(u32, f64) -> f64,
     mut tbs: impl FnMut(u32, u8) -> u32,
 ) -> (u32, u8, u32) {
     let mut best: Option<(u32, u8, u32)> = None;
-    for &(m, m_db) in sizes {
+    let first = sizes.partition_point(|&(_, m_db)| m_db <= headroom_db).saturating_sub(1);
+    for &(m, m_db) in &sizes[first.min(sizes.len())..] {
         let Some(mcs) = best_mcs(thresholds, sinr_at(m, m_db)) else {
             break; // the SINR only falls with M
         };
@@ -227,19 +231,25 @@ mod tests {
         let sizes = pusch_sizes(100);
         let tbs = |m: u32, mcs: u8| lte_tbs_bits_for_mcs(mcs, m as u16, 1).unwrap() / 8;
         // Headroom everywhere (SINR 10 dB at any M): the whole carrier.
-        let (m, mcs, tb) = grant_limit(&sizes, &thr, |_, _| 10.0, tbs);
+        let (m, mcs, tb) = grant_limit(&sizes, &thr, f64::INFINITY, |_, _| 10.0, tbs);
         assert_eq!((m, mcs), (100, best_mcs(&thr, 10.0).unwrap()));
         assert_eq!(tb, tbs(100, mcs));
+        // Headroom up to 15 PRBs (11.76 dB), then −3 dB per doubling from 10 dB: the search
+        // starts at 15 and the answer equals a full search's.
+        let pl = |_m: u32, m_db: f64| 10.0 - (m_db - 10.0 * 15f64.log10()).max(0.0);
+        let full = grant_limit(&sizes, &thr, -1.0, pl, tbs);
+        assert_eq!(grant_limit(&sizes, &thr, 10.0 * 15f64.log10(), pl, tbs), full);
+        assert!(full.0 > 15, "{full:?}");
         // Power-limited: 1-PRB SINR 0.6 dB, −3 dB per doubling. Hand check over the sizes:
         // M=1 MCS 7 → 13 B, 2 → MCS 4 15 B, 3 → MCS 2 18 B, 4 → MCS 1 18 B, 5 → MCS 0 15 B,
         // 6 → MCS 0 19 B, 8 → below MCS 0: the limit is 6 PRBs at MCS 0.
         let s1 = 0.6;
         let at = |_m: u32, m_db: f64| s1 - m_db;
         assert_eq!(best_mcs(&thr, at(8, 10.0 * 8f64.log10())), None);
-        let (m, mcs, tb) = grant_limit(&sizes, &thr, at, tbs);
+        let (m, mcs, tb) = grant_limit(&sizes, &thr, -0.1, at, tbs);
         assert_eq!((m, mcs, tb), (6, 0, 19));
         // Hopeless link: one PRB at MCS 0.
-        assert_eq!(grant_limit(&sizes, &thr, |_, _| -20.0, tbs), (1, 0, 2));
+        assert_eq!(grant_limit(&sizes, &thr, -30.0, |_, _| -20.0, tbs), (1, 0, 2));
     }
 
     #[test]
