@@ -1,7 +1,8 @@
 //! rantcp-ran: the radio access network model (design.md §4).
 //!
 //! Physical side (channel, mobility, PHY abstraction): `geometry`, `mobility`, `pathloss`,
-//! `fading`, `antenna`, `frame`, `phy` (CQI/MCS/TBS/BLER), `harq` decode model.
+//! `fading`, `antenna`, `frame`, `phy` (CQI/MCS/TBS/BLER), `harq` decode model, `ul_phy`
+//! (uplink power control, power headroom, uplink link adaptation and grant limit).
 //! Protocol side (layer 2, sans-IO entities talking through 3GPP-named SAP structs):
 //! `rlc`, `pdcp`, `mac`.
 pub mod mac;
@@ -18,3 +19,4 @@ pub mod obstacles;
 pub mod pathloss;
 pub mod phy;
 pub mod radio;
+pub mod ul_phy;

@@ -59,6 +59,7 @@ use crate::mobility::Mobility;
 use crate::obstacles::{BlockageSchedule, Obstacles};
 use crate::pathloss::{LinkGeometry, PathlossModel};
 use crate::phy::{tb_size_bits, BlerModel, HarqSoftBuffers, McsTable, NrAllocation};
+use crate::ul_phy::{best_mcs, grant_limit, mcs_thresholds, pusch_sizes, UlPowerConfig};
 use rantcp_core::{Duration, Rng, Time};
 use std::collections::VecDeque;
 
@@ -155,8 +156,12 @@ pub struct RadioConfig {
     pub cqi_delay: Duration,
     /// Include inter-cell interference (downlink).
     pub interference: bool,
-    /// UE maximum transmit power (dBm) for the uplink (TS 36.101/38.101 power class 3: 23 dBm).
+    /// UE maximum transmit power (dBm) for the uplink (TS 36.101/38.101 power class 3: 23 dBm):
+    /// P_CMAX of the uplink power control.
     pub ue_tx_power_dbm: f64,
+    /// Uplink power control and link adaptation ([`crate::ul_phy`]); its `p_cmax_dbm` is
+    /// ignored in favour of [`Self::ue_tx_power_dbm`].
+    pub ul_power: UlPowerConfig,
     /// Base-station receiver noise figure (dB) for the uplink.
     pub bs_noise_figure_db: f64,
     /// Link adaptation off: every CQI report carries this MCS (the dissertation's Table 5 runs
@@ -195,6 +200,7 @@ impl RadioConfig {
             cqi_delay: Duration::from_millis(4),
             interference: true,
             ue_tx_power_dbm: 23.0,
+            ul_power: UlPowerConfig::default(),
             bs_noise_figure_db: 5.0,
             fixed_mcs: None,
             fixed_bler: None,
@@ -230,6 +236,7 @@ impl RadioConfig {
             cqi_delay: slot.saturating_mul(10),
             interference: false,
             ue_tx_power_dbm: 23.0,
+            ul_power: UlPowerConfig::default(),
             bs_noise_figure_db: 5.0,
             fixed_mcs: None,
             fixed_bler: None,
@@ -347,6 +354,13 @@ pub struct RadioEnvironment {
     /// Per-layer SINR thresholds of CQI 1..=15 (dB) and the MCS of each CQI 0..=15.
     cqi_thr_db: [f64; 15],
     cqi_mcs: [u8; 16],
+    /// Uplink: SINR per MCS at the BLER target, PUSCH sizes, BS noise per PRB (dBm),
+    /// 10·log10(2^μ) and the power control with P_CMAX.
+    ul_thr_db: [f64; 29],
+    ul_sizes: Vec<(u32, f64)>,
+    ul_noise_prb_dbm: f64,
+    ul_mu_db: f64,
+    ul_pc: UlPowerConfig,
 }
 
 const NO_UE: u32 = u32::MAX;
@@ -408,7 +422,20 @@ impl RadioEnvironment {
         for (k, m) in cqi_mcs.iter_mut().enumerate() {
             *m = cfg.mcs_table.mcs_from_cqi(k as u8);
         }
+        let c = &cfg.carrier;
+        let ul_noise_prb_dbm = -174.0
+            + lin2db(c.subcarriers_per_prb as f64 * c.scs_hz)
+            + cfg.bs_noise_figure_db;
+        let ul_pc = UlPowerConfig {
+            p_cmax_dbm: cfg.ue_tx_power_dbm,
+            ..cfg.ul_power
+        };
         RadioEnvironment {
+            ul_thr_db: mcs_thresholds(&bler, ul_pc.bler_target),
+            ul_sizes: pusch_sizes(c.n_prb as u32),
+            ul_noise_prb_dbm,
+            ul_mu_db: lin2db(c.scs_hz / 15e3),
+            ul_pc,
             cqi_thr_db,
             cqi_mcs,
             load: vec![1.0; cells.len()],
@@ -468,6 +495,12 @@ impl RadioEnvironment {
     /// Add a UE with `rnti` following `mobility`, using `layers` MIMO layers (1–4). It is
     /// served by the cell with the strongest mean received power at t = 0 (no handover).
     pub fn add_ue(&mut self, rnti: u16, mobility: Mobility, layers: u8) {
+        self.add_ue_on(rnti, mobility, layers, None)
+    }
+
+    /// [`Self::add_ue`], attaching to the strongest cell of site `site` only if given (a drop
+    /// in the serving site's cells, as seed 000 places its UEs).
+    pub fn add_ue_on(&mut self, rnti: u16, mobility: Mobility, layers: u8, site: Option<usize>) {
         assert!(self.ue_index(rnti).is_none(), "rnti {rnti} already present");
         let mut chan_rng = Rng::for_entity(self.seed, &format!("ran/ue/{rnti}/channel"));
         let decode_rng = Rng::for_entity(self.seed, &format!("ran/ue/{rnti}/decode"));
@@ -541,7 +574,9 @@ impl RadioEnvironment {
                 ue.rx_mw[c]
             }
         };
+        let cells = &self.cells;
         let best = (0..ue.rx_mw.len())
+            .filter(|&c| site.is_none_or(|s| cells[c].site == s))
             .max_by(|&a, &b| rx(a).total_cmp(&rx(b)))
             .unwrap_or(0);
         if best != ue.serving {
@@ -813,26 +848,54 @@ impl RadioEnvironment {
         self.tb_size_bytes(rnti, slot, n, mcs, layers) as f64 / n.max(1) as f64
     }
 
-    /// Uplink SINR (dB) of `rnti` at `now` for an allocation of `n_prb` PRBs: the UE transmits
-    /// at [`RadioConfig::ue_tx_power_dbm`] spread over the allocation (no closed-loop power
-    /// control), through the same coupling gain and fast fading as the downlink (reciprocity),
-    /// against the base station's noise over the allocated bandwidth. No uplink inter-cell
+    /// The UE's path-loss estimate for uplink power control (dB): the serving link's coupling
+    /// loss without fast fading (referenceSignalPower − RSRP), as of the last evaluation.
+    pub fn ul_pathloss_db(&self, rnti: u16) -> f64 {
+        -lin2db(self.ues[self.idx(rnti)].coupling_lin)
+    }
+
+    /// Type 1 power headroom (dB) of `rnti` for a grant of `n_prb` PRBs (TS 36.213 §5.1.1.2),
+    /// as its PHR would report it ([`crate::ul_phy`]).
+    pub fn ul_power_headroom_db(&self, rnti: u16, n_prb: u32) -> f64 {
+        self.ul_pc
+            .power_headroom_db(self.ul_pathloss_db(rnti), n_prb, self.ul_mu_db)
+    }
+
+    /// Uplink SINR (dB) of `rnti` at `now` for an allocation of `n_prb` PRBs: PUSCH power
+    /// control ([`crate::ul_phy`]: min(P_CMAX, P0 + 10·log10 M + α·PL), spread over the
+    /// allocation), through the same coupling gain and fast fading as the downlink
+    /// (reciprocity), against the base station's noise per PRB. No uplink inter-cell
     /// interference is modelled.
     pub fn ul_sinr_db(&mut self, rnti: u16, now: Time, n_prb: u32) -> f64 {
         self.sinr_db(rnti, now);
         let ue = &self.ues[self.idx(rnti)];
-        let c = &self.cfg.carrier;
-        let bw = n_prb.max(1) as f64 * c.subcarriers_per_prb as f64 * c.scs_hz;
-        let noise_dbm = -174.0 + lin2db(bw) + self.cfg.bs_noise_figure_db;
-        self.cfg.ue_tx_power_dbm + lin2db(ue.coupling_lin * ue.fade) - noise_dbm
+        let pl = -lin2db(ue.coupling_lin);
+        self.ul_pc.psd_dbm(pl, n_prb, self.ul_mu_db) - pl + lin2db(ue.fade) - self.ul_noise_prb_dbm
     }
 
-    /// Uplink MCS for `n_prb` PRBs from the current uplink SINR (SRS-like, no delay): the MCS of
-    /// the CQI that SINR would report.
+    /// Uplink MCS for `n_prb` PRBs from the current uplink SINR (SRS-like, no delay): the
+    /// highest MCS whose BLER at that SINR is within the uplink BLER target (10 % by default);
+    /// MCS 0 if none is.
     pub fn ul_mcs(&mut self, rnti: u16, now: Time, n_prb: u32, layers: u8) -> u8 {
         let s = self.ul_sinr_db(rnti, now, n_prb) - lin2db(layers.clamp(1, 4) as f64);
-        let cqi = self.cqi_thr_db.iter().take_while(|&&t| s >= t).count();
-        self.cqi_mcs[cqi]
+        best_mcs(&self.ul_thr_db, s).unwrap_or(0)
+    }
+
+    /// The power-headroom limit of an uplink grant to `rnti` at `now` for slot `slot`
+    /// ([`crate::ul_phy`]): `(max PRBs, MCS there, TBS bytes there)`.
+    pub fn ul_grant_limit(&mut self, rnti: u16, now: Time, slot: u64, layers: u8) -> (u32, u8, u32) {
+        self.sinr_db(rnti, now);
+        let ue = &self.ues[self.idx(rnti)];
+        let pl = -lin2db(ue.coupling_lin);
+        let g = -pl + lin2db(ue.fade) - self.ul_noise_prb_dbm - lin2db(layers.clamp(1, 4) as f64);
+        let (pc, mu) = (self.ul_pc, self.ul_mu_db);
+        grant_limit(
+            &self.ul_sizes,
+            &self.ul_thr_db,
+            pc.power_headroom_db(pl, 1, mu),
+            |_, m_db| pc.psd_dbm_at(pl, m_db, mu) + g,
+            |m, mcs| self.tb_size_bytes(rnti, slot, m, mcs, layers),
+        )
     }
 
     /// Decode an uplink transport block (separate HARQ soft buffers from the downlink); see
@@ -1078,10 +1141,29 @@ mod tests {
     fn uplink_budget_by_hand() {
         let mut cfg = RadioConfig::mmwave_28ghz();
         cfg.fading = FadingConfig::NONE;
+        let mut env = RadioEnvironment::single_cell(cfg.clone(), Vec3::new(0.0, 0.0, 15.0), 30.0, 1);
+        env.add_ue(1, Mobility::fixed(Vec3::new(52.0, -0.2, 1.5)), 1);
+        // PL estimate = 96.0039 − 30.1030 (BF) = 65.9009 dB. Power control: P0 −106 + 10·log10(8)
+        // (μ = 3) + PL = −31.0682 dBm per PRB, far below P_CMAX − 10·log10(M) for any M ≤ 660:
+        // the received PSD is P0 + 9.0309 and the SINR the target −96.9691 − (−174 +
+        // 10·log10(12·120e3) + 5 = −107.4164) = 10.4473 dB whatever the allocation.
+        assert!((env.ul_pathloss_db(1) - 65.9009).abs() < 1e-3);
+        let s10 = env.ul_sinr_db(1, Time::ZERO, 10);
+        assert!((s10 - 10.4473).abs() < 1e-3, "{s10}");
+        assert!((env.ul_sinr_db(1, Time::ZERO, 660) - s10).abs() < 1e-9);
+        // PH(10) = 23 − (−106 + 10·log10(80) + 65.9009) = 44.0682 dB.
+        assert!((env.ul_power_headroom_db(1, 10) - 44.0682).abs() < 1e-3);
+        let thr = crate::ul_phy::mcs_thresholds(env.bler_model(), 0.1);
+        let m = env.ul_mcs(1, Time::ZERO, 10, 1);
+        assert!(thr[m as usize] <= s10 && thr[m as usize + 1] > s10);
+        // Headroom at every size: a grant may span the largest PUSCH size (660 = 2²·3·5·11 is
+        // not one; 648 = 2³·3⁴ is).
+        assert_eq!(env.ul_grant_limit(1, Time::ZERO, 2, 1).0, 648);
+        // P0 = 24 dBm: power-limited at any size, 23 dBm spread over the allocation:
+        // 23 − 10 + 65.9009... SINR = 23 − 10·log10(10) − 65.9009 + 107.4164 = 54.5161 dB.
+        cfg.ul_power.p0_dbm = 24.0;
         let mut env = RadioEnvironment::single_cell(cfg, Vec3::new(0.0, 0.0, 15.0), 30.0, 1);
         env.add_ue(1, Mobility::fixed(Vec3::new(52.0, -0.2, 1.5)), 1);
-        // 23 dBm + 30.1030 BF − 96.0039 PL − (−174 + 10·log10(10·12·120e3) + 5 = −107.4170)
-        // = 54.5161 dB over 10 PRBs; over all 660 PRBs the noise is 18.1954 dB higher.
         let s10 = env.ul_sinr_db(1, Time::ZERO, 10);
         assert!((s10 - 54.5161).abs() < 1e-3, "{s10}");
         let s660 = env.ul_sinr_db(1, Time::ZERO, 660);

@@ -78,7 +78,7 @@ fn run_fig6(enhanced: bool, restart_on_grant: bool) -> Fig6 {
         }
         // eNB uplink scheduler (for the next-but-4 TTI).
         ul_grants.clear();
-        let ues = [SchedUe { rnti: 1, bytes_per_prb: 100.0, backlog_bytes: 0, harq_retx: None, free_harq: Some(0) }];
+        let ues = [SchedUe { rnti: 1, bytes_per_prb: 100.0, backlog_bytes: 0, harq_retx: None, free_harq: Some(0), max_prb: u16::MAX }];
         enb.schedule_with(now, &ues, 3, |u, n| Scheduler::linear_tbs(u, n).min(u.backlog_bytes as u32), &mut ul_grants);
         for g in &ul_grants {
             grants.push((now, g.tb_bytes));
@@ -342,7 +342,7 @@ fn test_ul_scheduler_sizes_grants_from_reports_within_pdcch_budget() {
     s.handle_bsr(1, &bsr(bsr_index(1500))); // read as 1552
     s.handle_bsr(2, &bsr(bsr_index(190))); // read as 200
     s.handle_sr(3);
-    let ues: Vec<SchedUe> = (1..=4).map(|r| SchedUe { rnti: r, bytes_per_prb: 100.0, backlog_bytes: 0, harq_retx: None, free_harq: Some(0) }).collect();
+    let ues: Vec<SchedUe> = (1..=4).map(|r| SchedUe { rnti: r, bytes_per_prb: 100.0, backlog_bytes: 0, harq_retx: None, free_harq: Some(0), max_prb: u16::MAX }).collect();
     let mut g = Vec::new();
     // PDCCH budget of 2 grants: RR serves two of the three UEs with a backlog, sized from the
     // reports (ceil to whole PRBs), and nothing for UE 4 (no report).
@@ -354,4 +354,50 @@ fn test_ul_scheduler_sizes_grants_from_reports_within_pdcch_budget() {
     s.schedule_with(Time::from_millis(1), &ues, 2, Scheduler::linear_tbs, &mut g);
     assert_eq!(g.iter().map(|g| (g.rnti, g.tb_bytes)).collect::<Vec<_>>(), vec![(3, 100)]);
     assert_eq!(s.tracker.backlog(3), 0);
+}
+
+/// The anatomy of the stall (issue 18): bytes that arrive while the buffer is not empty trigger
+/// no BSR (§5.4.5), the grant the eNB sizes from the last report leaves them behind, and the
+/// periodic BSR waits for a grant that will not come while periodicBSR-Timer (sf10) is longer
+/// than the uplink round trip (BSR → grant → PUSCH, 6 ms here): only retxBSR-Timer, restarted
+/// by the last grant (t = 10 ms + 2560), brings an SR. With periodicBSR-Timer = 5 ms the
+/// periodic BSR is triggered before the grant and rides in it.
+#[test]
+fn test_stall_needs_periodic_timer_longer_than_the_uplink_round_trip() {
+    for periodic in [10, 5] {
+        let mut cfg = UeMacConfig::lte_default(7);
+        cfg.periodic_bsr_timer = Some(Duration::from_millis(periodic));
+        let mut ue = UeUlMac::new(cfg);
+        ue.handle_buffer_status(ms(0), 3, 100);
+        ue.handle_timeout(ms(0));
+        assert!(ue.poll_sr());
+        // The SR grant carries the regular BSR and part of the data.
+        let tx = ue.handle_ul_grant(ms(4), grant(50));
+        let reported = tx.bsr.unwrap().exact_bytes[1];
+        assert!(reported > 0 && reported < 100, "{reported}");
+        // An ACK arrives while data is still waiting: no trigger.
+        ue.handle_buffer_status(ms(5), 3, reported + 60);
+        assert!(!ue.sr_pending());
+        // The eNB granted the reported level's upper bound (plus subheaders) at t = 6 for t = 10.
+        if periodic == 5 {
+            ue.handle_timeout(ms(9));
+        }
+        let g = bsr_index_to_bytes(bsr_index(reported)) + 3;
+        let tx = ue.handle_ul_grant(ms(10), grant(g));
+        assert!(ue.total_available() > 0);
+        if periodic == 5 {
+            let b = tx.bsr.unwrap();
+            assert_eq!(b.kind, BsrKind::Periodic);
+            assert_eq!(b.exact_bytes[1], ue.total_available(), "the eNB learns the leftover");
+            continue;
+        }
+        assert_eq!(tx.bsr, None, "no BSR triggered, no padding left");
+        assert_eq!(ue.poll_timeout(), Some(ms(14)));
+        ue.handle_timeout(ms(14));
+        assert!(!ue.sr_pending(), "a periodic BSR asks for no grant");
+        assert_eq!(ue.poll_timeout(), Some(ms(2570)));
+        ue.handle_timeout(ms(2570));
+        assert!(ue.sr_pending() && ue.poll_sr(), "retxBSR-Timer: regular BSR, SR");
+        assert_eq!(ue.counters().retx_bsr_expiries, 1);
+    }
 }

@@ -106,6 +106,7 @@ fn run(nr: bool, bler: f64, seed: u64) -> (Vec<Ue>, u64) {
                 },
                 harq_retx: u.harq.pending_retx().next(),
                 free_harq: u.harq.free_process(),
+                max_prb: u16::MAX,
             });
         }
         allocs.clear();

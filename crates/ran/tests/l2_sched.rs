@@ -26,7 +26,7 @@ fn run_full_buffer(kind: SchedulerKind, n_ue: usize, slots: u64, max_grants: u16
     for t in 0..slots {
         ues.clear();
         for (i, r) in rngs.iter_mut().enumerate() {
-            ues.push(SchedUe { rnti: 100 + i as u16, bytes_per_prb: bpp(i, r), backlog_bytes: 1 << 30, harq_retx: None, free_harq: Some(0) });
+            ues.push(SchedUe { rnti: 100 + i as u16, bytes_per_prb: bpp(i, r), backlog_bytes: 1 << 30, harq_retx: None, free_harq: Some(0), max_prb: u16::MAX });
         }
         out.clear();
         s.schedule(Time::from_millis(t), &ues, max_grants, &mut out);
@@ -80,7 +80,7 @@ fn test_pf_beats_rr_with_unequal_fading_channels() {
 fn test_rr_rotates_under_pdcch_limit() {
     // 5 UEs, 2 grants per slot: over 10 slots each UE gets exactly 4 slots.
     let mut s = Scheduler::new(cfg(SchedulerKind::RoundRobin));
-    let ues: Vec<SchedUe> = (0..5).map(|i| SchedUe { rnti: i, bytes_per_prb: 10.0, backlog_bytes: 1 << 20, harq_retx: None, free_harq: Some(0) }).collect();
+    let ues: Vec<SchedUe> = (0..5).map(|i| SchedUe { rnti: i, bytes_per_prb: 10.0, backlog_bytes: 1 << 20, harq_retx: None, free_harq: Some(0), max_prb: u16::MAX }).collect();
     let mut count = [0; 5];
     let mut out = Vec::new();
     for t in 0..10 {
@@ -106,6 +106,7 @@ fn test_pdcch_limit_respected_by_every_policy() {
                 backlog_bytes: 100, // small backlogs: many UEs could fit
                 harq_retx: if i % 7 == 0 { Some((1, 3, 30)) } else { None },
                 free_harq: Some(0),
+                max_prb: u16::MAX,
             })
             .collect();
         // PDCCH of 4 DCIs per slot, one used by an uplink grant: 3 left for the downlink.
@@ -126,8 +127,8 @@ fn test_pdcch_limit_respected_by_every_policy() {
 fn test_harq_retx_before_new_data() {
     let mut s = Scheduler::new(cfg(SchedulerKind::MaxRate));
     let ues = [
-        SchedUe { rnti: 1, bytes_per_prb: 10.0, backlog_bytes: 100_000, harq_retx: Some((3, 60, 600)), free_harq: Some(0) },
-        SchedUe { rnti: 2, bytes_per_prb: 90.0, backlog_bytes: 100_000, harq_retx: None, free_harq: Some(0) },
+        SchedUe { rnti: 1, bytes_per_prb: 10.0, backlog_bytes: 100_000, harq_retx: Some((3, 60, 600)), free_harq: Some(0), max_prb: u16::MAX },
+        SchedUe { rnti: 2, bytes_per_prb: 90.0, backlog_bytes: 100_000, harq_retx: None, free_harq: Some(0), max_prb: u16::MAX },
     ];
     let mut out = Vec::new();
     s.schedule(Time::ZERO, &ues, 10, &mut out);
@@ -149,9 +150,9 @@ fn test_harq_retx_before_new_data() {
 fn test_backlog_limits_allocation() {
     let mut s = Scheduler::new(cfg(pf()));
     let ues = [
-        SchedUe { rnti: 1, bytes_per_prb: 50.0, backlog_bytes: 120, harq_retx: None, free_harq: Some(0) },
-        SchedUe { rnti: 2, bytes_per_prb: 50.0, backlog_bytes: 1_000_000, harq_retx: None, free_harq: Some(0) },
-        SchedUe { rnti: 3, bytes_per_prb: 50.0, backlog_bytes: 1_000_000, harq_retx: None, free_harq: None },
+        SchedUe { rnti: 1, bytes_per_prb: 50.0, backlog_bytes: 120, harq_retx: None, free_harq: Some(0), max_prb: u16::MAX },
+        SchedUe { rnti: 2, bytes_per_prb: 50.0, backlog_bytes: 1_000_000, harq_retx: None, free_harq: Some(0), max_prb: u16::MAX },
+        SchedUe { rnti: 3, bytes_per_prb: 50.0, backlog_bytes: 1_000_000, harq_retx: None, free_harq: None, max_prb: u16::MAX },
     ];
     let mut out = Vec::new();
     s.schedule(Time::ZERO, &ues, 10, &mut out);
@@ -190,7 +191,7 @@ fn test_dl_loop_with_harq_bler() {
         });
         ues.clear();
         for (i, h) in harq.iter().enumerate() {
-            ues.push(SchedUe { rnti: i as u16, bytes_per_prb: 40.0, backlog_bytes: 1 << 20, harq_retx: h.pending_retx().next(), free_harq: h.free_process() });
+            ues.push(SchedUe { rnti: i as u16, bytes_per_prb: 40.0, backlog_bytes: 1 << 20, harq_retx: h.pending_retx().next(), free_harq: h.free_process(), max_prb: u16::MAX });
         }
         out.clear();
         s.schedule(now, &ues, 4, &mut out);

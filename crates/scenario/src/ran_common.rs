@@ -163,6 +163,18 @@ pub enum Placement {
     UrbanRoute,
 }
 
+/// Which cell a UE attaches to (`ue.drop_area`, hexagonal layout).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum DropArea {
+    /// Dropped around the centre site, served by the strongest sector of any site.
+    #[default]
+    Disk,
+    /// Dropped around the centre site, served by the strongest of the centre site's three
+    /// sectors (seed 000 drops its UEs in the serving site's cells).
+    ServingSite,
+}
+
 /// Scheduler policy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -242,6 +254,16 @@ pub struct RadioSection {
     #[serde(default)]
     #[schemars(range(min = 0.0, max = 300.0))]
     pub blockage_loss_db: f64,
+    /// Fraction of PRBs busy in every cell that serves no UE of the run (its interference is
+    /// scaled by it; 1 = fully loaded, the TR 36.814 full-buffer default). Cells that serve UEs
+    /// stay fully loaded.
+    #[serde(default = "d_one")]
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub neighbour_load: f64,
+}
+
+fn d_one() -> f64 {
+    1.0
 }
 
 /// `[ue]`: placement and mobility.
@@ -260,6 +282,10 @@ pub struct UeSection {
     pub nlos_duration: Dur,
     /// Urban route: how long the final drive lasts ("15s" the paper's text, "25s" the code).
     pub drive_duration: Dur,
+    /// Hexagonal layout: "disk" (default; each UE on its strongest sector of any site) or
+    /// "serving-site" (on the strongest of the centre site's sectors, as seed 000 drops UEs).
+    #[serde(default)]
+    pub drop_area: DropArea,
 }
 
 /// `[mac]`: schedulers, HARQ, PDCCH, uplink request/grant.
@@ -294,6 +320,22 @@ pub struct MacSection {
     /// Uplink buffer reporting: "standard" (TS 36.321 SR/BSR; reproduces the retxBSR-Timer
     /// stall) or "ideal" (ns-3 LENA/mmWave-like: the eNB sees the UE buffer every slot).
     pub bsr: BsrMode,
+    /// Vendor behaviour, not TS 36.321 (0 = off, the default): proactive uplink grants of this
+    /// size for the TCP ACKs of downlink data — when the eNB sent a UE new downlink data since
+    /// its last uplink grant and no reported uplink data is left, it grants this much on its
+    /// own, at most once per `ul_proactive_period`.
+    #[serde(default = "d_zero_bytes")]
+    pub ul_proactive_grant: Bytes,
+    #[serde(default = "d_proactive_period")]
+    pub ul_proactive_period: Dur,
+}
+
+fn d_zero_bytes() -> Bytes {
+    Bytes(0)
+}
+
+fn d_proactive_period() -> Dur {
+    Dur(Duration::from_millis(5))
 }
 
 /// `[rlc]`.
@@ -436,6 +478,11 @@ impl Scenario for RanScenario {
             )?;
         }
         check((1..=4).contains(&r.layers), "radio.layers", "must be 1..=4")?;
+        check(
+            (0.0..=1.0).contains(&r.neighbour_load),
+            "radio.neighbour_load",
+            "must be a fraction between 0 and 1",
+        )?;
         let max_mcs = match r.rat {
             RatPreset::Lte => 28,
             RatPreset::Mmwave => 27,
@@ -527,6 +574,11 @@ impl Scenario for RanScenario {
         check(
             m.sr_period.0 >= slot,
             "mac.sr_period",
+            format!("must be at least one slot ({})", Dur(slot)),
+        )?;
+        check(
+            m.ul_proactive_grant.0 == 0 || m.ul_proactive_period.0 >= slot,
+            "mac.ul_proactive_period",
             format!("must be at least one slot ({})", Dur(slot)),
         )?;
         for (v, path) in [
@@ -670,6 +722,8 @@ impl RanScenario {
         c.ue_processing = m.ue_processing.d();
         c.enb_processing = m.enb_processing.d();
         c.ideal_bsr = m.bsr == BsrMode::Ideal;
+        c.ul_proactive_grant_bytes = m.ul_proactive_grant.0.min(u32::MAX as u64) as u32;
+        c.ul_proactive_period = m.ul_proactive_period.d();
         let r = &self.rlc;
         c.rlc.mode = match r.mode {
             RlcModeName::Um => RlcMode::Um,
@@ -788,8 +842,19 @@ impl RanScenario {
             RadioEnvironment::new(rcfg, cells, seed)
         };
         let mobs = self.ue_mobility(site, seed);
+        let attach = match (r.hex_layout, self.ue.drop_area) {
+            (true, DropArea::ServingSite) => Some(0),
+            _ => None,
+        };
         for (k, m) in mobs.iter().enumerate() {
-            radio.add_ue(k as u16 + 1, m.clone(), r.layers);
+            radio.add_ue_on(k as u16 + 1, m.clone(), r.layers, attach);
+        }
+        // Neighbour-cell load: the cells no UE attached to interfere on this fraction of PRBs.
+        let serving: Vec<usize> = radio.rntis().map(|x| radio.large_scale(x).serving_cell).collect();
+        for c in 0..radio.cells().len() {
+            if !serving.contains(&c) {
+                radio.set_cell_load(c, r.neighbour_load);
+            }
         }
         let slot = radio.carrier().slot;
         let mut dev = RanDevice::new(self.ran_config(slot), radio, enb);

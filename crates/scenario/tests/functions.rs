@@ -240,9 +240,10 @@ fn uplink_acks_are_seen_at_ul_egress_and_downlink_data_at_dl_egress() {
         .sum();
     assert_eq!(imp["matched"].as_u64().unwrap(), up);
     assert_eq!(base.summary["flows"], acks.summary["flows"]);
-    // Data held 10 ms after the UE's RLC delivered it: the minimum RTT grows by the hold. With
-    // the rfc stack's receiver (an ACK for every other segment, no quick-ACK) the ACK then meets
-    // the same grant timing, so the growth is the hold to within a millisecond.
+    // Data held 10 ms after the UE's RLC delivered it: the minimum RTT grows by the hold, less
+    // at most the k2 = 4 ms grant wait: an ACK may ride an uplink grant already given for
+    // earlier data (issue 18's grant sizing at the UE's link-adapted MCS leaves room for one
+    // more ACK often enough that the minimum sample does: 50 → 58 ms on this drop).
     let rfc_base = run(
         "builtin:lte-cell",
         &[("duration", "2s"), ("ues", "2"), ("flow.stack", "rfc")],
@@ -266,7 +267,7 @@ fn uplink_acks_are_seen_at_ul_egress_and_downlink_data_at_dl_egress() {
     assert_eq!(imp["consumed"], imp["matched"]);
     let min = |o: &RunOutput| flow(o, "ue1")["rtt_min_ms"].as_f64().unwrap();
     let diff = min(&rfc_held) - min(&rfc_base);
-    assert!((diff - 10.0).abs() <= 1.0, "rfc: RTT grew by {diff} ms");
+    assert!((10.0 - 4.0 - 1.0..=10.0 + 1.0).contains(&diff), "rfc: RTT grew by {diff} ms");
     // With the linux stack's quick-ACKs an ACK may instead ride an uplink grant already given
     // for earlier data rather than wait k2 = 4 slots (4 ms in LTE) for its own: the growth is
     // then the hold less at most those 4 ms, never more than the hold.

@@ -355,3 +355,18 @@ fn the_ns3_mmwave_frame_needs_a_mmwave_carrier() {
     assert!(err(MMW, &[("radio.frame", "ns3")]).starts_with("radio.frame"));
     ok(MMW, &[("radio.frame", "ns3-mmwave")]);
 }
+
+#[test]
+fn uplink_and_neighbour_knobs() {
+    assert_eq!(
+        err("builtin:lte-7cell", &[("radio.neighbour_load", "1.5")]),
+        "radio.neighbour_load: must be a fraction between 0 and 1"
+    );
+    assert_eq!(
+        err(LTE, &[("mac.ul_proactive_grant", "100B"), ("mac.ul_proactive_period", "100us")]),
+        "mac.ul_proactive_period: must be at least one slot (1ms)"
+    );
+    assert!(err("builtin:lte-7cell", &[("ue.drop_area", "\"site\"")]).starts_with("ue.drop_area"));
+    ok("builtin:lte-7cell", &[("radio.neighbour_load", "0.5"), ("ue.drop_area", "serving-site")]);
+    ok(LTE, &[("mac.ul_proactive_grant", "100B"), ("mac.bsr", "standard")]);
+}

@@ -43,6 +43,15 @@ pub struct RanConfig {
     pub ue_mac: UeMacConfig,
     /// Bytes granted after an SR before any BSR arrived.
     pub sr_grant_bytes: u32,
+    /// Vendor behaviour, not TS 36.321 (off = 0, the default): proactive uplink grants for
+    /// TCP ACKs. When the eNB sent a UE new downlink data since its last uplink grant, and
+    /// its view of the UE's reported buffer is empty, it grants this many bytes on its own,
+    /// at most once per [`Self::ul_proactive_period`] — so the ACKs that data will elicit (and
+    /// a BSR for anything that arrived after the UE's last report) have room without an SR,
+    /// and the retxBSR-Timer stall of the standard procedure cannot start. With ideal
+    /// reporting it changes nothing.
+    pub ul_proactive_grant_bytes: u32,
+    pub ul_proactive_period: Duration,
     /// UE uplink FIFO byte limit (0 = unlimited).
     pub ul_queue_limit_bytes: u64,
     /// UE processing delay: decoded DL TB → IP packets out of the UE's PDCP.
@@ -81,6 +90,8 @@ impl RanConfig {
             pdcp: PdcpSnSize::Lte12,
             ue_mac: UeMacConfig::lte_default(0),
             sr_grant_bytes: 100,
+            ul_proactive_grant_bytes: 0,
+            ul_proactive_period: Duration::from_millis(5),
             ul_queue_limit_bytes: 0,
             ue_processing: Duration::from_millis(1),
             enb_processing: Duration::from_millis(1),
@@ -114,6 +125,8 @@ impl RanConfig {
             pdcp: PdcpSnSize::Nr18,
             ue_mac,
             sr_grant_bytes: 200,
+            ul_proactive_grant_bytes: 0,
+            ul_proactive_period: Duration::from_millis(5),
             ul_queue_limit_bytes: 0,
             ue_processing: slot.saturating_mul(2),
             enb_processing: slot.saturating_mul(2),

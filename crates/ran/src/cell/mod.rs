@@ -63,8 +63,9 @@
 //! Simplifications (stated, not hidden): one eNB node for all cells of a layout (the cells are
 //! independent schedulers sharing the node's IP routing); no handover; no UL inter-cell
 //! interference (see [`RadioEnvironment::ul_sinr_db`]); the UL MCS is chosen from the UL SINR
-//! at grant time (SRS-like); UL HARQ retransmissions keep the first transmission's PRBs and
-//! MCS.
+//! at grant time (SRS-like) at a 10 % BLER target, under open-loop power control with an
+//! ideal PHR limiting the PRBs of a grant ([`crate::ul_phy`]); UL HARQ retransmissions keep
+//! the first transmission's PRBs and MCS.
 
 pub mod config;
 pub mod counters;

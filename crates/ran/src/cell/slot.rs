@@ -11,7 +11,9 @@
 //!   by the eNB's RLC at once; MCS from the latest CQI report (0 before the first).
 //! * Uplink, slot n: grants for slot n + k2 if that slot carries uplink (TS 36.213 §8, TS 38.214
 //!   §6.1.2.1); retransmission grants keep the first transmission's PRBs; the UE fills the
-//!   block when it transmits (`uplink.rs`). The UL MCS comes from the UL SINR at grant time.
+//!   block when it transmits (`uplink.rs`). The UL MCS comes from the UL SINR at grant time
+//!   at the 10 % BLER target, and a grant spans at most the UE's power-headroom limit
+//!   (`crate::ul_phy`: power control, PHR, link adaptation).
 //! * TDD: DL data only in slots whose type carries DL; an UL grant only if slot n + k2 is an
 //!   UL slot. DCIs: DL first, then UL, at most `pdcch_grants_per_slot` per cell.
 
@@ -89,6 +91,7 @@ impl RanState {
                 backlog_bytes: backlog,
                 harq_retx,
                 free_harq,
+                max_prb: u16::MAX,
             });
         }
         if sc.sched_ues.is_empty() {
@@ -150,6 +153,7 @@ impl RanState {
                 l.harq.start_new(now, a.harq_id, a.n_prb, a.tb_bytes, ());
                 l.counters.tb_new += 1;
                 l.counters.tb_bytes += a.tb_bytes as u64;
+                u.dl_since_ul_grant = true;
             }
             self.cells[c].dl_prbs += a.n_prb as u64;
             let u = &mut self.ues[i];
@@ -161,27 +165,42 @@ impl RanState {
 
     fn schedule_ul(&mut self, now: Time, c: usize, tx_slot: u64) {
         let layers = self.cfg.ul_layers;
+        let (pro_bytes, pro_period) = (self.cfg.ul_proactive_grant_bytes, self.cfg.ul_proactive_period);
         let sc = &mut self.sc;
         sc.sched_ues.clear();
         for k in 0..self.cells[c].ues.len() {
             let i = self.cells[c].ues[k];
             let u = &self.ues[i];
             let harq_retx = u.link(Dir::Ul).harq.pending_retx().next();
-            let backlog = self.cells[c].ul_sched.tracker.backlog(u.rnti);
+            let mut backlog = self.cells[c].ul_sched.tracker.backlog(u.rnti);
+            // Vendor option: a proactive grant for the ACKs of downlink data sent since the
+            // last uplink grant (see `RanConfig::ul_proactive_grant_bytes`).
+            let proactive = if pro_bytes > 0
+                && backlog == 0
+                && u.dl_since_ul_grant
+                && u.last_ul_grant.is_none_or(|t| now >= t + pro_period)
+            {
+                backlog = pro_bytes as u64;
+                pro_bytes as u64
+            } else {
+                0
+            };
             if backlog == 0 && harq_retx.is_none() {
                 continue;
             }
             let rnti = u.rnti;
             let free_harq = u.link(Dir::Ul).harq.free_process();
-            // Rank by the rate of a nominal 10-PRB allocation (UE power spread over it).
-            let mcs = self.radio.ul_mcs(rnti, now, 10, layers);
-            let bpp = self.radio.tb_size_bytes(rnti, tx_slot, 10, mcs, layers) as f64 / 10.0;
+            // The power-headroom limit of a grant and the rate there (`crate::ul_phy`): a
+            // power-limited UE gets at most the PRBs beyond which its TBS would not grow.
+            let (max_prb, _, tb) = self.radio.ul_grant_limit(rnti, now, tx_slot, layers);
+            let bpp = tb as f64 / max_prb.max(1) as f64;
             sc.sched_ues.push(SchedUe {
                 rnti,
                 bytes_per_prb: bpp.max(1.0),
-                backlog_bytes: 0,
+                backlog_bytes: proactive,
                 harq_retx,
                 free_harq,
+                max_prb: max_prb.min(u16::MAX as u32) as u16,
             });
         }
         if sc.sched_ues.is_empty() {
@@ -225,6 +244,8 @@ impl RanState {
                 l.tbs[g.harq_id as usize].mcs = mcs;
                 u.counters.ul_grants += 1;
                 u.ul_granted_pending += g.tb_bytes as u64;
+                u.dl_since_ul_grant = false;
+                u.last_ul_grant = Some(now);
             }
             self.pending.push(
                 tx_at,

@@ -105,6 +105,10 @@ pub(super) struct Ue {
     pub ul_buf: UlBuffer,
     /// Bytes of new-data UL grants issued and not yet used.
     pub ul_granted_pending: u64,
+    /// Proactive uplink grants (vendor option, [`super::config::RanConfig::ul_proactive_grant_bytes`]):
+    /// a new downlink TB went out since the last uplink grant, and when that grant was.
+    pub dl_since_ul_grant: bool,
+    pub last_ul_grant: Option<Time>,
     /// CQI and MCS the downlink scheduler used last.
     pub last_cqi: u8,
     pub last_mcs: u8,
@@ -148,6 +152,8 @@ impl Ue {
             ue_mac: s.ue_mac,
             ul_buf: UlBuffer::new(s.ul_buffer_limit_bytes),
             ul_granted_pending: 0,
+            dl_since_ul_grant: false,
+            last_ul_grant: None,
             last_cqi: 0,
             last_mcs: 0,
             dl_per_slot: PerSlotRate::default(),

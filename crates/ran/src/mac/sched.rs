@@ -15,7 +15,8 @@
 //!    redistributed), max rate (metric = achievable rate), proportional fair (metric =
 //!    achievable rate / EWMA of served rate, time-domain PF: best metric first, each UE
 //!    gets the PRBs its backlog needs).
-//! 3. No more allocations than the remaining PDCCH budget.
+//! 3. No more allocations than the remaining PDCCH budget, and no new allocation wider than
+//!    the UE's `max_prb` (the uplink's power-headroom limit, [`crate::ul_phy`]).
 //!
 //! The PF average is `R ← (1 − 1/τ)·R + (1/τ)·r`, `τ` = time constant in slots, updated every
 //! slot for every UE in the input (served rate `r` = 0 when not scheduled), like ns-3's
@@ -59,6 +60,9 @@ pub struct SchedUe {
     pub harq_retx: Option<(u8, u16, u32)>,
     /// An idle HARQ process for new data.
     pub free_harq: Option<u8>,
+    /// Most PRBs one new allocation may span (`u16::MAX`: no limit). The uplink's
+    /// power-headroom limit ([`crate::ul_phy`]).
+    pub max_prb: u16,
 }
 
 /// One scheduling decision.
@@ -86,12 +90,13 @@ pub struct Scheduler {
     pub last_prbs: u16,
 }
 
-fn needed_prb(ue: &SchedUe) -> u16 {
+/// PRBs the backlog needs at `bytes_per_prb`, at least `min_prb`, at most the UE's `max_prb`.
+fn needed_prb(ue: &SchedUe, min_prb: u16) -> u16 {
     if ue.bytes_per_prb <= 0.0 {
         return 0;
     }
     let n = (ue.backlog_bytes as f64 / ue.bytes_per_prb).ceil();
-    n.min(u16::MAX as f64) as u16
+    (n.min(u16::MAX as f64) as u16).max(min_prb).min(ue.max_prb.max(1))
 }
 
 impl Scheduler {
@@ -145,7 +150,7 @@ impl Scheduler {
                     SchedulerKind::RoundRobin => 0.0,
                     SchedulerKind::MaxRate => ue.bytes_per_prb,
                     SchedulerKind::ProportionalFair { .. } => {
-                        let r = ue.bytes_per_prb * self.cfg.n_prb as f64;
+                        let r = ue.bytes_per_prb * self.cfg.n_prb.min(ue.max_prb) as f64;
                         let avg = self.avg.get(&ue.rnti).copied().unwrap_or(0.0).max(1e-3);
                         r / avg
                     }
@@ -167,13 +172,13 @@ impl Scheduler {
                     // Equal shares, then redistribute leftovers to UEs that need more.
                     let share = prb_left / k as u16;
                     for &(_, i) in &self.order {
-                        let want = needed_prb(&ues[i]).max(self.cfg.min_prb);
+                        let want = needed_prb(&ues[i], self.cfg.min_prb);
                         let a = want.min(share);
                         self.alloc_prb[i] = a;
                         prb_left -= a;
                     }
                     for &(_, i) in &self.order {
-                        let want = needed_prb(&ues[i]).max(self.cfg.min_prb);
+                        let want = needed_prb(&ues[i], self.cfg.min_prb);
                         let extra = want.saturating_sub(self.alloc_prb[i]).min(prb_left);
                         self.alloc_prb[i] += extra;
                         prb_left -= extra;
@@ -186,7 +191,7 @@ impl Scheduler {
                         if used == grants_left as usize || prb_left < self.cfg.min_prb.max(1) {
                             break;
                         }
-                        let want = needed_prb(&ues[i]).max(self.cfg.min_prb);
+                        let want = needed_prb(&ues[i], self.cfg.min_prb);
                         let a = want.min(prb_left);
                         self.alloc_prb[i] = a;
                         prb_left -= a;

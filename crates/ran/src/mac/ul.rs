@@ -579,9 +579,10 @@ impl UlScheduler {
     pub fn handle_bsr(&mut self, rnti: Rnti, bsr: &BsrReport) {
         self.tracker.handle_bsr(rnti, bsr);
     }
-    /// Schedules one slot's uplink. `ues` carries channel and HARQ state (`backlog_bytes` is
-    /// ignored and replaced by the tracker's view); grants go to `out`. Returns the number of
-    /// grants (PDCCH DCIs) used.
+    /// Schedules one slot's uplink. `ues` carries channel and HARQ state; the backlog
+    /// scheduled is the tracker's view, or `backlog_bytes` if that is larger (a grant the
+    /// eNB makes on its own: 0 for the procedure of TS 36.321, a proactive grant otherwise);
+    /// grants go to `out`. Returns the number of grants (PDCCH DCIs) used.
     pub fn schedule_with(
         &mut self,
         now: Time,
@@ -592,7 +593,7 @@ impl UlScheduler {
     ) -> u16 {
         self.ues.clear();
         for u in ues {
-            self.ues.push(SchedUe { backlog_bytes: self.tracker.backlog(u.rnti), ..*u });
+            self.ues.push(SchedUe { backlog_bytes: self.tracker.backlog(u.rnti).max(u.backlog_bytes), ..*u });
         }
         self.allocs.clear();
         self.sched.schedule_with(now, &self.ues, max_grants, tbs, &mut self.allocs);
