@@ -34,6 +34,9 @@ pub struct RlcTx {
     queue: VecDeque<QueuedSdu>,
     /// Bytes of queued SDUs not yet transmitted.
     queue_bytes: u64,
+    /// Queued SDUs longer than an LTE length indicator can express (kept with the queue so a
+    /// buffer status is O(1) in the queue length).
+    long_sdus: usize,
     /// Bytes of the head SDU already segmented into PDUs.
     head_offset: u32,
     /// NR: SN of the head SDU once its first segment has gone.
@@ -59,6 +62,7 @@ impl RlcTx {
         RlcTx {
             queue: VecDeque::new(),
             queue_bytes: 0,
+            long_sdus: 0,
             head_offset: 0,
             head_sn: None,
             vt_a: 0,
@@ -99,6 +103,7 @@ impl RlcTx {
         c.sdus_in += 1;
         c.sdu_bytes_in += sdu.bytes as u64;
         self.queue_bytes += sdu.bytes as u64;
+        self.long_sdus += (sdu.bytes > LTE_MAX_LI) as usize;
         let q = QueuedSdu { sdu, arrival: now };
         if front {
             self.queue.insert(self.queue.len() - self.unsent_sdus(), q);
@@ -119,7 +124,8 @@ impl RlcTx {
         if !cfg.mac_subheader_per_pdu && !cfg.layout.is_nr() {
             // LTE: an SDU longer than an LI can express ends its PDU; the next PDU of the same
             // opportunity needs its own MAC subheader; so does new data after retransmissions.
-            tx += 3 * self.queue.iter().filter(|q| q.sdu.bytes > LTE_MAX_LI).count() as u64;
+            debug_assert_eq!(self.long_sdus, self.queue.iter().filter(|q| q.sdu.bytes > LTE_MAX_LI).count());
+            tx += 3 * self.long_sdus as u64;
             if !self.retx.is_empty() && !self.queue.is_empty() {
                 tx += 3;
             }
@@ -330,6 +336,7 @@ impl RlcTx {
             self.queue_bytes -= t as u64;
             if self.head_offset == head.bytes {
                 self.queue.pop_front();
+                self.long_sdus -= (head.bytes > LTE_MAX_LI) as usize;
                 self.head_offset = 0;
                 self.head_sn = None;
             }
@@ -516,14 +523,17 @@ impl RlcTx {
         let mut removed = 0u64;
         let skip_head = self.head_offset > 0;
         let mut i = 0usize;
+        let mut long_removed = 0usize;
         self.queue.retain(|q| {
             let keep = (i == 0 && skip_head) || !pred(q.sdu.sdu_id);
             i += 1;
             if !keep {
                 removed += q.sdu.bytes as u64;
+                long_removed += (q.sdu.bytes > LTE_MAX_LI) as usize;
             }
             keep
         });
+        self.long_sdus -= long_removed;
         self.queue_bytes -= removed;
         removed
     }
