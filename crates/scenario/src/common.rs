@@ -3,7 +3,7 @@
 use crate::config::{check, ConfigError};
 use crate::units::{Bytes, Dur, Rate};
 use rantcp_core::Duration;
-use rantcp_net::AppWrite;
+use rantcp_net::{AppWrite, Arrivals, Bursts, FlowKind};
 use rantcp_tcp::cc::{CcKind, Hystart};
 use rantcp_tcp::{CwndRules, TcpConfig};
 use schemars::JsonSchema;
@@ -44,6 +44,13 @@ pub enum AppKind {
     Download,
     /// UDP constant bit rate at `udp_rate` (the "UDP saturation" reference).
     UdpCbr,
+    /// 3GPP FTP traffic model 1 (TR 36.814 Annex A.2.1.3.1): files of `burst_size` bytes
+    /// arriving as a Poisson process of `burst_rate` per second, sent over one TCP
+    /// connection; per-burst latency is measured.
+    Ftp1,
+    /// Bursts of `burst_size` bytes every `burst_interval` (seed 002's "long flows"), or
+    /// `burst_count = 1` for a single burst (its "short flow"); per-burst latency is measured.
+    Bursts,
 }
 
 /// A coherent set of TCP defaults for both endpoints of a flow (`flow.stack`). Every field it
@@ -172,6 +179,15 @@ fn d_iw() -> u32 {
 fn d_zero() -> Dur {
     Dur::ms(0)
 }
+fn d_burst_size() -> Bytes {
+    Bytes(500_000)
+}
+fn d_burst_rate() -> f64 {
+    1.0
+}
+fn d_burst_interval() -> Dur {
+    Dur::ms(1000)
+}
 
 /// The `[flow]` table as written: the fields `flow.stack` decides are optional. Deserialised
 /// into [`FlowConfig`], which holds the effective values.
@@ -179,7 +195,8 @@ fn d_zero() -> Dur {
 #[serde(deny_unknown_fields)]
 #[schemars(rename = "FlowConfig")]
 pub struct FlowConfigInput {
-    /// Application: "bulk", "download" or "udp-cbr".
+    /// Application: "bulk" (full buffer or `bytes`), "download", "udp-cbr", "ftp1" (3GPP FTP
+    /// model 1) or "bursts" (periodic or single bursts).
     #[serde(default = "d_app")]
     pub app: AppKind,
     /// Number of parallel flows with these settings.
@@ -206,6 +223,18 @@ pub struct FlowConfigInput {
     /// Bytes per paced write (default: the MSS).
     #[serde(default)]
     pub app_write: Option<Bytes>,
+    /// Bursty apps ("ftp1", "bursts"): bytes per burst (TR 36.814 FTP model 1: 0.5 MB).
+    #[serde(default = "d_burst_size")]
+    pub burst_size: Bytes,
+    /// "ftp1": mean burst arrivals per second (λ of TR 36.814 FTP model 1).
+    #[serde(default = "d_burst_rate")]
+    pub burst_rate: f64,
+    /// "bursts": time between burst arrivals.
+    #[serde(default = "d_burst_interval")]
+    pub burst_interval: Dur,
+    /// Bursty apps: stop after this many bursts (absent: until the end of the run).
+    #[serde(default)]
+    pub burst_count: Option<u64>,
     /// UDP CBR rate of IP packets (default: the bottleneck rate).
     #[serde(default)]
     pub udp_rate: Option<Rate>,
@@ -297,6 +326,10 @@ pub struct FlowConfig {
     pub request: Bytes,
     pub app_rate: Option<Rate>,
     pub app_write: Option<Bytes>,
+    pub burst_size: Bytes,
+    pub burst_rate: f64,
+    pub burst_interval: Dur,
+    pub burst_count: Option<u64>,
     pub udp_rate: Option<Rate>,
     pub udp_packet: Bytes,
     pub stack: StackName,
@@ -333,6 +366,10 @@ impl From<FlowConfigInput> for FlowConfig {
             request: i.request,
             app_rate: i.app_rate,
             app_write: i.app_write,
+            burst_size: i.burst_size,
+            burst_rate: i.burst_rate,
+            burst_interval: i.burst_interval,
+            burst_count: i.burst_count,
             udp_rate: i.udp_rate,
             udp_packet: i.udp_packet,
             stack: i.stack,
@@ -433,6 +470,37 @@ impl FlowConfig {
             &format!("{p}.app_write"),
             "must be between 1 byte and snd_buf",
         )?;
+        if matches!(self.app, AppKind::Ftp1 | AppKind::Bursts) {
+            check(
+                self.burst_size.0 > 0 && self.burst_size.0 <= 1 << 40,
+                &format!("{p}.burst_size"),
+                "must be between 1 byte and 1TiB",
+            )?;
+            check(
+                self.burst_count.is_none_or(|n| n > 0),
+                &format!("{p}.burst_count"),
+                "must be > 0 (leave it out for bursts until the end of the run)",
+            )?;
+            check(
+                self.app_rate.is_none(),
+                &format!("{p}.app_rate"),
+                "applies to app = \"bulk\" only",
+            )?;
+        }
+        if self.app == AppKind::Ftp1 {
+            check(
+                self.burst_rate.is_finite() && self.burst_rate > 0.0 && self.burst_rate <= 1e6,
+                &format!("{p}.burst_rate"),
+                "must be > 0 and <= 1e6 bursts per second",
+            )?;
+        }
+        if self.app == AppKind::Bursts {
+            check(
+                self.burst_interval.0 .0 > 0,
+                &format!("{p}.burst_interval"),
+                "must be > 0",
+            )?;
+        }
         if self.app == AppKind::Download {
             check(
                 self.bytes.is_none_or(|b| b.0 > 0),
@@ -441,6 +509,31 @@ impl FlowConfig {
             )?;
         }
         Ok(())
+    }
+
+    /// The application of a TCP flow from the data source: bulk (full buffer, `bytes` long or
+    /// paced) or bursty ("ftp1", "bursts"). `None` for "download" and "udp-cbr".
+    pub fn tcp_source(&self) -> Option<FlowKind> {
+        let bursts = |arrivals| {
+            FlowKind::Bursts(Bursts {
+                size: self.burst_size.0,
+                arrivals,
+                count: self.burst_count,
+            })
+        };
+        match self.app {
+            AppKind::Bulk => Some(FlowKind::Bulk {
+                bytes: self.bytes.map(|b| b.0),
+                write: self.app_write(),
+            }),
+            AppKind::Ftp1 => Some(bursts(Arrivals::Poisson {
+                rate_per_s: self.burst_rate,
+            })),
+            AppKind::Bursts => Some(bursts(Arrivals::Periodic {
+                interval: self.burst_interval.d(),
+            })),
+            AppKind::Download | AppKind::UdpCbr => None,
+        }
     }
 
     /// The paced writes of a bulk sender, if `app_rate` is set.

@@ -189,6 +189,13 @@ fn flow_summaries(label: &str, sim: &Sim, end: Time) -> Vec<Value> {
             FlowKind::Bulk { .. } => ("bulk", Some(spec.tcp_sender.cc.name())),
             FlowKind::Download { .. } => ("download", Some(spec.tcp_sender.cc.name())),
             FlowKind::UdpCbr { .. } => ("udp-cbr", None),
+            FlowKind::Bursts(b) => (
+                match b.arrivals {
+                    rantcp_net::Arrivals::Poisson { .. } => "ftp1",
+                    rantcp_net::Arrivals::Periodic { .. } => "bursts",
+                },
+                Some(spec.tcp_sender.cc.name()),
+            ),
         };
         let stop = res.completed_at.unwrap_or(end);
         let active = stop.saturating_since(spec.start).as_secs_f64();
@@ -261,6 +268,9 @@ fn flow_summaries(label: &str, sim: &Sim, end: Time) -> Vec<Value> {
             };
             m.insert("download_time_s".into(), json!(t));
         }
+        if let FlowKind::Bursts(_) = spec.kind {
+            m.insert("bursts".into(), burst_summary(&res.bursts));
+        }
         if let FlowKind::UdpCbr { .. } = spec.kind {
             m.insert("udp_sent_packets".into(), json!(res.udp_sent_packets));
             m.insert(
@@ -281,6 +291,37 @@ fn flow_summaries(label: &str, sim: &Sim, end: Time) -> Vec<Value> {
         flows.push(o);
     }
     flows
+}
+
+/// Per-burst latency of a bursty flow (first byte sent → last byte delivered) and transfer
+/// time (arrival → last byte delivered), over the bursts delivered by the end of the run.
+fn burst_summary(bursts: &[rantcp_net::BurstRecord]) -> Value {
+    let mut lat: Vec<f64> = bursts
+        .iter()
+        .filter_map(|b| b.latency().map(|d| d.as_secs_f64()))
+        .collect();
+    let tt: Vec<f64> = bursts
+        .iter()
+        .filter_map(|b| b.transfer_time().map(|d| d.as_secs_f64()))
+        .collect();
+    lat.sort_by(f64::total_cmp);
+    let mean = |v: &[f64]| (!v.is_empty()).then(|| r6(v.iter().sum::<f64>() / v.len() as f64));
+    // Nearest-rank percentile of the sorted latencies.
+    let pct = |q: f64| {
+        (!lat.is_empty()).then(|| {
+            let k = ((q * lat.len() as f64).ceil() as usize).clamp(1, lat.len());
+            r6(lat[k - 1])
+        })
+    };
+    json!({
+        "arrived": bursts.len(),
+        "delivered": lat.len(),
+        "latency_mean_s": mean(&lat),
+        "latency_p50_s": pct(0.5),
+        "latency_p95_s": pct(0.95),
+        "latency_max_s": lat.last().map(|&x| r6(x)),
+        "transfer_time_mean_s": mean(&tt),
+    })
 }
 
 fn link_summaries(label: &str, sim: &Sim) -> Vec<Value> {

@@ -873,10 +873,10 @@ impl RanScenario {
             .map(|(k, &n)| FlowSpec {
                 name: ue_node(k).0,
                 kind: match self.traffic {
-                    Traffic::Tcp => FlowKind::Bulk {
+                    Traffic::Tcp => f.tcp_source().unwrap_or(FlowKind::Bulk {
                         bytes: f.bytes.map(|b| b.0),
                         write: f.app_write(),
-                    },
+                    }),
                     Traffic::UdpSaturation => FlowKind::UdpCbr {
                         rate_bps: self.udp_rate.bps(),
                         packet_bytes: self.udp_packet.0 as u32,
