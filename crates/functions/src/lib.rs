@@ -14,11 +14,13 @@
 //! | [`ack_filter`] | seed 000's TCP ACK filtering in the UE uplink buffer (Passive, Active, Hybrid, Hybrid(opt)) | UE uplink buffer |
 //! | [`impair`] | drop (or hold) packets matching a filter, with a probability or every Nth, in a time window | any packet point |
 //! | [`proxy`] | seed 001's mmPEP and an RFC 3135-style PEP at the base station: early ACKs from a cache, batch retransmission | DL ingress, UL egress, DL egress |
+//! | [`radio_feedback`] | seed 002's loose coupling: R(t) and Q(t) per UE to the TCP senders every period, after a delay | timer (RAN view) |
 //! | [`split`] | split-TCP host: I-TCP, ES-TCP, AS-TCP (dissertation ch. 5), with the AS-TCP far-host agent | forward (host), host + host-out (far host) |
 
 pub mod ack_filter;
 pub mod impair;
 pub mod proxy;
+pub mod radio_feedback;
 pub mod split;
 
 use rantcp_config::ConfigError;
@@ -131,6 +133,10 @@ pub struct FunctionsConfig {
     /// Seed 001's mmPEP or a plain PEP at the base station (`[functions.proxy]`).
     #[serde(default)]
     pub proxy: proxy::ProxyConfig,
+    /// Radio feedback (R(t), Q(t)) to radio-aware TCP senders, seed 002
+    /// (`[functions.radio_feedback]`).
+    #[serde(default)]
+    pub radio_feedback: radio_feedback::RadioFeedbackConfig,
 }
 
 impl FunctionsConfig {
@@ -140,6 +146,7 @@ impl FunctionsConfig {
             || self.ack_filter.enabled()
             || self.split.enabled()
             || self.proxy.enabled()
+            || self.radio_feedback.enabled()
     }
     /// Check every kind's table (`prefix` is `functions`).
     pub fn validate(&self, prefix: &str) -> Result<(), ConfigError> {
@@ -150,7 +157,11 @@ impl FunctionsConfig {
         self.split
             .validate(&format!("{prefix}.{}", split::SplitConfig::KIND))?;
         self.proxy
-            .validate(&format!("{prefix}.{}", proxy::ProxyConfig::KIND))
+            .validate(&format!("{prefix}.{}", proxy::ProxyConfig::KIND))?;
+        self.radio_feedback.validate(&format!(
+            "{prefix}.{}",
+            radio_feedback::RadioFeedbackConfig::KIND
+        ))
     }
     /// Build every enabled function, kinds in declaration order.
     pub fn build(&self, prefix: &str, env: &BuildEnv) -> Result<Vec<Attach>, ConfigError> {
@@ -178,6 +189,12 @@ impl FunctionsConfig {
                 self.proxy
                     .build(&format!("{prefix}.{}", proxy::ProxyConfig::KIND), env)?,
             );
+        }
+        if self.radio_feedback.enabled() {
+            out.extend(self.radio_feedback.build(
+                &format!("{prefix}.{}", radio_feedback::RadioFeedbackConfig::KIND),
+                env,
+            )?);
         }
         Ok(out)
     }

@@ -4,6 +4,7 @@ use crate::config::{check, ConfigError};
 use crate::units::{Bytes, Dur, Rate};
 use rantcp_core::Duration;
 use rantcp_net::{AppWrite, Arrivals, Bursts, FlowKind};
+use rantcp_tcp::cc::radio_aware::{RadioAwareParams, RttPredictor, Variant};
 use rantcp_tcp::cc::{CcKind, Hystart};
 use rantcp_tcp::{CwndRules, TcpConfig};
 use schemars::JsonSchema;
@@ -21,6 +22,10 @@ pub enum CcName {
     Highspeed,
     /// BBR v1 (Linux tcp_bbr.c).
     Bbr,
+    /// Seed 002's loose-coupled radio-aware TCP: the window from RAN feedback (needs
+    /// `functions.radio_feedback`; settings in `flow.radio_aware`).
+    #[serde(rename = "radio-aware")]
+    RadioAware,
 }
 
 impl CcName {
@@ -30,6 +35,76 @@ impl CcName {
             CcName::Cubic => CcKind::Cubic,
             CcName::Highspeed => CcKind::HighSpeed,
             CcName::Bbr => CcKind::Bbr,
+            CcName::RadioAware => CcKind::RadioAware,
+        }
+    }
+}
+
+/// `flow.radio_aware.variant`: the terms of seed 002's window formula.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+pub enum RadioAwareVariant {
+    /// cwnd = R(t)·RTT.
+    #[serde(rename = "rate")]
+    Rate,
+    /// cwnd = R(t)·RTT + (Q_th − Q(t)).
+    #[serde(rename = "rate+queue")]
+    RateQueue,
+}
+
+/// `flow.radio_aware.rtt`: the RTT predictor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RttPredictorName {
+    /// The connection's minimum RTT.
+    Min,
+    /// The RFC 6298 smoothed RTT.
+    Srtt,
+}
+
+fn d_ra_variant() -> RadioAwareVariant {
+    RadioAwareVariant::RateQueue
+}
+fn d_q_th() -> Bytes {
+    Bytes(20_000)
+}
+fn d_rtt_pred() -> RttPredictorName {
+    RttPredictorName::Min
+}
+fn d_stale() -> Dur {
+    Dur::ms(100)
+}
+
+/// `[flow.radio_aware]`: the radio-aware controller's settings (used when `cc =
+/// "radio-aware"`).
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RadioAwareFlowConfig {
+    /// "rate+queue" (cwnd = R·RTT + Q_th − Q) or "rate" (cwnd = R·RTT).
+    #[serde(default = "d_ra_variant")]
+    pub variant: RadioAwareVariant,
+    /// Layer-2 queue target Q_th.
+    #[serde(default = "d_q_th")]
+    pub q_th: Bytes,
+    /// RTT predictor: "min" (the connection's minimum RTT) or "srtt" (RFC 6298 SRTT).
+    #[serde(default = "d_rtt_pred")]
+    pub rtt: RttPredictorName,
+    /// Feedback sampled longer ago than this is stale: the loss-based `fallback` runs.
+    #[serde(default = "d_stale")]
+    pub stale_after: Dur,
+    /// The loss-based controller without fresh feedback (default: the stack's, linux: cubic,
+    /// rfc: newreno).
+    #[serde(default)]
+    pub fallback: Option<CcName>,
+}
+
+impl Default for RadioAwareFlowConfig {
+    fn default() -> Self {
+        RadioAwareFlowConfig {
+            variant: d_ra_variant(),
+            q_th: d_q_th(),
+            rtt: d_rtt_pred(),
+            stale_after: d_stale(),
+            fallback: None,
         }
     }
 }
@@ -245,8 +320,8 @@ pub struct FlowConfigInput {
     /// min_rto, quickack, rack_tlp, prr, hystart and cwnd_rules.
     #[serde(default = "d_stack")]
     pub stack: StackName,
-    /// Congestion control: "newreno", "cubic", "highspeed" or "bbr" (linux: cubic, rfc:
-    /// newreno).
+    /// Congestion control: "newreno", "cubic", "highspeed", "bbr" or "radio-aware" (seed 002;
+    /// needs `functions.radio_feedback`) (linux: cubic, rfc: newreno).
     #[serde(default)]
     pub cc: Option<CcName>,
     /// Maximum segment size, payload bytes.
@@ -311,6 +386,9 @@ pub struct FlowConfigInput {
     /// stack).
     #[serde(default)]
     pub cwnd_rules: Option<CwndRulesName>,
+    /// Settings of `cc = "radio-aware"` (seed 002).
+    #[serde(default)]
+    pub radio_aware: RadioAwareFlowConfig,
 }
 
 /// A TCP (or UDP) flow and its endpoints' TCP settings, with every value `flow.stack` left
@@ -352,6 +430,7 @@ pub struct FlowConfig {
     pub pacing: bool,
     pub hystart: HystartName,
     pub cwnd_rules: CwndRulesName,
+    pub radio_aware: RadioAwareFlowConfig,
 }
 
 impl From<FlowConfigInput> for FlowConfig {
@@ -394,6 +473,10 @@ impl From<FlowConfigInput> for FlowConfig {
             cwnd_rules: i
                 .cwnd_rules
                 .unwrap_or(CwndRulesName::from_kind(p.cwnd_rules)),
+            radio_aware: RadioAwareFlowConfig {
+                fallback: Some(i.radio_aware.fallback.unwrap_or(i.stack.cc())),
+                ..i.radio_aware
+            },
         }
     }
 }
@@ -469,6 +552,16 @@ impl FlowConfig {
                 .is_none_or(|w| w.0 >= 1 && w.0 <= self.snd_buf.0 && w.0 <= u32::MAX as u64),
             &format!("{p}.app_write"),
             "must be between 1 byte and snd_buf",
+        )?;
+        check(
+            self.radio_aware.fallback != Some(CcName::RadioAware),
+            &format!("{p}.radio_aware.fallback"),
+            "must be a loss-based controller: \"newreno\", \"cubic\", \"highspeed\" or \"bbr\"",
+        )?;
+        check(
+            self.radio_aware.stale_after.0 .0 > 0,
+            &format!("{p}.radio_aware.stale_after"),
+            "must be > 0",
         )?;
         if matches!(self.app, AppKind::Ftp1 | AppKind::Bursts) {
             check(
@@ -567,6 +660,19 @@ impl FlowConfig {
             hystart: self.hystart.kind(),
             cwnd_rules: self.cwnd_rules.kind(),
             pacing: self.pacing,
+            radio_aware: RadioAwareParams {
+                variant: match self.radio_aware.variant {
+                    RadioAwareVariant::Rate => Variant::Rate,
+                    RadioAwareVariant::RateQueue => Variant::RateQueue,
+                },
+                q_th_bytes: self.radio_aware.q_th.0,
+                rtt: match self.radio_aware.rtt {
+                    RttPredictorName::Min => RttPredictor::MinRtt,
+                    RttPredictorName::Srtt => RttPredictor::Srtt,
+                },
+                stale_after: self.radio_aware.stale_after.d(),
+                fallback: self.radio_aware.fallback.unwrap_or(self.stack.cc()).kind(),
+            },
         }
     }
     /// The TCP settings of the data receiver (same stack settings).

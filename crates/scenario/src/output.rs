@@ -269,7 +269,7 @@ fn flow_summaries(label: &str, sim: &Sim, end: Time) -> Vec<Value> {
             m.insert("download_time_s".into(), json!(t));
         }
         if let FlowKind::Bursts(_) = spec.kind {
-            m.insert("bursts".into(), burst_summary(&res.bursts));
+            burst_summary(&res.bursts, m);
         }
         if let FlowKind::UdpCbr { .. } = spec.kind {
             m.insert("udp_sent_packets".into(), json!(res.udp_sent_packets));
@@ -293,16 +293,27 @@ fn flow_summaries(label: &str, sim: &Sim, end: Time) -> Vec<Value> {
     flows
 }
 
-/// Per-burst latency of a bursty flow (first byte sent → last byte delivered) and transfer
-/// time (arrival → last byte delivered), over the bursts delivered by the end of the run.
-fn burst_summary(bursts: &[rantcp_net::BurstRecord]) -> Value {
-    let mut lat: Vec<f64> = bursts
+/// Per-burst figures of a bursty flow, over the bursts delivered by the end of the run:
+/// latency (first byte sent → last byte delivered; mean, median, 95th percentile, maximum),
+/// transfer time (arrival → last byte delivered; mean) and burst throughput (burst bits over
+/// its latency, Mbit/s; mean over bursts). Flat keys, so sweeps aggregate them over flows.
+fn burst_summary(bursts: &[rantcp_net::BurstRecord], m: &mut serde_json::Map<String, Value>) {
+    let done: Vec<&rantcp_net::BurstRecord> =
+        bursts.iter().filter(|b| b.delivered.is_some()).collect();
+    let mut lat: Vec<f64> = done
         .iter()
         .filter_map(|b| b.latency().map(|d| d.as_secs_f64()))
         .collect();
-    let tt: Vec<f64> = bursts
+    let tt: Vec<f64> = done
         .iter()
         .filter_map(|b| b.transfer_time().map(|d| d.as_secs_f64()))
+        .collect();
+    let tput: Vec<f64> = done
+        .iter()
+        .filter_map(|b| {
+            let l = b.latency()?.as_secs_f64();
+            (l > 0.0).then(|| (b.end - b.start) as f64 * 8.0 / l / 1e6)
+        })
         .collect();
     lat.sort_by(f64::total_cmp);
     let mean = |v: &[f64]| (!v.is_empty()).then(|| r6(v.iter().sum::<f64>() / v.len() as f64));
@@ -313,15 +324,14 @@ fn burst_summary(bursts: &[rantcp_net::BurstRecord]) -> Value {
             r6(lat[k - 1])
         })
     };
-    json!({
-        "arrived": bursts.len(),
-        "delivered": lat.len(),
-        "latency_mean_s": mean(&lat),
-        "latency_p50_s": pct(0.5),
-        "latency_p95_s": pct(0.95),
-        "latency_max_s": lat.last().map(|&x| r6(x)),
-        "transfer_time_mean_s": mean(&tt),
-    })
+    m.insert("bursts_arrived".into(), json!(bursts.len()));
+    m.insert("bursts_delivered".into(), json!(done.len()));
+    m.insert("burst_latency_mean_s".into(), json!(mean(&lat)));
+    m.insert("burst_latency_p50_s".into(), json!(pct(0.5)));
+    m.insert("burst_latency_p95_s".into(), json!(pct(0.95)));
+    m.insert("burst_latency_max_s".into(), json!(lat.last().map(|&x| r6(x))));
+    m.insert("burst_transfer_mean_s".into(), json!(mean(&tt)));
+    m.insert("burst_tput_mean".into(), json!(mean(&tput)));
 }
 
 fn link_summaries(label: &str, sim: &Sim) -> Vec<Value> {
