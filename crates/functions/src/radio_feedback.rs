@@ -256,3 +256,137 @@ impl NetworkFunction for RadioFeedback {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rantcp_nf::{Rnti, UeReport};
+    use std::net::Ipv4Addr;
+
+    const SRV: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 1);
+    fn ue(k: u8) -> Ipv4Addr {
+        Ipv4Addr::new(10, 1, 0, k)
+    }
+    fn key(dst: Ipv4Addr, port: u16) -> FlowKey {
+        FlowKey {
+            src: SRV,
+            dst,
+            src_port: 5201,
+            dst_port: port,
+            proto: PROTO_TCP,
+        }
+    }
+
+    /// Two UEs: UE 1 with CQI 9, UE 2 without a CQI report yet.
+    struct Stub;
+    impl RanView for Stub {
+        fn slot(&self) -> Duration {
+            Duration::from_millis(1)
+        }
+        fn rntis(&self) -> &[Rnti] {
+            &[1, 2]
+        }
+        fn rnti_of(&self, addr: Ipv4Addr) -> Option<Rnti> {
+            [ue(1), ue(2)].iter().position(|a| *a == addr).map(|i| i as Rnti + 1)
+        }
+        fn addr_of(&self, rnti: Rnti) -> Option<Ipv4Addr> {
+            Some(ue(rnti as u8))
+        }
+        fn ue_report(&self, rnti: Rnti, now: Time) -> Option<UeReport> {
+            Some(UeReport {
+                rnti,
+                cqi: if rnti == 1 { 9 } else { 0 },
+                achievable_rate_bps: if rnti == 1 { 12.5e6 } else { 0.0 },
+                rlc_queue_bytes: 1000 * rnti as u64 + now.as_nanos() / 1_000_000,
+                ..Default::default()
+            })
+        }
+    }
+
+    fn feedback(f: &mut RadioFeedback) -> Vec<(FlowKey, Feedback, Duration)> {
+        let mut v = Vec::new();
+        while let Some(o) = f.poll_output() {
+            match o {
+                Output::Action(Action::Feedback { flow, fb, delay }) => v.push((flow, fb, delay)),
+                o => panic!("unexpected {o:?}"),
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn every_period_each_ue_flow_gets_rate_and_queue_after_the_delay() {
+        let flows = vec![key(ue(1), 1), key(ue(2), 2), key(Ipv4Addr::new(10, 9, 9, 9), 3)];
+        let mut f = RadioFeedback::new(
+            flows.clone(),
+            Duration::from_millis(10),
+            Duration::from_millis(7),
+            Some(Time::from_millis(30)),
+        );
+        assert_eq!(f.points(), Points::NONE);
+        assert_eq!(f.poll_timeout(), Some(Time::from_millis(10)));
+        // Early and stale calls do nothing.
+        f.handle_timeout(Time::from_millis(9), Some(&Stub));
+        assert!(feedback(&mut f).is_empty());
+        f.handle_timeout(Time::from_millis(10), Some(&Stub));
+        let fb = feedback(&mut f);
+        // The flow to a non-UE address gets none; UE 2 has no CQI: no rate, its queue still.
+        assert_eq!(
+            fb,
+            vec![
+                (
+                    flows[0],
+                    Feedback {
+                        sampled_at: Time::from_millis(10),
+                        rate_bps: Some(12.5e6),
+                        queue_bytes: Some(1010),
+                    },
+                    Duration::from_millis(7)
+                ),
+                (
+                    flows[1],
+                    Feedback {
+                        sampled_at: Time::from_millis(10),
+                        rate_bps: None,
+                        queue_bytes: Some(2010),
+                    },
+                    Duration::from_millis(7)
+                ),
+            ]
+        );
+        assert_eq!(f.poll_timeout(), Some(Time::from_millis(20)));
+        // A late call samples at its own time and keeps the grid.
+        f.handle_timeout(Time::from_millis(23), Some(&Stub));
+        let fb = feedback(&mut f);
+        assert_eq!(fb[0].1.sampled_at, Time::from_millis(23));
+        assert_eq!(fb[0].1.queue_bytes, Some(1023));
+        // The next round would be at 30 ms = stop: no more reports.
+        assert_eq!(f.poll_timeout(), None);
+        f.handle_timeout(Time::from_millis(30), Some(&Stub));
+        assert!(feedback(&mut f).is_empty());
+        let r = f.report();
+        assert_eq!(r["reports"], 4);
+        assert_eq!(r["reports_without_rate"], 2);
+        assert_eq!(r["bytes_sent"], 4 * 44);
+    }
+
+    #[test]
+    fn config_is_checked_and_builds_only_at_a_ran() {
+        let c = RadioFeedbackConfig {
+            period: Dur(Duration::from_micros(50)),
+            ..Default::default()
+        };
+        let e = c.validate("functions.radio_feedback").unwrap_err();
+        assert!(e.to_string().contains("functions.radio_feedback.period"), "{e}");
+        let on = RadioFeedbackConfig {
+            enabled: true,
+            ..Default::default()
+        };
+        let e = on.build("functions.radio_feedback", &BuildEnv::default()).err().unwrap();
+        assert!(e.to_string().contains("radio access network"), "{e}");
+        assert!(RadioFeedbackConfig::default()
+            .build("functions.radio_feedback", &BuildEnv::default())
+            .unwrap()
+            .is_empty());
+    }
+}

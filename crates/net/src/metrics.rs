@@ -192,6 +192,10 @@ impl Sim {
     pub fn flow_sender_info(&self, f: FlowId) -> Option<TcpInfo> {
         self.flows[f].sender.map(|c| self.conns[c].ep.info())
     }
+    /// The congestion controller of the data sender of flow `f`.
+    pub fn flow_sender_cc(&self, f: FlowId) -> Option<&rantcp_tcp::cc::Cc> {
+        self.flows[f].sender.map(|c| self.conns[c].ep.cc())
+    }
     pub fn flow_sender_state(&self, f: FlowId) -> Option<State> {
         self.flows[f].sender.map(|c| self.conns[c].ep.state())
     }

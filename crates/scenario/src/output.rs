@@ -271,6 +271,15 @@ fn flow_summaries(label: &str, sim: &Sim, end: Time) -> Vec<Value> {
         if let FlowKind::Bursts(_) = spec.kind {
             burst_summary(&res.bursts, m);
         }
+        if res.feedback_received > 0 {
+            m.insert("feedback_received".into(), json!(res.feedback_received));
+        }
+        if let Some(rantcp_tcp::cc::Cc::RadioAware(ra)) = sim.flow_sender_cc(f) {
+            // Reports the controller used, and times stale feedback handed the window back
+            // to the loss-based fallback.
+            m.insert("radio_reports_used".into(), json!(ra.reports));
+            m.insert("radio_fallbacks".into(), json!(ra.fallbacks));
+        }
         if let FlowKind::UdpCbr { .. } = spec.kind {
             m.insert("udp_sent_packets".into(), json!(res.udp_sent_packets));
             m.insert(
