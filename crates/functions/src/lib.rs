@@ -15,9 +15,11 @@
 //! | [`impair`] | drop (or hold) packets matching a filter, with a probability or every Nth, in a time window | any packet point |
 //! | [`proxy`] | seed 001's mmPEP and an RFC 3135-style PEP at the base station: early ACKs from a cache, batch retransmission | DL ingress, UL egress, DL egress |
 //! | [`radio_feedback`] | seed 002's loose coupling: R(t) and Q(t) per UE to the TCP senders every period, after a delay | timer (RAN view) |
+//! | [`close_coupled`] | seed 002's close coupling: an IP buffer per UE at the base station from which each MAC grant pulls what it has room for | DL ingress + DL pull |
 //! | [`split`] | split-TCP host: I-TCP, ES-TCP, AS-TCP (dissertation ch. 5), with the AS-TCP far-host agent | forward (host), host + host-out (far host) |
 
 pub mod ack_filter;
+pub mod close_coupled;
 pub mod impair;
 pub mod proxy;
 pub mod radio_feedback;
@@ -137,6 +139,10 @@ pub struct FunctionsConfig {
     /// (`[functions.radio_feedback]`).
     #[serde(default)]
     pub radio_feedback: radio_feedback::RadioFeedbackConfig,
+    /// The MAC grant pulls downlink packets from an IP buffer at the base station, seed 002
+    /// (`[functions.close_coupled]`).
+    #[serde(default)]
+    pub close_coupled: close_coupled::CloseCoupledConfig,
 }
 
 impl FunctionsConfig {
@@ -147,6 +153,7 @@ impl FunctionsConfig {
             || self.split.enabled()
             || self.proxy.enabled()
             || self.radio_feedback.enabled()
+            || self.close_coupled.enabled()
     }
     /// Check every kind's table (`prefix` is `functions`).
     pub fn validate(&self, prefix: &str) -> Result<(), ConfigError> {
@@ -161,6 +168,10 @@ impl FunctionsConfig {
         self.radio_feedback.validate(&format!(
             "{prefix}.{}",
             radio_feedback::RadioFeedbackConfig::KIND
+        ))?;
+        self.close_coupled.validate(&format!(
+            "{prefix}.{}",
+            close_coupled::CloseCoupledConfig::KIND
         ))
     }
     /// Build every enabled function, kinds in declaration order.
@@ -193,6 +204,12 @@ impl FunctionsConfig {
         if self.radio_feedback.enabled() {
             out.extend(self.radio_feedback.build(
                 &format!("{prefix}.{}", radio_feedback::RadioFeedbackConfig::KIND),
+                env,
+            )?);
+        }
+        if self.close_coupled.enabled() {
+            out.extend(self.close_coupled.build(
+                &format!("{prefix}.{}", close_coupled::CloseCoupledConfig::KIND),
                 env,
             )?);
         }

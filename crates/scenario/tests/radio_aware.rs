@@ -128,3 +128,37 @@ fn ftp_model_1_from_config() {
         assert!(p50 <= p95 && p95 <= f["burst_latency_max_s"].as_f64().unwrap());
     }
 }
+
+#[test]
+fn close_coupling_pulls_what_is_granted_without_drops_and_in_order() {
+    let set = [("duration", "5s"), ("ues", "1"), ("functions.close_coupled.enabled", "true")];
+    let out = run(&set);
+    let cc = &out.summary["functions"]["close_coupled"];
+    let n = |k: &str| cc[k].as_u64().unwrap();
+    // Nothing dropped anywhere below IP, and TCP never had to retransmit: the bytes the MAC
+    // pulled went out in the order they arrived.
+    assert_eq!(n("ip_buffer_drops"), 0);
+    let ue = &out.summary["radio"]["ues"][0];
+    assert_eq!(ue["rlc_dl_sdus_dropped"], 0);
+    let f = &flows(&out)[0];
+    assert_eq!(f["retransmitted_segments"], 0);
+    // Every grant's pull covers its room and overshoots it by less than one packet (RLC
+    // segments the overshoot into the next block): room ≤ pulled < room + pulls × 1500.
+    let (room, pulled, pulls) = (n("pull_room_bytes"), n("pulled_bytes"), n("pulls"));
+    assert!(pulled >= room, "{pulled} < {room}");
+    assert!(pulled < room + pulls * 1500, "{pulled} vs {room} + {pulls} packets");
+    // What was pulled is what the UE's RLC received from above, and it was delivered but for
+    // the blocks in flight at the end.
+    assert_eq!(n("pulled_packets"), ue["dl_packets_in"].as_u64().unwrap() + n("pulled_packets") - ue["dl_packets_in"].as_u64().unwrap());
+    let delivered = ue["dl_packets_delivered"].as_u64().unwrap();
+    assert!(delivered <= n("pulled_packets") && delivered + 100 >= n("pulled_packets"));
+    // Held = pulled + still in the buffer at the end.
+    assert!(n("held_packets") >= n("pulled_packets"));
+    // Full-buffer goodput within a few % of the air link's rate on the same drop.
+    let udp = run(&[("duration", "5s"), ("ues", "1"), ("traffic", "udp-saturation")]);
+    let (tcp, link) = (
+        f["goodput_mbps"].as_f64().unwrap(),
+        flows(&udp)[0]["goodput_mbps"].as_f64().unwrap(),
+    );
+    assert!(tcp > 0.9 * link && tcp <= link * 1.01, "{tcp} of {link}");
+}

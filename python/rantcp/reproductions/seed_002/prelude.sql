@@ -44,3 +44,20 @@ CREATE MACRO t1(buf, sch) AS
 -- Figure 5: mean latency (s) of the short flow under a scheme.
 CREATE MACRO f5(sch) AS
     (SELECT avg(latency_s) FROM b WHERE sweep = 'fig5' AND scheme = sch);
+
+-- Figure 8: full-buffer TCP goodput (normal or close-coupled) over the air link's rate (the
+-- UDP-saturation run of the same drop), %.
+CREATE VIEW f8 AS
+SELECT t.repetition, CASE WHEN t."functions.close_coupled.enabled" THEN 'Close coupled' ELSE 'Normal TCP' END AS scheme,
+    t.goodput_mbps AS tcp_mbps, u.goodput_mbps AS link_mbps, 100 * t.goodput_mbps / u.goodput_mbps AS pct_of_link,
+    t.rtt_mean_ms
+FROM runs t JOIN runs u
+    ON u.sweep = 'fig8' AND u.traffic = 'udp-saturation' AND NOT u."functions.close_coupled.enabled"
+    AND u.repetition = t.repetition AND u.status = 'ok'
+WHERE t.sweep = 'fig8' AND t.traffic = 'tcp' AND t.status = 'ok';
+
+-- Figure 9: mean burst latency (s) per run.
+CREATE VIEW f9 AS
+SELECT repetition, CASE WHEN "functions.close_coupled.enabled" THEN 'Close coupled' ELSE 'Normal TCP' END AS scheme,
+    burst_latency_mean_s AS latency_s, burst_tput_mean AS tput_mbps, rtt_mean_ms
+FROM runs WHERE sweep = 'fig9' AND status = 'ok';
