@@ -478,6 +478,11 @@ fn radio_summary(sims: &[(String, Sim)], end: Time) -> Value {
                     "retx_bsr_expiries": mac.retx_bsr_expiries,
                     "ul_grants": c.ul_grants,
                 }));
+                if c.dl_nf_emitted > 0 {
+                    // Downlink packets network functions put into the bearer (emitted or pulled).
+                    let o = ues.last_mut().and_then(|v: &mut Value| v.as_object_mut()).unwrap();
+                    o.insert("dl_nf_emitted".into(), json!(c.dl_nf_emitted));
+                }
             }
             let n_prb = dev.radio().carrier().n_prb as f64;
             for ci in dev.active_cells() {
