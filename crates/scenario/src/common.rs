@@ -582,16 +582,16 @@ impl FlowConfig {
         }
         if self.app == AppKind::Ftp1 {
             check(
-                self.burst_rate.is_finite() && self.burst_rate > 0.0 && self.burst_rate <= 1e6,
+                self.burst_rate.is_finite() && self.burst_rate > 0.0 && self.burst_rate <= 1000.0,
                 &format!("{p}.burst_rate"),
-                "must be > 0 and <= 1e6 bursts per second",
+                "must be > 0 and <= 1000 bursts per second",
             )?;
         }
         if self.app == AppKind::Bursts {
             check(
-                self.burst_interval.0 .0 > 0,
+                self.burst_interval.0 >= Duration::from_millis(1),
                 &format!("{p}.burst_interval"),
-                "must be > 0",
+                "must be at least 1ms",
             )?;
         }
         if self.app == AppKind::Download {
