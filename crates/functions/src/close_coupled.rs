@@ -25,7 +25,7 @@ use rantcp_nf::{
     Attach, Ctx, FlowKey, NetworkFunction, Points, RanView, Rnti, SampleSink, SampleValue, Site,
     Verdict,
 };
-use rantcp_wire::{Packet, PROTO_TCP};
+use rantcp_wire::Packet;
 use rustc_hash::FxHashSet;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -71,14 +71,11 @@ impl FunctionConfig for CloseCoupledConfig {
             &format!("{p}.enabled"),
             "needs a scenario with a radio access network",
         )?;
-        let flows: Vec<FlowKey> = match &self.flow {
-            Some(name) => vec![env.flow(&format!("{p}.flow"), name)?],
-            None => env.flows.iter().map(|f| f.1).collect(),
-        };
+        let flows = env.tcp_flows(&format!("{p}.flow"), self.flow.as_deref())?;
         Ok(vec![Attach {
             site: Site::Ran,
             function: Box::new(CloseCoupled::new(
-                flows.into_iter().filter(|k| k.proto == PROTO_TCP).collect(),
+                flows,
                 self.buffer.map(|b| b.0),
             )),
         }])

@@ -86,6 +86,18 @@ impl BuildEnv {
     pub fn node_of(&self, addr: Ipv4Addr) -> Option<NodeId> {
         self.addrs.iter().position(|a| *a == addr)
     }
+    /// The flow named `name` (at `path`), or every TCP flow of the network when `name` is
+    /// absent (functions that act on the TCP flows to UEs start from these).
+    pub fn tcp_flows(&self, path: &str, name: Option<&str>) -> Result<Vec<FlowKey>, ConfigError> {
+        let all = match name {
+            Some(n) => vec![self.flow(path, n)?],
+            None => self.flows.iter().map(|f| f.1).collect(),
+        };
+        Ok(all
+            .into_iter()
+            .filter(|k| k.proto == rantcp_wire::PROTO_TCP)
+            .collect())
+    }
     fn node_names(&self) -> String {
         let names: Vec<&str> = self.nodes.iter().map(|(n, _)| n.as_str()).collect();
         names.join(", ")

@@ -35,7 +35,6 @@ use rantcp_nf::{
     Action, Attach, Feedback, FlowKey, NetworkFunction, Outbox, Output, Points, RanView,
     SampleSink, SampleValue, Site,
 };
-use rantcp_wire::PROTO_TCP;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -112,11 +111,7 @@ impl FunctionConfig for RadioFeedbackConfig {
             &format!("{p}.enabled"),
             "needs a scenario with a radio access network",
         )?;
-        let flows: Vec<FlowKey> = match &self.flow {
-            Some(name) => vec![env.flow(&format!("{p}.flow"), name)?],
-            None => env.flows.iter().map(|f| f.1).collect(),
-        };
-        let flows = flows.into_iter().filter(|k| k.proto == PROTO_TCP).collect();
+        let flows = env.tcp_flows(&format!("{p}.flow"), self.flow.as_deref())?;
         Ok(vec![Attach {
             site: Site::Ran,
             function: Box::new(RadioFeedback::new(
@@ -261,6 +256,7 @@ impl NetworkFunction for RadioFeedback {
 mod tests {
     use super::*;
     use rantcp_nf::{Rnti, UeReport};
+    use rantcp_wire::PROTO_TCP;
     use std::net::Ipv4Addr;
 
     const SRV: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 1);

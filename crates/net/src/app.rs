@@ -223,6 +223,20 @@ impl Sim {
         Rng::for_entity(self.seed, &format!("tcp/iss/{flow}/{side}")).next_u64() as u32
     }
 
+    /// The two ends of a push from source to destination (bulk or bursts): the destination
+    /// listens, the source connects with `to_write` bytes to send. Returns the sender.
+    fn open_push(&mut self, now: Time, f: FlowId, spec: &FlowSpec, to_write: u64) -> usize {
+        let src = (self.nodes[spec.src].addr, spec.src_port);
+        let dst = (self.nodes[spec.dst].addr, spec.dst_port);
+        let rx_ep = Endpoint::listen(dst, self.iss_for(f, "rx"), spec.tcp_receiver.clone());
+        let rx = self.new_conn(spec.dst, f, Role::BulkReceiver, rx_ep, 0);
+        let tx_ep = Endpoint::connect(now, src, dst, self.iss_for(f, "tx"), spec.tcp_sender.clone());
+        let tx = self.new_conn(spec.src, f, Role::BulkSender, tx_ep, to_write);
+        self.flows[f].sender = Some(tx);
+        self.flows[f].receiver = Some(rx);
+        tx
+    }
+
     pub(crate) fn on_flow_start(&mut self, now: Time, f: FlowId) {
         let Some(flow) = self.flows.get(f) else {
             return; // removed before the run ([`Sim::remove_flows`])
@@ -232,24 +246,7 @@ impl Sim {
         let dst = (self.nodes[spec.dst].addr, spec.dst_port);
         match spec.kind {
             FlowKind::Bulk { bytes, write } => {
-                let rx_ep = Endpoint::listen(dst, self.iss_for(f, "rx"), spec.tcp_receiver.clone());
-                let rx = self.new_conn(spec.dst, f, Role::BulkReceiver, rx_ep, 0);
-                let tx_ep = Endpoint::connect(
-                    now,
-                    src,
-                    dst,
-                    self.iss_for(f, "tx"),
-                    spec.tcp_sender.clone(),
-                );
-                let tx = self.new_conn(
-                    spec.src,
-                    f,
-                    Role::BulkSender,
-                    tx_ep,
-                    bytes.unwrap_or(u64::MAX),
-                );
-                self.flows[f].sender = Some(tx);
-                self.flows[f].receiver = Some(rx);
+                let tx = self.open_push(now, f, &spec, bytes.unwrap_or(u64::MAX));
                 if let Some(w) = write {
                     self.conns[tx].paced = Some(Paced {
                         w,
@@ -263,18 +260,7 @@ impl Sim {
                 }
             }
             FlowKind::Bursts(b) => {
-                let rx_ep = Endpoint::listen(dst, self.iss_for(f, "rx"), spec.tcp_receiver.clone());
-                let rx = self.new_conn(spec.dst, f, Role::BulkReceiver, rx_ep, 0);
-                let tx_ep = Endpoint::connect(
-                    now,
-                    src,
-                    dst,
-                    self.iss_for(f, "tx"),
-                    spec.tcp_sender.clone(),
-                );
-                let tx = self.new_conn(spec.src, f, Role::BulkSender, tx_ep, 0);
-                self.flows[f].sender = Some(tx);
-                self.flows[f].receiver = Some(rx);
+                let tx = self.open_push(now, f, &spec, 0);
                 self.conns[tx].bursts = Some(BurstGen {
                     b,
                     rng: Rng::for_entity(self.seed, &format!("app/bursts/{f}")),
