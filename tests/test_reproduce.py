@@ -366,7 +366,7 @@ def test_cli_list_and_bad_input(tmp_path: Path):
         assert any(line.startswith(name) for line in p.stdout.splitlines()), name
     p = run_cli("reproduce", "seed-999", "--out", str(tmp_path / "x"))
     assert p.returncode == 2
-    assert p.stderr.strip() == "rantcp: error: reproduction 'seed-999' not found (available: seed-000, seed-001, seed-003-split, seed-004)"
+    assert p.stderr.strip() == "rantcp: error: reproduction 'seed-999' not found (available: seed-000, seed-001, seed-002, seed-003-split, seed-004)"
     assert not (tmp_path / "x").exists()
     p = run_cli("reproduce")
     assert p.returncode == 2 and "name a reproduction" in p.stderr
@@ -495,3 +495,44 @@ def test_reproduce_seed_001_quick(tmp_path: Path):
     assert verdicts["fig1-nlos-no-packets"] == "holds" and verdicts["gamma-0.2"] == "holds"
     m = json.loads((out / "reproduction.json").read_text())
     assert (m["mode"], m["runs"]) == ("quick", 1 + 18 + 18 + 18)
+
+
+def test_seed_002_definition_is_consistent():
+    r = reproductions.load("seed-002")
+    names = {s.name: s for s in r.sweeps}
+    assert set(names) == {"fig1", "table1", "fig5", "fig8", "fig9"}
+    # Table 1's buffers and traffic, Figure 5's burst, Figure 1 beside the air link's rate.
+    t1 = names["table1"].data
+    assert t1["axes"]["rlc.buffer"] == ["45KB", "60KB"]
+    assert (t1["set"]["flow.app"], t1["set"]["flow.burst_size"]) == ("bursts", "2MB")
+    assert names["fig5"].data["set"]["flow.burst_size"] == "0.5MB"
+    assert names["fig5"].data["set"]["flow.burst_count"] == 1
+    assert names["fig1"].data["axes"]["traffic"] == ["tcp", "udp-saturation"]
+    papers = {c.id: c.paper for c in r.claims}
+    assert (papers["table1-45KB-normal"], papers["table1-45KB-rate"], papers["table1-45KB-queue"]) == (14.5, 15.9, 16.6)
+    assert (papers["table1-60KB-normal"], papers["table1-60KB-rate"], papers["table1-60KB-queue"]) == (16.57, 17.33, 18.59)
+    assert (papers["table1-45KB-gain"], papers["table1-60KB-gain"]) == (14.5, 12.1)
+    assert papers["fig5-short-flow-latency-minus-66pct"] == 66
+    assert papers["fig9-close-coupled-latency-minus-37pct"] == 37
+    wheres = [f.where for f in r.figures]
+    for w in ("Figure 1", "Table 1", "Figure 5", "Figure 8", "Figure 9"):
+        assert any(x.startswith(w) for x in wheres), w
+
+
+@pytest.mark.timeout(300)
+def test_reproduce_seed_002_quick(tmp_path: Path):
+    out = tmp_path / "seed-002"
+    p = run_cli("reproduce", "seed-002", "--quick", "--out", str(out), "--workers", "2")
+    assert p.returncode == 0, p.stderr[-2000:]
+    r = reproductions.load("seed-002")
+    for f in r.figures:
+        if f.kind != "table":
+            assert (out / "figures" / f"{f.id}.png").read_bytes().startswith(PNG), f.id
+    rows = pd.read_csv(out / "claims.csv")
+    assert rows["id"].tolist() == [c.id for c in r.claims]
+    # Every claim gets a verdict from the runs (none lacks data).
+    for cid, verdict in zip(rows["id"], rows["verdict"]):
+        assert verdict in ("holds", "holds in direction", "does not hold"), (cid, verdict)
+    m = json.loads((out / "reproduction.json").read_text())
+    # fig1 16, table1 16, fig5 8, fig8 4, fig9 2: one repetition each.
+    assert (m["mode"], m["runs"]) == ("quick", 16 + 16 + 8 + 4 + 2)

@@ -98,6 +98,25 @@ const CASES: &[Case] = &[
             ("duration", "20s"),
         ],
     },
+    // Seed 002 (issue 13): loose coupling (radio feedback every 10 ms) and close coupling.
+    Case {
+        name: "radio-aware 4 UEs 20s cubic",
+        spec: "builtin:radio-aware",
+        overrides: &[],
+    },
+    Case {
+        name: "radio-aware 4 UEs 20s loose",
+        spec: "builtin:radio-aware",
+        overrides: &[
+            ("flow.cc", "radio-aware"),
+            ("functions.radio_feedback.enabled", "true"),
+        ],
+    },
+    Case {
+        name: "radio-aware 4 UEs 20s close",
+        spec: "builtin:radio-aware",
+        overrides: &[("functions.close_coupled.enabled", "true")],
+    },
     Case {
         name: "mmwave-urban newreno 60s route",
         spec: "builtin:mmwave-urban",

@@ -14,11 +14,15 @@
 //! | [`ack_filter`] | seed 000's TCP ACK filtering in the UE uplink buffer (Passive, Active, Hybrid, Hybrid(opt)) | UE uplink buffer |
 //! | [`impair`] | drop (or hold) packets matching a filter, with a probability or every Nth, in a time window | any packet point |
 //! | [`proxy`] | seed 001's mmPEP and an RFC 3135-style PEP at the base station: early ACKs from a cache, batch retransmission | DL ingress, UL egress, DL egress |
+//! | [`radio_feedback`] | seed 002's loose coupling: R(t) and Q(t) per UE to the TCP senders every period, after a delay | timer (RAN view) |
+//! | [`close_coupled`] | seed 002's close coupling: an IP buffer per UE at the base station from which each MAC grant pulls what it has room for | DL ingress + DL pull |
 //! | [`split`] | split-TCP host: I-TCP, ES-TCP, AS-TCP (dissertation ch. 5), with the AS-TCP far-host agent | forward (host), host + host-out (far host) |
 
 pub mod ack_filter;
+pub mod close_coupled;
 pub mod impair;
 pub mod proxy;
+pub mod radio_feedback;
 pub mod split;
 
 use rantcp_config::ConfigError;
@@ -82,6 +86,18 @@ impl BuildEnv {
     pub fn node_of(&self, addr: Ipv4Addr) -> Option<NodeId> {
         self.addrs.iter().position(|a| *a == addr)
     }
+    /// The flow named `name` (at `path`), or every TCP flow of the network when `name` is
+    /// absent (functions that act on the TCP flows to UEs start from these).
+    pub fn tcp_flows(&self, path: &str, name: Option<&str>) -> Result<Vec<FlowKey>, ConfigError> {
+        let all = match name {
+            Some(n) => vec![self.flow(path, n)?],
+            None => self.flows.iter().map(|f| f.1).collect(),
+        };
+        Ok(all
+            .into_iter()
+            .filter(|k| k.proto == rantcp_wire::PROTO_TCP)
+            .collect())
+    }
     fn node_names(&self) -> String {
         let names: Vec<&str> = self.nodes.iter().map(|(n, _)| n.as_str()).collect();
         names.join(", ")
@@ -131,6 +147,14 @@ pub struct FunctionsConfig {
     /// Seed 001's mmPEP or a plain PEP at the base station (`[functions.proxy]`).
     #[serde(default)]
     pub proxy: proxy::ProxyConfig,
+    /// Radio feedback (R(t), Q(t)) to radio-aware TCP senders, seed 002
+    /// (`[functions.radio_feedback]`).
+    #[serde(default)]
+    pub radio_feedback: radio_feedback::RadioFeedbackConfig,
+    /// The MAC grant pulls downlink packets from an IP buffer at the base station, seed 002
+    /// (`[functions.close_coupled]`).
+    #[serde(default)]
+    pub close_coupled: close_coupled::CloseCoupledConfig,
 }
 
 impl FunctionsConfig {
@@ -140,6 +164,8 @@ impl FunctionsConfig {
             || self.ack_filter.enabled()
             || self.split.enabled()
             || self.proxy.enabled()
+            || self.radio_feedback.enabled()
+            || self.close_coupled.enabled()
     }
     /// Check every kind's table (`prefix` is `functions`).
     pub fn validate(&self, prefix: &str) -> Result<(), ConfigError> {
@@ -150,7 +176,15 @@ impl FunctionsConfig {
         self.split
             .validate(&format!("{prefix}.{}", split::SplitConfig::KIND))?;
         self.proxy
-            .validate(&format!("{prefix}.{}", proxy::ProxyConfig::KIND))
+            .validate(&format!("{prefix}.{}", proxy::ProxyConfig::KIND))?;
+        self.radio_feedback.validate(&format!(
+            "{prefix}.{}",
+            radio_feedback::RadioFeedbackConfig::KIND
+        ))?;
+        self.close_coupled.validate(&format!(
+            "{prefix}.{}",
+            close_coupled::CloseCoupledConfig::KIND
+        ))
     }
     /// Build every enabled function, kinds in declaration order.
     pub fn build(&self, prefix: &str, env: &BuildEnv) -> Result<Vec<Attach>, ConfigError> {
@@ -178,6 +212,18 @@ impl FunctionsConfig {
                 self.proxy
                     .build(&format!("{prefix}.{}", proxy::ProxyConfig::KIND), env)?,
             );
+        }
+        if self.radio_feedback.enabled() {
+            out.extend(self.radio_feedback.build(
+                &format!("{prefix}.{}", radio_feedback::RadioFeedbackConfig::KIND),
+                env,
+            )?);
+        }
+        if self.close_coupled.enabled() {
+            out.extend(self.close_coupled.build(
+                &format!("{prefix}.{}", close_coupled::CloseCoupledConfig::KIND),
+                env,
+            )?);
         }
         Ok(out)
     }

@@ -1,4 +1,5 @@
-//! Applications over flows: bulk TCP send (iperf-like), a file download (request, then the
+//! Applications over flows: bulk TCP send (iperf-like), bursty TCP send (3GPP FTP model 1 and
+//! its periodic and single-burst variants, [`Bursts`]), a file download (request, then the
 //! response over the same connection) and UDP constant bit rate. Each flow's TCP connections
 //! are sans-IO endpoints (RFC 9293) owned here; the simulator drains their transmissions and
 //! arms their timers after every input (the endpoint's documented calling order).
@@ -29,6 +30,57 @@ pub enum FlowKind {
     /// UDP constant bit rate from source to destination: `rate_bps` of IP packets of
     /// `packet_bytes` (IP length).
     UdpCbr { rate_bps: u64, packet_bytes: u32 },
+    /// Bursty TCP send from source to destination over one connection: the application
+    /// writes `size` bytes at each arrival of [`Bursts`]; each burst's latency is measured.
+    Bursts(Bursts),
+}
+
+/// A bursty application (3GPP TR 36.814 Annex A.2.1.3.1 "FTP traffic model 1": files of
+/// `size` bytes arriving as a Poisson process of rate λ per user; the same with a fixed
+/// interval; or one burst). Every burst is written whole into the send buffer of one
+/// persistent connection when it arrives (a burst arriving while earlier ones are still being
+/// sent queues behind them). Its latency is measured from when TCP first sends one of its bytes
+/// to when its last byte reaches the receiving application, and from its arrival to then
+/// ([`BurstRecord`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bursts {
+    pub size: u64,
+    pub arrivals: Arrivals,
+    /// Stop after this many bursts (`None`: until the end of the run).
+    pub count: Option<u64>,
+}
+
+/// When the bursts of [`Bursts`] arrive; the first at the flow's start.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Arrivals {
+    /// Exponential inter-arrival times of mean `1/rate_per_s` (TR 36.814 FTP model 1).
+    Poisson { rate_per_s: f64 },
+    /// One burst every `interval` (the seed 002 "long flows").
+    Periodic { interval: Duration },
+}
+
+/// One burst of a [`FlowKind::Bursts`] flow: its byte range in the stream and its times.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct BurstRecord {
+    pub arrival: Time,
+    /// Stream bytes [start, end) of the connection.
+    pub start: u64,
+    pub end: u64,
+    /// TCP first sent a byte of it.
+    pub first_sent: Option<Time>,
+    /// Its last byte reached the receiving application.
+    pub delivered: Option<Time>,
+}
+
+impl BurstRecord {
+    /// First byte sent → last byte delivered.
+    pub fn latency(&self) -> Option<Duration> {
+        Some(self.delivered?.saturating_since(self.first_sent?))
+    }
+    /// Arrival → last byte delivered (the TR 36.814 file transfer time, queueing included).
+    pub fn transfer_time(&self) -> Option<Duration> {
+        Some(self.delivered?.saturating_since(self.arrival))
+    }
 }
 
 /// An application that writes `chunk` bytes every `chunk / rate` seconds, as the ns-3 tutorial
@@ -86,6 +138,15 @@ pub(crate) struct Conn {
     /// whether its tick is in the queue (no tick while the send buffer is full: writes due then
     /// are refused, and the next ACK that frees space re-arms on the write grid).
     paced: Option<Paced>,
+    /// Bursty application: arrivals still to come and their random stream.
+    bursts: Option<BurstGen>,
+}
+
+#[derive(Clone, Debug)]
+struct BurstGen {
+    b: Bursts,
+    rng: Rng,
+    arrived: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -152,6 +213,7 @@ impl Sim {
             writing,
             closed_by_app: false,
             paced: None,
+            bursts: None,
         });
         self.nodes[node].host.register(id, key, passive);
         id
@@ -159,6 +221,20 @@ impl Sim {
 
     fn iss_for(&self, flow: FlowId, side: &str) -> u32 {
         Rng::for_entity(self.seed, &format!("tcp/iss/{flow}/{side}")).next_u64() as u32
+    }
+
+    /// The two ends of a push from source to destination (bulk or bursts): the destination
+    /// listens, the source connects with `to_write` bytes to send. Returns the sender.
+    fn open_push(&mut self, now: Time, f: FlowId, spec: &FlowSpec, to_write: u64) -> usize {
+        let src = (self.nodes[spec.src].addr, spec.src_port);
+        let dst = (self.nodes[spec.dst].addr, spec.dst_port);
+        let rx_ep = Endpoint::listen(dst, self.iss_for(f, "rx"), spec.tcp_receiver.clone());
+        let rx = self.new_conn(spec.dst, f, Role::BulkReceiver, rx_ep, 0);
+        let tx_ep = Endpoint::connect(now, src, dst, self.iss_for(f, "tx"), spec.tcp_sender.clone());
+        let tx = self.new_conn(spec.src, f, Role::BulkSender, tx_ep, to_write);
+        self.flows[f].sender = Some(tx);
+        self.flows[f].receiver = Some(rx);
+        tx
     }
 
     pub(crate) fn on_flow_start(&mut self, now: Time, f: FlowId) {
@@ -170,24 +246,7 @@ impl Sim {
         let dst = (self.nodes[spec.dst].addr, spec.dst_port);
         match spec.kind {
             FlowKind::Bulk { bytes, write } => {
-                let rx_ep = Endpoint::listen(dst, self.iss_for(f, "rx"), spec.tcp_receiver.clone());
-                let rx = self.new_conn(spec.dst, f, Role::BulkReceiver, rx_ep, 0);
-                let tx_ep = Endpoint::connect(
-                    now,
-                    src,
-                    dst,
-                    self.iss_for(f, "tx"),
-                    spec.tcp_sender.clone(),
-                );
-                let tx = self.new_conn(
-                    spec.src,
-                    f,
-                    Role::BulkSender,
-                    tx_ep,
-                    bytes.unwrap_or(u64::MAX),
-                );
-                self.flows[f].sender = Some(tx);
-                self.flows[f].receiver = Some(rx);
+                let tx = self.open_push(now, f, &spec, bytes.unwrap_or(u64::MAX));
                 if let Some(w) = write {
                     self.conns[tx].paced = Some(Paced {
                         w,
@@ -199,6 +258,15 @@ impl Sim {
                 } else {
                     self.service(now, tx);
                 }
+            }
+            FlowKind::Bursts(b) => {
+                let tx = self.open_push(now, f, &spec, 0);
+                self.conns[tx].bursts = Some(BurstGen {
+                    b,
+                    rng: Rng::for_entity(self.seed, &format!("app/bursts/{f}")),
+                    arrived: 0,
+                });
+                self.on_burst(now, tx);
             }
             FlowKind::Download { .. } => {
                 let srv_ep = Endpoint::listen(src, self.iss_for(f, "tx"), spec.tcp_sender.clone());
@@ -250,6 +318,43 @@ impl Sim {
         self.host_send(now, src, p);
         let gap = Duration::transmission(packet_bytes as u64, rate_bps);
         self.q.schedule(now + gap, Ev::CbrTick { flow: f as u32 });
+    }
+
+    /// A burst arrives on connection `c` (see [`Bursts`]): queue it whole and draw the next.
+    pub(crate) fn on_burst(&mut self, now: Time, c: usize) {
+        let conn = &mut self.conns[c];
+        let Some(g) = conn.bursts.as_mut() else { return };
+        if conn.closed_by_app {
+            return;
+        }
+        g.arrived += 1;
+        let last = g.b.count.is_some_and(|n| g.arrived >= n);
+        let next = if last {
+            None
+        } else {
+            Some(match g.b.arrivals {
+                Arrivals::Periodic { interval } => interval,
+                Arrivals::Poisson { rate_per_s } => {
+                    Duration::from_secs_f64(g.rng.exponential(1.0 / rate_per_s))
+                }
+            })
+        };
+        let res = &mut self.flows[conn.flow].result;
+        let start = res.bursts.last().map_or(0, |b| b.end);
+        res.bursts.push(BurstRecord {
+            arrival: now,
+            start,
+            end: start + g.b.size,
+            first_sent: None,
+            delivered: None,
+        });
+        conn.to_write += g.b.size;
+        // Close once the last burst is written (`writing` gates `close_when_written`).
+        conn.writing = last;
+        if let Some(gap) = next {
+            self.q.schedule(now + gap, Ev::Burst { conn: c as u32 });
+        }
+        self.service(now, c);
     }
 
     /// A paced application write is due on connection `c` (see [`AppWrite`]).
@@ -318,7 +423,12 @@ impl Sim {
                     }
                 }
             }
-            Role::BulkSender => write_pending(conn),
+            Role::BulkSender => {
+                write_pending(conn);
+                if conn.bursts.is_some() {
+                    close_when_written(conn);
+                }
+            }
             Role::DownloadServer => {
                 let FlowKind::Download {
                     request_bytes,
@@ -352,6 +462,9 @@ impl Sim {
                     r.delivered_bytes += got;
                     r.first_delivery.get_or_insert(now);
                     r.last_delivery = Some(now);
+                    if !r.bursts.is_empty() {
+                        r.note_bursts_delivered(now);
+                    }
                     if let FlowKind::Download { bytes, .. } = flow.spec.kind {
                         if r.delivered_bytes >= bytes && r.completed_at.is_none() {
                             r.completed_at = Some(now);
@@ -369,6 +482,9 @@ impl Sim {
             self.host_send(now, node, p);
         }
         let conn = &mut self.conns[c];
+        if conn.bursts.is_some() {
+            self.flows[f].result.note_bursts_sent(now, conn.ep.data_bytes_sent());
+        }
         if let Some(t) = conn.ep.poll_timeout() {
             let t = t.max(now);
             if conn.timer_at.is_none_or(|at| t < at) {

@@ -32,6 +32,34 @@ pub struct FlowResult {
     /// Paced bulk (`AppWrite`): writes the application made, and those the send buffer refused.
     pub app_writes: u64,
     pub app_writes_refused: u64,
+    /// Bursty application ([`crate::Bursts`]): every burst so far, in arrival order.
+    pub bursts: Vec<crate::BurstRecord>,
+    /// The first burst not yet (wholly) sent / delivered.
+    pub(crate) bursts_sent: usize,
+    pub(crate) bursts_delivered: usize,
+}
+
+impl FlowResult {
+    /// TCP has sent `sent` stream bytes: stamp the bursts that began going out.
+    pub(crate) fn note_bursts_sent(&mut self, now: Time, sent: u64) {
+        while let Some(b) = self.bursts.get_mut(self.bursts_sent) {
+            if sent <= b.start {
+                break;
+            }
+            b.first_sent = Some(now);
+            self.bursts_sent += 1;
+        }
+    }
+    /// The receiving application has `delivered_bytes`: stamp the bursts now complete.
+    pub(crate) fn note_bursts_delivered(&mut self, now: Time) {
+        while let Some(b) = self.bursts.get_mut(self.bursts_delivered) {
+            if self.delivered_bytes < b.end {
+                break;
+            }
+            b.delivered = Some(now);
+            self.bursts_delivered += 1;
+        }
+    }
 }
 
 /// Sampled time series of one flow (columns of equal length).
@@ -163,6 +191,10 @@ impl Sim {
     }
     pub fn flow_sender_info(&self, f: FlowId) -> Option<TcpInfo> {
         self.flows[f].sender.map(|c| self.conns[c].ep.info())
+    }
+    /// The congestion controller of the data sender of flow `f`.
+    pub fn flow_sender_cc(&self, f: FlowId) -> Option<&rantcp_tcp::cc::Cc> {
+        self.flows[f].sender.map(|c| self.conns[c].ep.cc())
     }
     pub fn flow_sender_state(&self, f: FlowId) -> Option<State> {
         self.flows[f].sender.map(|c| self.conns[c].ep.state())

@@ -45,6 +45,10 @@ pub(crate) enum Ev {
     AppWrite {
         conn: u32,
     },
+    /// A burst of a bursty application arrives (app.rs `Bursts`).
+    Burst {
+        conn: u32,
+    },
     Sample,
     /// The timer of a node's network functions.
     ChainTimer {
@@ -126,6 +130,7 @@ impl Sim {
                 Ev::DeviceTimer { dev } => self.on_device_timer(now, dev as usize),
                 Ev::CbrTick { flow } => self.on_cbr_tick(now, flow as usize),
                 Ev::AppWrite { conn } => self.on_app_write(now, conn as usize),
+                Ev::Burst { conn } => self.on_burst(now, conn as usize),
                 Ev::Sample => self.on_sample(now),
                 Ev::ChainTimer { node } => self.on_chain_timer(now, node as usize),
                 Ev::Feedback { slot } => self.on_feedback(now, slot),

@@ -37,6 +37,12 @@ pub struct FadingConfig {
     pub scatterer_speed_mps: f64,
     /// Sinusoids per process.
     pub sinusoids: usize,
+    /// Downlink transmit-diversity branches: 1 (single antenna), or 2 for LTE transmission
+    /// mode 2 (TS 36.213 §7.1.2, SFBC over two antenna ports, TS 36.211 §6.3.4.3): the UE sees
+    /// two independent fading processes with the transmit power split between them, so the
+    /// post-combining SNR gain is (|h1|² + |h2|²)/2 (Alamouti, IEEE JSAC 16(8) 1998) — the same
+    /// mean, diversity order 2.
+    pub tx_diversity: u8,
 }
 
 /// The fading distribution.
@@ -57,6 +63,7 @@ impl Default for FadingConfig {
             kind: FadingKind::Rayleigh,
             scatterer_speed_mps: 0.83,
             sinusoids: DEFAULT_SINUSOIDS,
+            tx_diversity: 1,
         }
     }
 }
@@ -66,6 +73,7 @@ impl FadingConfig {
         kind: FadingKind::None,
         scatterer_speed_mps: 0.0,
         sinusoids: DEFAULT_SINUSOIDS,
+        tx_diversity: 1,
     };
 }
 

@@ -318,6 +318,8 @@ struct Ue {
     chan_rng: Rng,
     decode_rng: Rng,
     fading: FadingProcess,
+    /// The second branch of transmit diversity (`FadingConfig::tx_diversity` = 2).
+    fading2: Option<FadingProcess>,
     sites: Vec<SiteState>,
     // Cache of the large-scale state.
     cache_key: Option<(u64, u64, u64, bool)>,
@@ -513,6 +515,9 @@ impl RadioEnvironment {
                 u_pos: None,
             })
             .collect();
+        // Drawn after everything else so a single-branch run's draws are unchanged.
+        let fading2 = (self.cfg.fading.tx_diversity >= 2)
+            .then(|| FadingProcess::new(self.cfg.fading.sinusoids, &mut chan_rng));
         let first = mobility.position(Time::ZERO);
         let ue = Ue {
             rnti,
@@ -522,6 +527,7 @@ impl RadioEnvironment {
             chan_rng,
             decode_rng,
             fading,
+            fading2,
             sites,
             cache_key: None,
             recomputations: 0,
@@ -729,7 +735,11 @@ impl RadioEnvironment {
                 let x =
                     (ue.mobility.path_length_m(now) + env * ue.mobility.stationary_s(now)) / lambda;
                 let k = if ue.large.los { k_los } else { 0.0 };
-                ue.fading.power_gain(x, k)
+                match &ue.fading2 {
+                    // TM2 (SFBC): half the power on each branch, combined.
+                    Some(f2) => 0.5 * (ue.fading.power_gain(x, k) + f2.power_gain(x, k)),
+                    None => ue.fading.power_gain(x, k),
+                }
             }
         };
         let sinr = lin2db(ue.rx_mw[ue.serving] * fade / (ue.interference_mw + noise));

@@ -3,7 +3,8 @@
 use crate::config::{check, ConfigError};
 use crate::units::{Bytes, Dur, Rate};
 use rantcp_core::Duration;
-use rantcp_net::AppWrite;
+use rantcp_net::{AppWrite, Arrivals, Bursts, FlowKind};
+use rantcp_tcp::cc::radio_aware::{RadioAwareParams, RttPredictor, Variant};
 use rantcp_tcp::cc::{CcKind, Hystart};
 use rantcp_tcp::{CwndRules, TcpConfig};
 use schemars::JsonSchema;
@@ -21,6 +22,10 @@ pub enum CcName {
     Highspeed,
     /// BBR v1 (Linux tcp_bbr.c).
     Bbr,
+    /// Seed 002's loose-coupled radio-aware TCP: the window from RAN feedback (needs
+    /// `functions.radio_feedback`; settings in `flow.radio_aware`).
+    #[serde(rename = "radio-aware")]
+    RadioAware,
 }
 
 impl CcName {
@@ -30,6 +35,76 @@ impl CcName {
             CcName::Cubic => CcKind::Cubic,
             CcName::Highspeed => CcKind::HighSpeed,
             CcName::Bbr => CcKind::Bbr,
+            CcName::RadioAware => CcKind::RadioAware,
+        }
+    }
+}
+
+/// `flow.radio_aware.variant`: the terms of seed 002's window formula.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+pub enum RadioAwareVariant {
+    /// cwnd = R(t)·RTT.
+    #[serde(rename = "rate")]
+    Rate,
+    /// cwnd = R(t)·RTT + (Q_th − Q(t)).
+    #[serde(rename = "rate+queue")]
+    RateQueue,
+}
+
+/// `flow.radio_aware.rtt`: the RTT predictor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RttPredictorName {
+    /// The connection's minimum RTT.
+    Min,
+    /// The RFC 6298 smoothed RTT.
+    Srtt,
+}
+
+fn d_ra_variant() -> RadioAwareVariant {
+    RadioAwareVariant::RateQueue
+}
+fn d_q_th() -> Bytes {
+    Bytes(20_000)
+}
+fn d_rtt_pred() -> RttPredictorName {
+    RttPredictorName::Min
+}
+fn d_stale() -> Dur {
+    Dur::ms(100)
+}
+
+/// `[flow.radio_aware]`: the radio-aware controller's settings (used when `cc =
+/// "radio-aware"`).
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RadioAwareFlowConfig {
+    /// "rate+queue" (cwnd = R·RTT + Q_th − Q) or "rate" (cwnd = R·RTT).
+    #[serde(default = "d_ra_variant")]
+    pub variant: RadioAwareVariant,
+    /// Layer-2 queue target Q_th.
+    #[serde(default = "d_q_th")]
+    pub q_th: Bytes,
+    /// RTT predictor: "min" (the connection's minimum RTT) or "srtt" (RFC 6298 SRTT).
+    #[serde(default = "d_rtt_pred")]
+    pub rtt: RttPredictorName,
+    /// Feedback sampled longer ago than this is stale: the loss-based `fallback` runs.
+    #[serde(default = "d_stale")]
+    pub stale_after: Dur,
+    /// The loss-based controller without fresh feedback (default: the stack's, linux: cubic,
+    /// rfc: newreno).
+    #[serde(default)]
+    pub fallback: Option<CcName>,
+}
+
+impl Default for RadioAwareFlowConfig {
+    fn default() -> Self {
+        RadioAwareFlowConfig {
+            variant: d_ra_variant(),
+            q_th: d_q_th(),
+            rtt: d_rtt_pred(),
+            stale_after: d_stale(),
+            fallback: None,
         }
     }
 }
@@ -44,6 +119,13 @@ pub enum AppKind {
     Download,
     /// UDP constant bit rate at `udp_rate` (the "UDP saturation" reference).
     UdpCbr,
+    /// 3GPP FTP traffic model 1 (TR 36.814 Annex A.2.1.3.1): files of `burst_size` bytes
+    /// arriving as a Poisson process of `burst_rate` per second, sent over one TCP
+    /// connection; per-burst latency is measured.
+    Ftp1,
+    /// Bursts of `burst_size` bytes every `burst_interval` (seed 002's "long flows"), or
+    /// `burst_count = 1` for a single burst (its "short flow"); per-burst latency is measured.
+    Bursts,
 }
 
 /// A coherent set of TCP defaults for both endpoints of a flow (`flow.stack`). Every field it
@@ -172,6 +254,15 @@ fn d_iw() -> u32 {
 fn d_zero() -> Dur {
     Dur::ms(0)
 }
+fn d_burst_size() -> Bytes {
+    Bytes(500_000)
+}
+fn d_burst_rate() -> f64 {
+    1.0
+}
+fn d_burst_interval() -> Dur {
+    Dur::ms(1000)
+}
 
 /// The `[flow]` table as written: the fields `flow.stack` decides are optional. Deserialised
 /// into [`FlowConfig`], which holds the effective values.
@@ -179,7 +270,8 @@ fn d_zero() -> Dur {
 #[serde(deny_unknown_fields)]
 #[schemars(rename = "FlowConfig")]
 pub struct FlowConfigInput {
-    /// Application: "bulk", "download" or "udp-cbr".
+    /// Application: "bulk" (full buffer or `bytes`), "download", "udp-cbr", "ftp1" (3GPP FTP
+    /// model 1) or "bursts" (periodic or single bursts).
     #[serde(default = "d_app")]
     pub app: AppKind,
     /// Number of parallel flows with these settings.
@@ -206,6 +298,18 @@ pub struct FlowConfigInput {
     /// Bytes per paced write (default: the MSS).
     #[serde(default)]
     pub app_write: Option<Bytes>,
+    /// Bursty apps ("ftp1", "bursts"): bytes per burst (TR 36.814 FTP model 1: 0.5 MB).
+    #[serde(default = "d_burst_size")]
+    pub burst_size: Bytes,
+    /// "ftp1": mean burst arrivals per second (λ of TR 36.814 FTP model 1).
+    #[serde(default = "d_burst_rate")]
+    pub burst_rate: f64,
+    /// "bursts": time between burst arrivals.
+    #[serde(default = "d_burst_interval")]
+    pub burst_interval: Dur,
+    /// Bursty apps: stop after this many bursts (absent: until the end of the run).
+    #[serde(default)]
+    pub burst_count: Option<u64>,
     /// UDP CBR rate of IP packets (default: the bottleneck rate).
     #[serde(default)]
     pub udp_rate: Option<Rate>,
@@ -216,8 +320,8 @@ pub struct FlowConfigInput {
     /// min_rto, quickack, rack_tlp, prr, hystart and cwnd_rules.
     #[serde(default = "d_stack")]
     pub stack: StackName,
-    /// Congestion control: "newreno", "cubic", "highspeed" or "bbr" (linux: cubic, rfc:
-    /// newreno).
+    /// Congestion control: "newreno", "cubic", "highspeed", "bbr" or "radio-aware" (seed 002;
+    /// needs `functions.radio_feedback`) (linux: cubic, rfc: newreno).
     #[serde(default)]
     pub cc: Option<CcName>,
     /// Maximum segment size, payload bytes.
@@ -282,6 +386,9 @@ pub struct FlowConfigInput {
     /// stack).
     #[serde(default)]
     pub cwnd_rules: Option<CwndRulesName>,
+    /// Settings of `cc = "radio-aware"` (seed 002).
+    #[serde(default)]
+    pub radio_aware: RadioAwareFlowConfig,
 }
 
 /// A TCP (or UDP) flow and its endpoints' TCP settings, with every value `flow.stack` left
@@ -297,6 +404,10 @@ pub struct FlowConfig {
     pub request: Bytes,
     pub app_rate: Option<Rate>,
     pub app_write: Option<Bytes>,
+    pub burst_size: Bytes,
+    pub burst_rate: f64,
+    pub burst_interval: Dur,
+    pub burst_count: Option<u64>,
     pub udp_rate: Option<Rate>,
     pub udp_packet: Bytes,
     pub stack: StackName,
@@ -319,6 +430,7 @@ pub struct FlowConfig {
     pub pacing: bool,
     pub hystart: HystartName,
     pub cwnd_rules: CwndRulesName,
+    pub radio_aware: RadioAwareFlowConfig,
 }
 
 impl From<FlowConfigInput> for FlowConfig {
@@ -333,6 +445,10 @@ impl From<FlowConfigInput> for FlowConfig {
             request: i.request,
             app_rate: i.app_rate,
             app_write: i.app_write,
+            burst_size: i.burst_size,
+            burst_rate: i.burst_rate,
+            burst_interval: i.burst_interval,
+            burst_count: i.burst_count,
             udp_rate: i.udp_rate,
             udp_packet: i.udp_packet,
             stack: i.stack,
@@ -357,6 +473,10 @@ impl From<FlowConfigInput> for FlowConfig {
             cwnd_rules: i
                 .cwnd_rules
                 .unwrap_or(CwndRulesName::from_kind(p.cwnd_rules)),
+            radio_aware: RadioAwareFlowConfig {
+                fallback: Some(i.radio_aware.fallback.unwrap_or(i.stack.cc())),
+                ..i.radio_aware
+            },
         }
     }
 }
@@ -433,6 +553,47 @@ impl FlowConfig {
             &format!("{p}.app_write"),
             "must be between 1 byte and snd_buf",
         )?;
+        check(
+            self.radio_aware.fallback != Some(CcName::RadioAware),
+            &format!("{p}.radio_aware.fallback"),
+            "must be a loss-based controller: \"newreno\", \"cubic\", \"highspeed\" or \"bbr\"",
+        )?;
+        check(
+            self.radio_aware.stale_after.0 .0 > 0,
+            &format!("{p}.radio_aware.stale_after"),
+            "must be > 0",
+        )?;
+        if matches!(self.app, AppKind::Ftp1 | AppKind::Bursts) {
+            check(
+                self.burst_size.0 > 0 && self.burst_size.0 <= 1 << 40,
+                &format!("{p}.burst_size"),
+                "must be between 1 byte and 1TiB",
+            )?;
+            check(
+                self.burst_count.is_none_or(|n| n > 0),
+                &format!("{p}.burst_count"),
+                "must be > 0 (leave it out for bursts until the end of the run)",
+            )?;
+            check(
+                self.app_rate.is_none(),
+                &format!("{p}.app_rate"),
+                "applies to app = \"bulk\" only",
+            )?;
+        }
+        if self.app == AppKind::Ftp1 {
+            check(
+                self.burst_rate.is_finite() && self.burst_rate > 0.0 && self.burst_rate <= 1000.0,
+                &format!("{p}.burst_rate"),
+                "must be > 0 and <= 1000 bursts per second",
+            )?;
+        }
+        if self.app == AppKind::Bursts {
+            check(
+                self.burst_interval.0 >= Duration::from_millis(1),
+                &format!("{p}.burst_interval"),
+                "must be at least 1ms",
+            )?;
+        }
         if self.app == AppKind::Download {
             check(
                 self.bytes.is_none_or(|b| b.0 > 0),
@@ -441,6 +602,31 @@ impl FlowConfig {
             )?;
         }
         Ok(())
+    }
+
+    /// The application of a TCP flow from the data source: bulk (full buffer, `bytes` long or
+    /// paced) or bursty ("ftp1", "bursts"). `None` for "download" and "udp-cbr".
+    pub fn tcp_source(&self) -> Option<FlowKind> {
+        let bursts = |arrivals| {
+            FlowKind::Bursts(Bursts {
+                size: self.burst_size.0,
+                arrivals,
+                count: self.burst_count,
+            })
+        };
+        match self.app {
+            AppKind::Bulk => Some(FlowKind::Bulk {
+                bytes: self.bytes.map(|b| b.0),
+                write: self.app_write(),
+            }),
+            AppKind::Ftp1 => Some(bursts(Arrivals::Poisson {
+                rate_per_s: self.burst_rate,
+            })),
+            AppKind::Bursts => Some(bursts(Arrivals::Periodic {
+                interval: self.burst_interval.d(),
+            })),
+            AppKind::Download | AppKind::UdpCbr => None,
+        }
     }
 
     /// The paced writes of a bulk sender, if `app_rate` is set.
@@ -474,6 +660,19 @@ impl FlowConfig {
             hystart: self.hystart.kind(),
             cwnd_rules: self.cwnd_rules.kind(),
             pacing: self.pacing,
+            radio_aware: RadioAwareParams {
+                variant: match self.radio_aware.variant {
+                    RadioAwareVariant::Rate => Variant::Rate,
+                    RadioAwareVariant::RateQueue => Variant::RateQueue,
+                },
+                q_th_bytes: self.radio_aware.q_th.0,
+                rtt: match self.radio_aware.rtt {
+                    RttPredictorName::Min => RttPredictor::MinRtt,
+                    RttPredictorName::Srtt => RttPredictor::Srtt,
+                },
+                stale_after: self.radio_aware.stale_after.d(),
+                fallback: self.radio_aware.fallback.unwrap_or(self.stack.cc()).kind(),
+            },
         }
     }
     /// The TCP settings of the data receiver (same stack settings).

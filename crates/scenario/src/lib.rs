@@ -82,6 +82,12 @@ pub const BUILTINS: &[Builtin] = &[
         kind: RAN,
     },
     Builtin {
+        name: "radio-aware",
+        description: "Seed 002's LTE 20 MHz TM2 cell (43 dBm, PF, Cost231, 60 km/h fading, RLC AM, 45 KB L2 buffer), 4 UEs; radio-aware TCP (loose coupling) with functions.radio_feedback",
+        toml: include_str!("../scenarios/radio-aware.toml"),
+        kind: RAN,
+    },
+    Builtin {
         name: "split-tcp",
         description: "Dissertation ch. 5 Table 5: a file download to one LTE 10 MHz UE at fixed MCS through a split-TCP host (I-TCP, ES-TCP, AS-TCP) at the PGW, and the same run without it",
         toml: include_str!("../scenarios/split-tcp.toml"),

@@ -189,6 +189,13 @@ fn flow_summaries(label: &str, sim: &Sim, end: Time) -> Vec<Value> {
             FlowKind::Bulk { .. } => ("bulk", Some(spec.tcp_sender.cc.name())),
             FlowKind::Download { .. } => ("download", Some(spec.tcp_sender.cc.name())),
             FlowKind::UdpCbr { .. } => ("udp-cbr", None),
+            FlowKind::Bursts(b) => (
+                match b.arrivals {
+                    rantcp_net::Arrivals::Poisson { .. } => "ftp1",
+                    rantcp_net::Arrivals::Periodic { .. } => "bursts",
+                },
+                Some(spec.tcp_sender.cc.name()),
+            ),
         };
         let stop = res.completed_at.unwrap_or(end);
         let active = stop.saturating_since(spec.start).as_secs_f64();
@@ -261,6 +268,18 @@ fn flow_summaries(label: &str, sim: &Sim, end: Time) -> Vec<Value> {
             };
             m.insert("download_time_s".into(), json!(t));
         }
+        if let FlowKind::Bursts(_) = spec.kind {
+            burst_summary(&res.bursts, m);
+        }
+        if res.feedback_received > 0 {
+            m.insert("feedback_received".into(), json!(res.feedback_received));
+        }
+        if let Some(rantcp_tcp::cc::Cc::RadioAware(ra)) = sim.flow_sender_cc(f) {
+            // Reports the controller used, and times stale feedback handed the window back
+            // to the loss-based fallback.
+            m.insert("radio_reports_used".into(), json!(ra.reports));
+            m.insert("radio_fallbacks".into(), json!(ra.fallbacks));
+        }
         if let FlowKind::UdpCbr { .. } = spec.kind {
             m.insert("udp_sent_packets".into(), json!(res.udp_sent_packets));
             m.insert(
@@ -281,6 +300,47 @@ fn flow_summaries(label: &str, sim: &Sim, end: Time) -> Vec<Value> {
         flows.push(o);
     }
     flows
+}
+
+/// Per-burst figures of a bursty flow, over the bursts delivered by the end of the run:
+/// latency (first byte sent → last byte delivered; mean, median, 95th percentile, maximum),
+/// transfer time (arrival → last byte delivered; mean) and burst throughput (burst bits over
+/// its latency, Mbit/s; mean over bursts). Flat keys, so sweeps aggregate them over flows.
+fn burst_summary(bursts: &[rantcp_net::BurstRecord], m: &mut serde_json::Map<String, Value>) {
+    let done: Vec<&rantcp_net::BurstRecord> =
+        bursts.iter().filter(|b| b.delivered.is_some()).collect();
+    let mut lat: Vec<f64> = done
+        .iter()
+        .filter_map(|b| b.latency().map(|d| d.as_secs_f64()))
+        .collect();
+    let tt: Vec<f64> = done
+        .iter()
+        .filter_map(|b| b.transfer_time().map(|d| d.as_secs_f64()))
+        .collect();
+    let tput: Vec<f64> = done
+        .iter()
+        .filter_map(|b| {
+            let l = b.latency()?.as_secs_f64();
+            (l > 0.0).then(|| (b.end - b.start) as f64 * 8.0 / l / 1e6)
+        })
+        .collect();
+    lat.sort_by(f64::total_cmp);
+    let mean = |v: &[f64]| (!v.is_empty()).then(|| r6(v.iter().sum::<f64>() / v.len() as f64));
+    // Nearest-rank percentile of the sorted latencies.
+    let pct = |q: f64| {
+        (!lat.is_empty()).then(|| {
+            let k = ((q * lat.len() as f64).ceil() as usize).clamp(1, lat.len());
+            r6(lat[k - 1])
+        })
+    };
+    m.insert("bursts_arrived".into(), json!(bursts.len()));
+    m.insert("bursts_delivered".into(), json!(done.len()));
+    m.insert("burst_latency_mean_s".into(), json!(mean(&lat)));
+    m.insert("burst_latency_p50_s".into(), json!(pct(0.5)));
+    m.insert("burst_latency_p95_s".into(), json!(pct(0.95)));
+    m.insert("burst_latency_max_s".into(), json!(lat.last().map(|&x| r6(x))));
+    m.insert("burst_transfer_mean_s".into(), json!(mean(&tt)));
+    m.insert("burst_tput_mean".into(), json!(mean(&tput)));
 }
 
 fn link_summaries(label: &str, sim: &Sim) -> Vec<Value> {
@@ -418,6 +478,11 @@ fn radio_summary(sims: &[(String, Sim)], end: Time) -> Value {
                     "retx_bsr_expiries": mac.retx_bsr_expiries,
                     "ul_grants": c.ul_grants,
                 }));
+                if c.dl_nf_emitted > 0 {
+                    // Downlink packets network functions put into the bearer (emitted or pulled).
+                    let o = ues.last_mut().and_then(|v: &mut Value| v.as_object_mut()).unwrap();
+                    o.insert("dl_nf_emitted".into(), json!(c.dl_nf_emitted));
+                }
             }
             let n_prb = dev.radio().carrier().n_prb as f64;
             for ci in dev.active_cells() {

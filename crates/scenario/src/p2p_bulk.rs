@@ -263,10 +263,9 @@ impl P2pBulk {
         let mut specs = Vec::new();
         for i in 0..f.count {
             let kind = match f.app {
-                AppKind::Bulk => FlowKind::Bulk {
-                    bytes: f.bytes.map(|b| b.0),
-                    write: f.app_write(),
-                },
+                AppKind::Bulk | AppKind::Ftp1 | AppKind::Bursts => {
+                    f.tcp_source().expect("a TCP source app")
+                }
                 AppKind::Download => FlowKind::Download {
                     request_bytes: f.request.0,
                     bytes: f.bytes.map_or(10_000_000, |b| b.0),

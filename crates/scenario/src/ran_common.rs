@@ -230,6 +230,11 @@ pub struct RadioSection {
     /// Downlink MIMO layers per UE (1–4).
     #[schemars(range(min = 1, max = 4))]
     pub layers: u8,
+    /// Downlink transmit-diversity branches: 1, or 2 for LTE transmission mode 2 (SFBC: two
+    /// independent fading branches sharing the power; same mean SINR, diversity order 2).
+    #[serde(default = "d_one_u8")]
+    #[schemars(range(min = 1, max = 2))]
+    pub tx_diversity: u8,
     /// Log-normal shadowing and fast fading.
     pub shadowing: bool,
     pub fading: bool,
@@ -286,6 +291,11 @@ pub struct UeSection {
     /// "serving-site" (on the strongest of the centre site's sectors, as seed 000 drops UEs).
     #[serde(default)]
     pub drop_area: DropArea,
+    /// UE speed for the fast-fading Doppler only (km/h): the UEs keep their drop positions
+    /// (path loss and shadowing fixed, as in TR 36.814 system simulations) while their fading
+    /// decorrelates at f_D = v/λ. Absent: 3 km/h scatterer motion.
+    #[serde(default)]
+    pub fading_speed_kmh: Option<f64>,
 }
 
 /// `[mac]`: schedulers, HARQ, PDCCH, uplink request/grant.
@@ -349,6 +359,10 @@ pub struct RlcSection {
     pub t_poll_retransmit: Dur,
     pub t_status_prohibit: Dur,
     pub t_reassembly: Dur,
+}
+
+fn d_one_u8() -> u8 {
+    1
 }
 
 fn d_mtu() -> Bytes {
@@ -482,6 +496,18 @@ impl Scenario for RanScenario {
             (0.0..=1.0).contains(&r.neighbour_load),
             "radio.neighbour_load",
             "must be a fraction between 0 and 1",
+        )?;
+        check(
+            (1..=2).contains(&r.tx_diversity),
+            "radio.tx_diversity",
+            "must be 1 or 2 (LTE TM2)",
+        )?;
+        check(
+            self.ue
+                .fading_speed_kmh
+                .is_none_or(|v| v.is_finite() && (0.0..=500.0).contains(&v)),
+            "ue.fading_speed_kmh",
+            "must be between 0 and 500 km/h",
         )?;
         let max_mcs = match r.rat {
             RatPreset::Lte => 28,
@@ -676,6 +702,10 @@ impl RanScenario {
         cfg.shadowing = r.shadowing;
         if !r.fading {
             cfg.fading.kind = rantcp_ran::fading::FadingKind::None;
+        }
+        cfg.fading.tx_diversity = r.tx_diversity;
+        if let Some(v) = self.ue.fading_speed_kmh {
+            cfg.fading.scatterer_speed_mps = v / 3.6;
         }
         cfg.harq_processes = self.mac.harq_processes as usize;
         cfg.fixed_mcs = r.fixed_mcs;
@@ -873,10 +903,10 @@ impl RanScenario {
             .map(|(k, &n)| FlowSpec {
                 name: ue_node(k).0,
                 kind: match self.traffic {
-                    Traffic::Tcp => FlowKind::Bulk {
+                    Traffic::Tcp => f.tcp_source().unwrap_or(FlowKind::Bulk {
                         bytes: f.bytes.map(|b| b.0),
                         write: f.app_write(),
-                    },
+                    }),
                     Traffic::UdpSaturation => FlowKind::UdpCbr {
                         rate_bps: self.udp_rate.bps(),
                         packet_bytes: self.udp_packet.0 as u32,

@@ -170,7 +170,7 @@ fn enums_name_what_is_allowed() {
     );
     assert_eq!(
         err("builtin:p2p-bulk", &[("scenario", "lte-cel")]),
-        "scenario: unknown scenario \"lte-cel\"; allowed: p2p-bulk, cc-compare, lte-cell, lte-7cell, mmwave-blockage, mmwave-urban, split-tcp"
+        "scenario: unknown scenario \"lte-cel\"; allowed: p2p-bulk, cc-compare, lte-cell, lte-7cell, mmwave-blockage, mmwave-urban, radio-aware, split-tcp"
     );
 }
 
@@ -223,7 +223,7 @@ fn functions_tables_are_checked_in_every_scenario() {
         );
         assert_eq!(
             err(&spec, &[("functions.nope.x", "1")]),
-            "functions.nope: unknown field `nope`, expected one of `impair`, `ack_filter`, `split`, `proxy`",
+            "functions.nope: unknown field `nope`, expected one of `impair`, `ack_filter`, `split`, `proxy`, `radio_feedback`, `close_coupled`",
             "{}",
             b.name
         );

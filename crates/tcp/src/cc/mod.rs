@@ -14,6 +14,7 @@ pub mod bbr;
 pub mod cubic;
 pub mod highspeed;
 pub mod newreno;
+pub mod radio_aware;
 
 /// A delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation §3.3), computed by the
 /// endpoint for the most recently sent packet that this ACK newly delivered.
@@ -97,6 +98,11 @@ pub struct CcTrace {
     pub cubic_w_max: Option<f64>,
     /// CUBIC K, seconds.
     pub cubic_k_s: Option<f64>,
+    /// Radio-aware: the radio window is in charge (fresh feedback); `None` for others.
+    pub radio_active: Option<bool>,
+    /// Radio-aware: the newest report's rate R(t), bit/s, and queue Q(t), bytes.
+    pub radio_rate_bps: Option<f64>,
+    pub radio_queue_bytes: Option<u64>,
 }
 
 /// Information about the path from outside TCP, handed to the controller by
@@ -170,9 +176,13 @@ pub enum CcKind {
     Cubic,
     HighSpeed,
     Bbr,
+    /// Seed 002's loose-coupled radio-aware controller ([`radio_aware`]); its settings come
+    /// from [`crate::TcpConfig::radio_aware`].
+    RadioAware,
 }
 
 impl CcKind {
+    /// The self-contained controllers (radio-aware needs RAN feedback and is not among them).
     pub const ALL: [CcKind; 4] = [
         CcKind::NewReno,
         CcKind::Cubic,
@@ -185,10 +195,14 @@ impl CcKind {
             CcKind::Cubic => "cubic",
             CcKind::HighSpeed => "highspeed",
             CcKind::Bbr => "bbr",
+            CcKind::RadioAware => "radio-aware",
         }
     }
     pub fn from_name(s: &str) -> Option<CcKind> {
-        CcKind::ALL.into_iter().find(|k| k.name() == s)
+        CcKind::ALL
+            .into_iter()
+            .chain([CcKind::RadioAware])
+            .find(|k| k.name() == s)
     }
 }
 
@@ -267,16 +281,24 @@ pub enum Cc {
     Cubic(cubic::Cubic),
     HighSpeed(highspeed::HighSpeed),
     Bbr(bbr::Bbr),
+    RadioAware(Box<radio_aware::RadioAware>),
 }
 
 impl Cc {
+    /// The controller `p.kind`; a radio-aware one with default settings
+    /// ([`Cc::radio_aware`] sets them).
     pub fn new(p: &CcParams) -> Cc {
         match p.kind {
             CcKind::NewReno => Cc::NewReno(newreno::NewReno::new(p)),
             CcKind::Cubic => Cc::Cubic(cubic::Cubic::new(p)),
             CcKind::HighSpeed => Cc::HighSpeed(highspeed::HighSpeed::new(p)),
             CcKind::Bbr => Cc::Bbr(bbr::Bbr::new(p)),
+            CcKind::RadioAware => Cc::radio_aware(p, radio_aware::RadioAwareParams::default()),
         }
+    }
+    /// A radio-aware controller (seed 002) with settings `ra`.
+    pub fn radio_aware(p: &CcParams, ra: radio_aware::RadioAwareParams) -> Cc {
+        Cc::RadioAware(Box::new(radio_aware::RadioAware::new(p, ra)))
     }
 }
 
@@ -287,6 +309,7 @@ macro_rules! dispatch {
             Cc::Cubic($c) => $e,
             Cc::HighSpeed($c) => $e,
             Cc::Bbr($c) => $e,
+            Cc::RadioAware($c) => $e,
         }
     };
 }

@@ -61,6 +61,10 @@ impl Endpoint {
     pub fn peer_closed(&self) -> bool {
         self.rcv.fin_received && self.readable() == 0
     }
+    /// Data bytes sent at least once (the highest sequence sent, as a byte count).
+    pub fn data_bytes_sent(&self) -> u64 {
+        self.snd_max.min(self.app_end).saturating_sub(1)
+    }
     /// Total bytes the application has queued since the connection opened.
     pub fn bytes_queued(&self) -> u64 {
         self.app_end - 1

@@ -3,6 +3,7 @@
 //! timer values; [`TcpConfig::linux`] and [`TcpConfig::rfc`] are the two coherent stack profiles
 //! the scenario configs select with `flow.stack`.
 
+use crate::cc::radio_aware::RadioAwareParams;
 use crate::cc::{CcKind, Hystart};
 use rantcp_core::Duration;
 
@@ -70,6 +71,8 @@ pub struct TcpConfig {
     pub cwnd_rules: CwndRules,
     /// Pace transmissions even when the controller does not ask for it (BBR always paces).
     pub pacing: bool,
+    /// Settings of the radio-aware controller (`cc` = [`CcKind::RadioAware`], seed 002).
+    pub radio_aware: RadioAwareParams,
 }
 
 impl Default for TcpConfig {
@@ -98,6 +101,7 @@ impl Default for TcpConfig {
             hystart: Hystart::PlusPlus,
             cwnd_rules: CwndRules::Rfc,
             pacing: false,
+            radio_aware: RadioAwareParams::default(),
         }
     }
 }

@@ -62,7 +62,7 @@ pub use input::reset_for;
 pub use prr::{Prr, ReductionBound};
 pub use rtt::RttEstimator;
 
-use crate::cc::{Cc, CcParams, CcTrace, CongestionControl, Feedback, RateSample};
+use crate::cc::{Cc, CcKind, CcParams, CcTrace, CongestionControl, Feedback, RateSample};
 use rack::Rack;
 use rantcp_core::{Duration, Time};
 use rantcp_wire::Packet;
@@ -463,7 +463,7 @@ impl Endpoint {
 /// The controller for `cfg`, told whether the sender paces (HyStart++'s L depends on it,
 /// RFC 9406 §4.3).
 fn build_cc(cfg: &TcpConfig, seed: u64) -> Cc {
-    let mut cc = Cc::new(&CcParams {
+    let p = CcParams {
         kind: cfg.cc,
         mss: cfg.mss,
         initial_cwnd_segments: cfg.initial_cwnd_segments,
@@ -473,7 +473,11 @@ fn build_cc(cfg: &TcpConfig, seed: u64) -> Cc {
             CwndRules::Linux => None,
         },
         seed,
-    });
+    };
+    let mut cc = match cfg.cc {
+        CcKind::RadioAware => Cc::radio_aware(&p, cfg.radio_aware),
+        _ => Cc::new(&p),
+    };
     if let Cc::Cubic(c) = &mut cc {
         c.set_paced(cfg.pacing);
     }
