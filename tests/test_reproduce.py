@@ -452,7 +452,7 @@ def test_reproduce_seed_003_split_quick(tmp_path: Path):
         allowed = ("not run in quick mode",) if cid in quick_off else ("holds", "holds in direction", "does not hold")
         assert verdict in allowed, (cid, verdict)
     m = json.loads((out / "reproduction.json").read_text())
-    assert (m["mode"], m["runs"]) == ("quick", 50 + 30 + 2 + 2)
+    assert (m["mode"], m["runs"]) == ("quick", 150 + 30 + 2 + 2)  # gain 2 x 3 x 5 x 5, loss 3 x 2 x 5, fig48, fig47
 
 
 def test_seed_001_definition_is_consistent():
