@@ -90,7 +90,7 @@ fn phy_nr_tbs(
         n_symb,
         n_dmrs_prb,
         n_oh_prb,
-        re_cap_prb: 156,
+        re_cap_prb: phy::nr::RE_CAP_PRB,
         mcs: e,
         layers,
     }))
@@ -113,7 +113,7 @@ fn phy_nr_tbs_raw(
         n_symb,
         n_dmrs_prb,
         n_oh_prb,
-        re_cap_prb: 156,
+        re_cap_prb: phy::nr::RE_CAP_PRB,
         mcs: phy::McsEntry { qm, r_x1024 },
         layers,
     })

@@ -54,7 +54,7 @@ impl Default for NrAllocation {
             n_symb: 12,
             n_dmrs_prb: 12,
             n_oh_prb: 0,
-            re_cap_prb: 156,
+            re_cap_prb: nr::RE_CAP_PRB,
         }
     }
 }

@@ -53,6 +53,9 @@ pub const TBS_SMALL: [u32; 93] = [
     3624, 3752, 3824,
 ];
 
+/// TS 38.214 §5.1.3.2 step 1: the cap on resource elements per PRB in a 14-symbol slot.
+pub const RE_CAP_PRB: u32 = 156;
+
 /// Inputs of the §5.1.3.2 procedure.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct NrTbsInput {
@@ -130,7 +133,7 @@ mod tests {
             n_symb,
             n_dmrs_prb: n_dmrs,
             n_oh_prb: n_oh,
-            re_cap_prb: 156,
+            re_cap_prb: RE_CAP_PRB,
             mcs: e(qm, r),
             layers,
         })
@@ -188,7 +191,7 @@ mod tests {
                 n_symb: 13,
                 n_dmrs_prb: 12,
                 n_oh_prb: 0,
-                re_cap_prb: 156,
+                re_cap_prb: RE_CAP_PRB,
                 mcs: MCS_TABLE_2[27],
                 layers: 2
             }),
