@@ -66,11 +66,7 @@ impl FunctionConfig for CloseCoupledConfig {
         if !self.enabled {
             return Ok(vec![]);
         }
-        check(
-            env.radio.is_some(),
-            &format!("{p}.enabled"),
-            "needs a scenario with a radio access network",
-        )?;
+        env.require_radio(&format!("{p}.enabled"))?;
         let flows = env.tcp_flows(&format!("{p}.flow"), self.flow.as_deref())?;
         Ok(vec![Attach {
             site: Site::Ran,

@@ -98,6 +98,12 @@ impl BuildEnv {
             .filter(|k| k.proto == rantcp_wire::PROTO_TCP)
             .collect())
     }
+    /// The radio facts, or an error at `path` for a function that only sits in a radio access
+    /// network.
+    pub fn require_radio(&self, path: &str) -> Result<RadioFacts, ConfigError> {
+        self.radio
+            .ok_or_else(|| ConfigError::new(path, "needs a scenario with a radio access network"))
+    }
     fn node_names(&self) -> String {
         let names: Vec<&str> = self.nodes.iter().map(|(n, _)| n.as_str()).collect();
         names.join(", ")
