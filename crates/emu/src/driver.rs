@@ -9,7 +9,9 @@
 //!    to an external node to that host's TUN device, rebuilt from the model's header fields
 //!    with the kept payload and fresh checksums;
 //! 4. sleep in `ppoll(2)` until the next event is due or a TUN device has a packet (no polling
-//!    per tick; the thread's timer slack is set to 1 ns so the wake-up is on time).
+//!    per tick; the thread's timer slack is set to 1 ns). The timer still wakes an idle CPU
+//!    late, so a sleep of 1 ms or more ends early by the lateness such wake-ups have shown
+//!    ([`WakeMargin`]) and the rest, at most 300 µs, is spent watching the devices.
 //!
 //! With interrupt moderation ([`Emulator::set_moderation`], as a NIC's `rx-usecs`), a turn that
 //! would follow the last one by less than the moderation interval waits until that interval has
@@ -94,6 +96,8 @@ pub struct Emulator {
     realtime: bool,
     /// Interrupt moderation interval, ns (0: off).
     moderation_ns: u64,
+    /// How early to wake before a timed event.
+    wake: WakeMargin,
 }
 
 fn sim_mut(run: &mut Run) -> &mut Sim {
@@ -154,6 +158,7 @@ impl Emulator {
             cpu_s: 0.0,
             realtime: false,
             moderation_ns: 0,
+            wake: WakeMargin::default(),
         })
     }
 
@@ -326,23 +331,32 @@ impl Emulator {
             if wait == 0 {
                 continue;
             }
-            let ts = libc::timespec {
-                tv_sec: (wait / 1_000_000_000) as libc::time_t,
-                tv_nsec: (wait % 1_000_000_000) as libc::c_long,
+            // Wake early by the wake-up delay the timer has shown, then watch the devices
+            // without sleeping until the event is due: an idle CPU's wake-up (tens to hundreds
+            // of µs on a virtual machine) would otherwise make every isolated event that late.
+            // Only after a long sleep: a busy loop's short sleeps wake on time, and spinning
+            // there under SCHED_FIFO would starve the host's own stacks on this CPU.
+            let early = if wait >= IDLE_SLEEP_NS {
+                self.wake.margin_ns()
+            } else {
+                0
             };
-            // SAFETY: ppoll over our own pollfd array with a valid timespec and no sigmask.
-            let r = unsafe {
-                libc::ppoll(
-                    fds.as_mut_ptr(),
-                    fds.len() as libc::nfds_t,
-                    &ts,
-                    std::ptr::null(),
-                )
-            };
-            if r < 0 {
-                let e = io::Error::last_os_error();
-                if e.kind() != io::ErrorKind::Interrupted {
-                    break Err(format!("ppoll: {e}"));
+            let sleep = wait - early;
+            let mut ready = 0;
+            if sleep > 0 {
+                match poll_devices(&mut fds, sleep) {
+                    Ok(r) => ready = r,
+                    Err(e) => break Err(e),
+                }
+                if ready == 0 && wait >= IDLE_SLEEP_NS {
+                    let woke = clock();
+                    self.wake.record(woke.0.saturating_sub(now.0 + sleep));
+                }
+            }
+            while ready == 0 && clock().0 < now.0 + wait {
+                match poll_devices(&mut fds, 0) {
+                    Ok(r) => ready = r,
+                    Err(e) => break 'turn Err(e),
                 }
             }
         };
@@ -380,6 +394,7 @@ impl Emulator {
             "turns": self.turns,
             "realtime_priority": self.realtime,
             "moderation_us": self.moderation_ns as f64 / 1000.0,
+            "wake_margin_us": self.wake.margin_ns() as f64 / 1000.0,
             "model_lateness": self.model_lateness.to_json(),
             "delivery_lateness": self.delivery_lateness.to_json(),
             "payload_missing": self.payload_missing,
@@ -438,6 +453,62 @@ fn set_realtime() -> bool {
     unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) == 0 }
 }
 
+/// `ppoll(2)` on the devices for at most `ns` (0: just look); the number ready.
+fn poll_devices(fds: &mut [libc::pollfd], ns: u64) -> Result<i32, String> {
+    let ts = libc::timespec {
+        tv_sec: (ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+    };
+    // SAFETY: ppoll over our own pollfd array with a valid timespec and no sigmask.
+    let r = unsafe {
+        libc::ppoll(
+            fds.as_mut_ptr(),
+            fds.len() as libc::nfds_t,
+            &ts,
+            std::ptr::null(),
+        )
+    };
+    if r < 0 {
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(format!("ppoll: {e}"));
+        }
+        return Ok(0);
+    }
+    Ok(r)
+}
+
+/// How late the timer wakes the loop, learnt from its own sleeps: up at once when a wake-up is
+/// later than the estimate, down slowly (1/16 of the gap per sleep) when earlier, so the loop
+/// wakes early enough for nearly every event and spins only about the variation. Bounded by
+/// [`MAX_WAKE_MARGIN_NS`], so a stalled machine cannot turn the loop into a spin.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct WakeMargin {
+    ns: u64,
+}
+
+/// Longest early wake-up (and so longest spin before an event).
+const MAX_WAKE_MARGIN_NS: u64 = 300_000;
+/// Sleeps at least this long let the CPU go idle, and only they wake early (so the spin
+/// takes at most 30 % of an otherwise idle loop's time).
+const IDLE_SLEEP_NS: u64 = 1_000_000;
+
+impl WakeMargin {
+    pub(crate) fn margin_ns(&self) -> u64 {
+        self.ns
+    }
+
+    /// A timed sleep ended `late_ns` after its deadline.
+    pub(crate) fn record(&mut self, late_ns: u64) {
+        let late = late_ns.min(MAX_WAKE_MARGIN_NS);
+        if late > self.ns {
+            self.ns = late;
+        } else {
+            self.ns -= (self.ns - late) / 16;
+        }
+    }
+}
+
 /// Sleep `ns` nanoseconds (the thread's timer slack applies).
 fn sleep_ns(ns: u64) {
     let ts = libc::timespec {
@@ -456,4 +527,24 @@ fn thread_cpu_s() -> f64 {
     // SAFETY: clock_gettime into a local timespec.
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wake_margin_rises_at_once_and_falls_slowly() {
+        let mut w = WakeMargin::default();
+        assert_eq!(w.margin_ns(), 0);
+        w.record(80_000);
+        assert_eq!(w.margin_ns(), 80_000);
+        w.record(16_000);
+        assert_eq!(w.margin_ns(), 76_000); // 80 000 - 64 000 / 16
+        w.record(100_000);
+        assert_eq!(w.margin_ns(), 100_000);
+        // A stall never makes the loop spin longer than the bound.
+        w.record(5_000_000);
+        assert_eq!(w.margin_ns(), MAX_WAKE_MARGIN_NS);
+    }
 }
