@@ -21,7 +21,7 @@ PNG = b"\x89PNG\r\n\x1a\n"
 def test_seed_000_definition_is_consistent():
     r = reproductions.load("seed-000")
     names = {s.name: s for s in r.sweeps}
-    assert set(names) == {"schemes", "hybrid094", "ackpolicy", "mmwave"}
+    assert set(names) == {"schemes", "hybrid094", "ackpolicy", "ackpolicy-quickack", "mmwave"}
     axes = names["schemes"].data["axes"]
     assert axes["ues"] == [10, 20, 30, 40, 50, 60]
     assert axes["functions.ack_filter.mode"] == ["none", "granted", "hybrid-opt"]
@@ -58,13 +58,12 @@ def test_beyond_the_seed_sweeps_and_claims():
     mm = names["mmwave"].data
     assert mm["sweep"]["scenario"] == "builtin:mmwave-urban"
     assert mm["axes"]["functions.ack_filter.mode"] == ["none", "granted", "hybrid-opt"]
-    pol = names["ackpolicy"].data
-    assert pol["sweep"]["zip"] == [["flow.delayed_ack", "flow.ack_every", "flow.quickack"]]
-    a = pol["axes"]
-    # every segment; every 2nd (the seed's); every 2nd + quick-ACK; stretch every 4th.
-    assert list(zip(a["flow.delayed_ack"], a["flow.ack_every"], a["flow.quickack"])) == [
-        (False, 2, False), (True, 2, False), (True, 2, True), (True, 4, False)]
-    assert a["functions.ack_filter.mode"] == ["none", "hybrid-opt"]
+    # every segment, every 2nd (the seed's), stretch every 4th; every 2nd + quick-ACK.
+    a = names["ackpolicy"].data["axes"]
+    assert a == {"functions.ack_filter.mode": ["none", "hybrid-opt"], "flow.ack_every": [1, 2, 4]}
+    q = names["ackpolicy-quickack"].data
+    assert q["set"]["flow.quickack"] is True and q["set"]["flow.ack_every"] == 2
+    assert q["axes"] == {"functions.ack_filter.mode": ["none", "hybrid-opt"]}
     beyond = [c for c in r.claims if c.where.startswith("rantcp, beyond the seed")]
     ids = {c.id for c in beyond}
     assert {"mmw-acks-vs-basic", "mmw-throughput", "mmw-topt-above-lte", "mmw-topt-steady"} <= ids
@@ -130,7 +129,7 @@ def test_reproduce_seed_000_quick(tmp_path: Path):
             assert verdicts[c.id] == "not run in quick mode", c.id
     m = json.loads((out / "reproduction.json").read_text())
     # schemes: 2 UE counts × 3 modes × 2 BSR models × 1 RLC buffer; hybrid094: 2 × 2 × 1;
-    # ackpolicy: 4 policies × 2 modes; mmwave: 3 modes.
+    # ackpolicy: 3 policies × 2 modes, ackpolicy-quickack 2 modes; mmwave: 3 modes.
     assert (m["mode"], m["runs"]) == ("quick", 16 + 8 + 3)
     # Table I: ten UEs with their T_opt from Equ. (2).
     t1 = pd.read_csv(out / "figures" / "table1.csv")

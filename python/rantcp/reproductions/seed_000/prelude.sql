@@ -64,14 +64,14 @@ FROM ue_pts a JOIN ue_pts o ON o.repetition = a.repetition AND o.rnti = a.rnti
     AND o.ues = a.ues AND o.bsr = a.bsr AND o.rlcbuf = a.rlcbuf
 WHERE a.scheme = s AND o.scheme = base AND a.ues = u AND a.bsr = b AND a.rlcbuf = q;
 
--- Beyond the seed (§III.C future work). Receiver ACK policies of real phones (sweep ackpolicy):
+-- Beyond the seed (§III.C future work). Receiver ACK policies of real phones (sweeps ackpolicy, ackpolicy-quickack):
 -- one row per (policy, scheme, UEs), means over the drops; the same columns as pts.
 CREATE VIEW pol AS
-SELECT CASE WHEN NOT "flow.delayed_ack" THEN 'every segment' WHEN "flow.ack_every" = 4 THEN 'every 4th'
+SELECT CASE WHEN "flow.ack_every" = 1 THEN 'every segment' WHEN "flow.ack_every" = 4 THEN 'every 4th'
             WHEN "flow.quickack" THEN 'every 2nd + quick-ACK' ELSE 'every 2nd' END AS policy,
        scheme, ues,
        avg(goodput_mbps) AS tput, avg(acks) AS acks, avg(jain_goodput) AS jain, count(*) AS n
-FROM r_all WHERE sweep = 'ackpolicy' GROUP BY ALL;
+FROM r_all WHERE sweep IN ('ackpolicy', 'ackpolicy-quickack') GROUP BY ALL;
 CREATE MACRO ptput(p, s, u) AS (SELECT tput FROM pol WHERE policy = p AND scheme = s AND ues = u);
 CREATE MACRO packs(p, s, u) AS (SELECT acks FROM pol WHERE policy = p AND scheme = s AND ues = u);
 
