@@ -141,4 +141,4 @@ def test_reproduce_seed_000_quick(tmp_path: Path):
     mt = pd.read_csv(out / "figures" / "mmw-table.csv")
     assert set(mt["scheme"]) == {"Basic", "Granted ACK", "Hybrid(opt)"}
     # Table I still holds only the seed's sweeps (no ackpolicy UEs mixed in).
-    assert t1["UE"].is_unique
+    assert t1["ue"].is_unique
