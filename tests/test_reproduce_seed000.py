@@ -21,13 +21,15 @@ PNG = b"\x89PNG\r\n\x1a\n"
 def test_seed_000_definition_is_consistent():
     r = reproductions.load("seed-000")
     names = {s.name: s for s in r.sweeps}
-    assert set(names) == {"schemes", "hybrid094"}
+    assert set(names) == {"schemes", "hybrid094", "ackpolicy", "ackpolicy-quickack", "mmwave"}
     axes = names["schemes"].data["axes"]
     assert axes["ues"] == [10, 20, 30, 40, 50, 60]
     assert axes["functions.ack_filter.mode"] == ["none", "granted", "hybrid-opt"]
     assert axes["mac.bsr"] == ["ideal", "standard"] and axes["rlc.buffer"] == ["10KiB", "10MB"]
-    # The seed's cell and segments (issue 19's two facts).
+    # The seed's cell and segments (issue 19's two facts), wherever the cell is lte-7cell.
     for s in r.sweeps:
+        if s.name == "mmwave":
+            continue
         assert s.data["set"]["radio.bandwidth_mhz"] == 20.0 and s.data["set"]["flow.mss"] == 536
     assert names["hybrid094"].data["set"]["functions.ack_filter.threshold"] == 6
     # Every number the issue lists is a claim with the seed's value, for both BSR models.
@@ -46,6 +48,31 @@ def test_seed_000_definition_is_consistent():
     assert {"Table I", "Figure 5", "Figure 6", "Figure 7"} <= wheres
     ids = {f.id for f in r.figures}
     assert {"fig5a", "fig5a-standard", "fig6a", "fig6a-standard", "fig6a-rlc10mb", "fig7a", "sgw"} <= ids
+
+
+def test_beyond_the_seed_sweeps_and_claims():
+    """Issue 19 item 5: mmWave and the receiver ACK policies of real phones, as rantcp's own
+    claims (no seed number) computed from their own sweeps."""
+    r = reproductions.load("seed-000")
+    names = {s.name: s for s in r.sweeps}
+    mm = names["mmwave"].data
+    assert mm["sweep"]["scenario"] == "builtin:mmwave-urban"
+    assert mm["axes"]["functions.ack_filter.mode"] == ["none", "granted", "hybrid-opt"]
+    # every segment, every 2nd (the seed's), stretch every 4th; every 2nd + quick-ACK.
+    a = names["ackpolicy"].data["axes"]
+    assert a == {"functions.ack_filter.mode": ["none", "hybrid-opt"], "flow.ack_every": [1, 2, 4]}
+    q = names["ackpolicy-quickack"].data
+    assert q["set"]["flow.quickack"] is True and q["set"]["flow.ack_every"] == 2
+    assert q["axes"] == {"functions.ack_filter.mode": ["none", "hybrid-opt"]}
+    beyond = [c for c in r.claims if c.where.startswith("rantcp, beyond the seed")]
+    ids = {c.id for c in beyond}
+    assert {"mmw-acks-vs-basic", "mmw-throughput", "mmw-topt-above-lte", "mmw-topt-steady"} <= ids
+    for slug in ("every", "2nd", "quickack", "4th"):
+        assert {f"policy-{slug}-acks-vs-basic", f"policy-{slug}-throughput"} <= ids
+    # rantcp's hypotheses carry no seed number; the seed's claims all keep theirs or a rule.
+    assert all(c.paper is None for c in beyond)
+    # The seed's own views see only the seed's sweeps.
+    assert "sweep IN ('schemes', 'hybrid094')" in r.prelude
 
 
 def test_quick_axes_take_a_subset_of_each_sweep_axis():
@@ -101,8 +128,17 @@ def test_reproduce_seed_000_quick(tmp_path: Path):
         else:
             assert verdicts[c.id] == "not run in quick mode", c.id
     m = json.loads((out / "reproduction.json").read_text())
-    # schemes: 2 UE counts × 3 modes × 2 BSR models × 1 RLC buffer; hybrid094: 2 × 2 × 1.
-    assert (m["mode"], m["runs"]) == ("quick", 16)
+    # schemes: 2 UE counts × 3 modes × 2 BSR models × 1 RLC buffer; hybrid094: 2 × 2 × 1;
+    # ackpolicy: 3 policies × 2 modes, ackpolicy-quickack 2 modes; mmwave: 3 modes.
+    assert (m["mode"], m["runs"]) == ("quick", 16 + 8 + 3)
     # Table I: ten UEs with their T_opt from Equ. (2).
     t1 = pd.read_csv(out / "figures" / "table1.csv")
     assert len(t1) == 10 and t1["T_opt [num]"].between(1, 20).all()
+    # Beyond the seed: the policy and mmWave figures are drawn from their own sweeps.
+    pt = pd.read_csv(out / "figures" / "policy-table.csv")
+    assert len(pt) == 8 and set(pt["scheme"]) == {"Basic", "Hybrid(opt)"}
+    assert set(pt["policy"]) == {"every segment", "every 2nd", "every 2nd + quick-ACK", "every 4th"}
+    mt = pd.read_csv(out / "figures" / "mmw-table.csv")
+    assert set(mt["scheme"]) == {"Basic", "Granted ACK", "Hybrid(opt)"}
+    # Table I still holds only the seed's sweeps (no ackpolicy UEs mixed in).
+    assert t1["ue"].is_unique

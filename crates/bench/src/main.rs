@@ -1,6 +1,10 @@
 //! `make bench`: wall time and events/s of the standard scenarios (simulation only: no files
 //! written). Each scenario runs `REPEAT` times; the best wall time is reported, as is usual for
 //! benchmarks on a shared machine. Benchmarks report; they are not timed tests.
+//!
+//! `RANTCP_BENCH_REPEAT=1 valgrind --tool=callgrind target/release/rantcp-bench "ackf none"`
+//! counts the instructions of one run, which a shared machine does not blur as it blurs wall
+//! time (how the attached-but-off ACK filter's cost was measured, issue 19).
 
 mod phy;
 
@@ -127,6 +131,11 @@ const CASES: &[Case] = &[
 fn main() {
     // `rantcp-bench SUBSTRING` runs only the cases whose name contains it.
     let only = std::env::args().nth(1);
+    let repeat = std::env::var("RANTCP_BENCH_REPEAT")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(REPEAT);
     println!(
         "{:<36} {:>12} {:>10} {:>12}",
         "scenario", "events", "wall s", "events/s"
@@ -139,7 +148,7 @@ fn main() {
             .collect();
         let mut best = f64::INFINITY;
         let mut events = 0;
-        for _ in 0..REPEAT {
+        for _ in 0..repeat {
             let t0 = Instant::now();
             let out = match rantcp_scenario::run_quiet(c.spec, &ov, None) {
                 Ok(o) => o,

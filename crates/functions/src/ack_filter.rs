@@ -620,6 +620,14 @@ impl AckFilter {
 
     fn arrival(&mut self, cx: &Ctx, id: u64, q: &mut UlBuffer) {
         let rnti = cx.rnti.unwrap_or(0);
+        if self.steps == Steps::None {
+            // Basic counts and discards nothing: the connections' state (MSS, window scale,
+            // highest ACK) and the duplicate marks serve only the discard steps.
+            if q.get(id).is_some_and(|e| is_ack(&e.packet)) {
+                self.ue(rnti).counters.arrived += 1;
+            }
+            return;
+        }
         let Some(e) = q.get(id) else { return };
         let Transport::Tcp(t) = &e.packet.transport else {
             return;
@@ -717,11 +725,6 @@ impl AckFilter {
             return;
         };
         let rnti = cx.rnti.unwrap_or(0);
-        if self.ue(rnti).cell.is_none() {
-            // A UE keeps its cell (no handover); the report is read once.
-            let cell = cx.ran.and_then(|v| v.ue_report(rnti, cx.now)).map(|r| r.cell);
-            self.ue(rnti).cell = cell;
-        }
         let room = (bytes as u64).saturating_sub(rlc_bytes);
         match self.steps {
             Steps::Passive(r) => self.passive(rnti, q, room, overhead_bytes, r),
@@ -746,7 +749,12 @@ impl AckFilter {
                 ip += e.bytes() as u64;
             }
         }
-        let c = &mut self.ue(rnti).counters;
+        let u = self.ue(rnti);
+        if u.cell.is_none() {
+            // A UE keeps its cell (no handover); the report is read once.
+            u.cell = cx.ran.and_then(|v| v.ue_report(rnti, cx.now)).map(|r| r.cell);
+        }
+        let c = &mut u.counters;
         c.grants += 1;
         c.sent += n;
         c.sent_bytes += b;
@@ -776,18 +784,20 @@ impl NetworkFunction for AckFilter {
     }
     fn sample(&mut self, now: Time, ran: Option<&dyn RanView>, out: &mut SampleSink) {
         let Some(ran) = ran else { return };
+        let zero = AckCounters::default();
         for &rnti in ran.rntis() {
-            let Some(r) = ran.ue_report(rnti, now) else {
+            // Only the buffer's size: a whole report looks at every UE of the cell.
+            let Some(ul_buffer_bytes) = ran.ul_buffer_bytes(rnti, now) else {
                 continue;
             };
             let u = self.ues.get(&rnti);
-            let c = u.map(|u| u.counters.clone()).unwrap_or_default();
+            let c = u.map_or(&zero, |u| &u.counters);
             out.push(
                 "ack_filter_ue",
                 &[
                     ("time_s", SampleValue::F64(now.as_secs_f64())),
                     ("rnti", SampleValue::I64(rnti as i64)),
-                    ("ul_buffer_bytes", SampleValue::I64(r.ul_buffer_bytes as i64)),
+                    ("ul_buffer_bytes", SampleValue::I64(ul_buffer_bytes as i64)),
                     ("acks_arrived", SampleValue::I64(c.arrived as i64)),
                     (
                         "acks_discarded",

@@ -53,4 +53,10 @@ pub trait RanView {
     fn addr_of(&self, rnti: Rnti) -> Option<Ipv4Addr>;
     /// The UE's state at `now`.
     fn ue_report(&self, rnti: Rnti, now: Time) -> Option<UeReport>;
+    /// Bytes in UE `rnti`'s uplink IP buffer: `ue_report(rnti, now)?.ul_buffer_bytes` without
+    /// computing the rest of the report (which looks at every UE of the cell), for functions
+    /// that sample the buffer of every UE.
+    fn ul_buffer_bytes(&self, rnti: Rnti, now: Time) -> Option<u64> {
+        self.ue_report(rnti, now).map(|r| r.ul_buffer_bytes)
+    }
 }

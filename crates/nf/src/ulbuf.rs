@@ -60,8 +60,10 @@ pub struct UlBuffer {
     /// Byte limit (0 = unlimited).
     pub limit_bytes: u64,
     /// Ids per flow in arrival order, once indexed; may hold ids already gone (skipped, then
-    /// removed when they reach the front of their flow's list).
-    by_flow: Option<HashMap<FlowKey, VecDeque<u64>>>,
+    /// removed when they reach the front of their flow's list). Boxed: the owner moves the
+    /// buffer out of its state for every event a function sees, and a buffer of at most 128
+    /// bytes moves without a call to memcpy.
+    by_flow: Option<Box<HashMap<FlowKey, VecDeque<u64>>>>,
     pub counters: UlBufferCounters,
 }
 
@@ -97,7 +99,7 @@ impl UlBuffer {
         for e in self.slots.iter().flatten() {
             m.entry(e.flow).or_default().push_back(e.id);
         }
-        self.by_flow = Some(m);
+        self.by_flow = Some(Box::new(m));
     }
     /// Is the per-flow index kept?
     pub fn is_indexed(&self) -> bool {
@@ -184,7 +186,7 @@ impl UlBuffer {
     /// Queued packets of `flow`, oldest first (from the index if kept, else by a scan).
     pub fn flow_iter<'a>(&'a self, flow: &FlowKey) -> impl DoubleEndedIterator<Item = &'a UlEntry> + 'a {
         let flow = *flow;
-        let indexed = self.by_flow.as_ref();
+        let indexed = self.by_flow.as_deref();
         let scan = if indexed.is_some() { 0 } else { self.slots.len() };
         indexed
             .and_then(|m| m.get(&flow))

@@ -117,3 +117,30 @@ fn absent_filter_leaves_no_trace_and_none_changes_nothing() {
         assert_eq!(a["rtt_mean_ms"], b["rtt_mean_ms"]);
     }
 }
+
+/// (time in µs, rnti) → `col` of table `name`.
+fn keyed(out: &RunOutput, name: &str, col: &str) -> std::collections::BTreeMap<(i64, i64), i64> {
+    use rantcp_scenario::Column;
+    let t = out.tables.iter().find(|t| t.name == name).expect(name);
+    let get = |c: &str| &t.columns.iter().find(|x| x.0 == c).unwrap_or_else(|| panic!("{name}.{c}")).1;
+    let (Column::F64(time), Column::I64(rnti), Column::I64(v)) = (get("time_s"), get("rnti"), get(col)) else {
+        panic!("{name}: unexpected column types");
+    };
+    (0..time.len()).map(|k| (((time[k] * 1e6).round() as i64, rnti[k]), v[k])).collect()
+}
+
+/// The filter samples each UE's uplink buffer through `RanView::ul_buffer_bytes` (not a whole
+/// report: issue 19's cost of an attached filter); it must read what the radio series reads.
+#[test]
+fn sampled_uplink_buffer_is_the_radio_series_one() {
+    for mode in ["none", "hybrid-opt"] {
+        let out = run(&[("functions.ack_filter.mode", mode)]);
+        let f = keyed(&out, "ack_filter_ue", "ul_buffer_bytes");
+        let r = keyed(&out, "radio", "ul_queue_bytes");
+        assert!(f.len() >= 3 * 70, "{mode}: {} rows", f.len());
+        assert!(f.values().any(|&b| b > 0), "{mode}: the buffers were never sampled non-empty");
+        for (k, b) in &f {
+            assert_eq!(r.get(k), Some(b), "{mode}: UE {} at {} µs", k.1, k.0);
+        }
+    }
+}

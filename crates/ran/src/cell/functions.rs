@@ -103,6 +103,12 @@ impl RanView for BufferView<'_> {
         }
         Some(r)
     }
+    fn ul_buffer_bytes(&self, rnti: Rnti, now: Time) -> Option<u64> {
+        if rnti == self.rnti {
+            return Some(self.bytes);
+        }
+        self.st.ul_buffer_bytes(rnti, now)
+    }
 }
 
 impl RanView for RanState {
@@ -165,6 +171,9 @@ impl RanView for RanState {
             },
             ul_buffer_bytes: u.ul_buf.bytes(),
         })
+    }
+    fn ul_buffer_bytes(&self, rnti: Rnti, _now: Time) -> Option<u64> {
+        self.ue_index(rnti).map(|i| self.ues[i].ul_buf.bytes())
     }
 }
 
