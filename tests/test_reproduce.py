@@ -17,6 +17,7 @@ from rantcp.reproductions import claims as cl
 from rantcp.reproductions import figures as fg
 from rantcp.reproductions.results import Results
 from rantcp.reproductions.spec import Claim, Figure, Shading, load_folder
+from rantcp.sweeps.stats import MIN_REPETITIONS_FOR_INTERVAL
 
 from conftest import run_cli
 
@@ -458,7 +459,7 @@ def test_reproduce_seed_003_split_quick(tmp_path: Path):
 def test_seed_001_definition_is_consistent():
     r = reproductions.load("seed-001")
     names = {s.name: s for s in r.sweeps}
-    assert set(names) == {"fig1", "fig5", "fig5um", "fig6"}
+    assert set(names) == {"fig1", "fig5", "fig5um", "fig6", "urban"}
     fig5 = names["fig5"].data
     assert fig5["axes"]["functions.proxy.mode"] == ["none", "pep", "mmpep"]
     assert fig5["axes"]["ue.los_duration"] == fig5["axes"]["ue.nlos_duration"] == ["0.5s", "1s", "1.5s", "2s", "2.5s", "3s"]
@@ -467,6 +468,12 @@ def test_seed_001_definition_is_consistent():
     assert fig6["set"]["ue.los_duration"] == "100s"
     assert fig6["axes"]["ue.nlos_duration"] == ["1s", "2s", "5s", "10s", "15s", "20s"]
     assert names["fig1"].data["set"]["core.server_rate"] == "50Mbps"
+    # Beyond the paper: every scheme with every server controller, enough repetitions for a
+    # 95 % interval (rantcp.sweeps.stats.MIN_REPETITIONS_FOR_INTERVAL).
+    urban = names["urban"].data
+    assert urban["sweep"]["scenario"] == "builtin:mmwave-urban"
+    assert urban["axes"] == {"functions.proxy.mode": ["none", "pep", "mmpep"], "flow.cc": ["newreno", "cubic", "bbr"]}
+    assert urban["sweep"]["repetitions"] >= MIN_REPETITIONS_FOR_INTERVAL
     papers = {c.id: c.paper for c in r.claims}
     assert papers["fig5-mmpep-near-cap"] == 100 and papers["fig5-mmpep-3x-pep-delivery"] == 3 and papers["gamma-0.2"] == 0.2
     wheres = [f.where for f in r.figures]
@@ -497,7 +504,16 @@ def test_reproduce_seed_001_quick(tmp_path: Path):
     # NLOS, and γ of Eq. 2 is the seed's.
     assert verdicts["fig1-nlos-no-packets"] == "holds" and verdicts["gamma-0.2"] == "holds"
     m = json.loads((out / "reproduction.json").read_text())
-    assert (m["mode"], m["runs"]) == ("quick", 1 + 18 + 18 + 18)
+    assert (m["mode"], m["runs"]) == ("quick", 1 + 18 + 18 + 18 + 9)
+    # The urban table: every scheme x controller once (one repetition: no interval), the gain
+    # over plain TCP with the same controller is the paired difference of the runs' goodputs.
+    urban = pd.read_csv(out / "figures" / "urban.csv")
+    assert len(urban) == 9 and set(urban["n"]) == {1}
+    assert urban["rate_ci95"].isna().all()
+    tcp = urban[urban["scheme"] == "TCP"].set_index("cc")["rate_mbps"]
+    for row in urban.itertuples():
+        assert abs(row.gain_mbps - (row.rate_mbps - tcp[row.cc])) <= 0.011, row
+        assert abs(row.gain_over_bbr_alone_mbps - (row.rate_mbps - tcp["bbr"])) <= 0.011, row
 
 
 def test_seed_002_definition_is_consistent():

@@ -768,8 +768,8 @@ impl Proxy {
         }
         let q = c
             .rnti
-            .and_then(|r| cx.ran.and_then(|v| v.ue_report(r, cx.now)))
-            .map_or(0, |r| r.rlc_queue_bytes);
+            .and_then(|r| cx.ran.and_then(|v| v.rlc_queue_bytes(r, cx.now)))
+            .unwrap_or(0);
         q + self.out_down + len as u64 > self.p.rlc_hold
     }
 
@@ -782,8 +782,8 @@ impl Proxy {
         let c = &mut self.conns[ci];
         let q = c
             .rnti
-            .and_then(|r| ran.and_then(|v| v.ue_report(r, now)))
-            .map_or(0, |r| r.rlc_queue_bytes);
+            .and_then(|r| ran.and_then(|v| v.rlc_queue_bytes(r, now)))
+            .unwrap_or(0);
         let mut room = hold.saturating_sub(q + self.out_down);
         let i = c.cache.partition_point(|s| s.off < c.held_from);
         let mut next = None;

@@ -59,4 +59,10 @@ pub trait RanView {
     fn ul_buffer_bytes(&self, rnti: Rnti, now: Time) -> Option<u64> {
         self.ue_report(rnti, now).map(|r| r.ul_buffer_bytes)
     }
+    /// Bytes in UE `rnti`'s downlink RLC entity: `ue_report(rnti, now)?.rlc_queue_bytes`
+    /// without computing the rest of the report (CQI, rate, pattern-wide transport-block
+    /// sizes), for functions that ask on every packet (seed 001's proxy).
+    fn rlc_queue_bytes(&self, rnti: Rnti, now: Time) -> Option<u64> {
+        self.ue_report(rnti, now).map(|r| r.rlc_queue_bytes)
+    }
 }

@@ -350,12 +350,12 @@ impl NetworkFunction for NewestAck {
                 .collect::<Vec<_>>()
         };
         let before = acks(q);
-        let seen = cx
-            .ran
-            .unwrap()
-            .ue_report(cx.rnti.unwrap(), cx.now)
-            .unwrap()
-            .ul_buffer_bytes;
+        let report = cx.ran.unwrap().ue_report(cx.rnti.unwrap(), cx.now).unwrap();
+        let seen = report.ul_buffer_bytes;
+        assert_eq!(
+            cx.ran.unwrap().rlc_queue_bytes(cx.rnti.unwrap(), cx.now),
+            Some(report.rlc_queue_bytes)
+        );
         if let BufferEvent::Grant { .. } = ev {
             let pure = |e: &UlEntry| e.packet.payload_len == 0;
             let flows: Vec<FlowKey> = q.iter().filter(|e| pure(e)).map(|e| e.flow).collect();
@@ -473,11 +473,12 @@ impl NetworkFunction for Reader {
             self.at.remove(0);
             let ran = ran.unwrap();
             for &r in ran.rntis() {
-                self.reports
-                    .lock()
-                    .unwrap()
-                    .push(ran.ue_report(r, now).unwrap());
+                let rep = ran.ue_report(r, now).unwrap();
+                // The per-packet accessor answers what the whole report says.
+                assert_eq!(ran.rlc_queue_bytes(r, now), Some(rep.rlc_queue_bytes));
+                self.reports.lock().unwrap().push(rep);
             }
+            assert_eq!(ran.rlc_queue_bytes(99, now), None, "no such UE");
         }
     }
     fn sample(&mut self, now: Time, ran: Option<&dyn RanView>, out: &mut SampleSink) {

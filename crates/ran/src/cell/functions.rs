@@ -109,6 +109,9 @@ impl RanView for BufferView<'_> {
         }
         self.st.ul_buffer_bytes(rnti, now)
     }
+    fn rlc_queue_bytes(&self, rnti: Rnti, now: Time) -> Option<u64> {
+        self.st.rlc_queue_bytes(rnti, now)
+    }
 }
 
 impl RanView for RanState {
@@ -174,6 +177,10 @@ impl RanView for RanState {
     }
     fn ul_buffer_bytes(&self, rnti: Rnti, _now: Time) -> Option<u64> {
         self.ue_index(rnti).map(|i| self.ues[i].ul_buf.bytes())
+    }
+    fn rlc_queue_bytes(&self, rnti: Rnti, now: Time) -> Option<u64> {
+        let i = self.ue_index(rnti)?;
+        Some(self.ues[i].rlc[ENB].buffer_status(now).total_bytes())
     }
 }
 
