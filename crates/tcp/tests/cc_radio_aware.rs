@@ -20,17 +20,42 @@ fn formula_exact_values() {
     // R = 16 Mbit/s, RTT = 20 ms: R·RTT = 40 000 bytes.
     assert_eq!(f(Variant::Rate, 16e6, ms(20), 10_000, 30_000, MSS), 40_000);
     // + (Q_th − Q) = + 20 000.
-    assert_eq!(f(Variant::RateQueue, 16e6, ms(20), 10_000, 30_000, MSS), 60_000);
+    assert_eq!(
+        f(Variant::RateQueue, 16e6, ms(20), 10_000, 30_000, MSS),
+        60_000
+    );
     // Q > Q_th subtracts: 40 000 − 20 000.
-    assert_eq!(f(Variant::RateQueue, 16e6, ms(20), 50_000, 30_000, MSS), 20_000);
+    assert_eq!(
+        f(Variant::RateQueue, 16e6, ms(20), 50_000, 30_000, MSS),
+        20_000
+    );
     // Q far above Q_th: the floor of 2 segments.
-    assert_eq!(f(Variant::RateQueue, 16e6, ms(20), 100_000, 30_000, MSS), 2 * 1448);
+    assert_eq!(
+        f(Variant::RateQueue, 16e6, ms(20), 100_000, 30_000, MSS),
+        2 * 1448
+    );
     // A zero rate leaves only the queue term, or the floor.
-    assert_eq!(f(Variant::RateQueue, 0.0, ms(20), 10_000, 30_000, MSS), 20_000);
+    assert_eq!(
+        f(Variant::RateQueue, 0.0, ms(20), 10_000, 30_000, MSS),
+        20_000
+    );
     assert_eq!(f(Variant::Rate, 0.0, ms(20), 10_000, 30_000, MSS), 2 * 1448);
-    assert_eq!(f(Variant::RateQueue, 0.0, ms(20), 30_000, 30_000, MSS), 2 * 1448);
+    assert_eq!(
+        f(Variant::RateQueue, 0.0, ms(20), 30_000, 30_000, MSS),
+        2 * 1448
+    );
     // Fractions of a byte are dropped: 1 Mbit/s × 1.5 ms = 187.5 bytes.
-    assert_eq!(f(Variant::RateQueue, 1e6, Duration::from_micros(1500), 0, 10_000, MSS), 10_187);
+    assert_eq!(
+        f(
+            Variant::RateQueue,
+            1e6,
+            Duration::from_micros(1500),
+            0,
+            10_000,
+            MSS
+        ),
+        10_187
+    );
 }
 
 fn params(variant: Variant, rtt: RttPredictor) -> RadioAwareParams {

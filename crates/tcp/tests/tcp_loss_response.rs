@@ -205,3 +205,46 @@ fn test_cwnd_does_not_grow_when_application_limited() {
         );
     }
 }
+
+#[test]
+fn test_cwnd_grows_in_congestion_avoidance_while_timeout_retransmissions_fill_it() {
+    // After a timeout the sender resends the lost window by go-back-N; when cwnd is what holds
+    // the next retransmission back, the sender is cwnd-limited (RFC 7661 §4.1; Linux
+    // tcp_write_xmit marks it so whenever packets in flight reach cwnd, new data or not), so
+    // congestion avoidance must grow cwnd. Before the fix only new data updated the record: a
+    // sender whose last new data had been application-limited stayed at ssthresh (2 segments
+    // here) for the whole go-back-N (seed 001's Figure 6: 40 s at 3 segments).
+    let mut ccfg = cfg(true);
+    ccfg.initial_cwnd_segments = 30;
+    let (mut c, _s) = established(ccfg, cfg(true));
+    ack(&mut c, ms(30), 0, W, &[]);
+    c.send(20_000);
+    assert_eq!(
+        drain(&mut c, ms(40)).len(),
+        20,
+        "20 of 30: application-limited"
+    );
+    // Three timeouts as in the test above leave ssthresh at 2 SMSS, 1000 acknowledged.
+    c.handle_timeout(ms(240));
+    drain(&mut c, ms(240));
+    c.handle_timeout(ms(640));
+    drain(&mut c, ms(640));
+    ack(&mut c, ms(660), 1000, W, &[]);
+    assert_eq!(offs(&drain(&mut c, ms(660))), vec![1000, 2000]);
+    let t = c.poll_timeout().unwrap();
+    c.handle_timeout(t);
+    assert_eq!((c.info().cwnd, c.info().ssthresh), (1000, 2000));
+    assert_eq!(offs(&drain(&mut c, t)), vec![1000]);
+    // Each retransmission is acknowledged one by one, 1 ms apart: slow start to 2000 on the
+    // first ACK, then congestion avoidance (RFC 3465: one SMSS per cwnd of bytes acknowledged).
+    let mut cwnds = Vec::new();
+    for k in 0..12u32 {
+        ack(&mut c, ms(1500 + k as u64), 2000 + 1000 * k, W, &[]);
+        drain(&mut c, ms(1500 + k as u64));
+        cwnds.push(c.info().cwnd);
+    }
+    assert_eq!(
+        cwnds,
+        vec![2000, 2000, 3000, 3000, 3000, 4000, 4000, 4000, 4000, 5000, 5000, 5000]
+    );
+}

@@ -106,7 +106,10 @@ pub struct RadioAware {
 
 impl RadioAware {
     pub fn new(base: &CcParams, p: RadioAwareParams) -> Self {
-        assert!(p.fallback != CcKind::RadioAware, "a radio-aware fallback must be loss-based");
+        assert!(
+            p.fallback != CcKind::RadioAware,
+            "a radio-aware fallback must be loss-based"
+        );
         let fb = CcParams {
             kind: p.fallback,
             ..*base

@@ -183,6 +183,7 @@ impl Endpoint {
         if let Some(idx) = self.sb.next_lost() {
             let len = self.sb.segs[idx].len;
             if !self.force_rtx && !self.cwnd_allows(len) {
+                self.cwnd_use.validate(self.snd_una, self.snd_max, true);
                 return None;
             }
             if paced && now < self.next_send_time {
