@@ -60,7 +60,41 @@ pub struct CellSeries {
     pub pdcch_util: Vec<f64>,
 }
 
+/// Per-packet and per-subframe rows ([`super::RanConfig::record_packet_series`]).
+#[derive(Clone, Debug, Default)]
+pub struct PacketSeries {
+    pub ul_delay: UlDelaySeries,
+    pub pdcch: PdcchSeries,
+}
+
+/// One row per uplink IP packet delivered at the eNB: the uplink LTE packet delay (arrival in
+/// the UE's uplink buffer → delivered by the eNB's RLC).
+#[derive(Clone, Debug, Default)]
+pub struct UlDelaySeries {
+    pub time_s: Vec<f64>,
+    pub rnti: Vec<i64>,
+    pub delay_s: Vec<f64>,
+}
+
+/// One row per subframe (slot) a cell's MAC loop ran: DCIs sent on its PDCCH and the budget.
+/// Slots the device slept through (nothing to schedule) have no row: they carried no DCI.
+#[derive(Clone, Debug, Default)]
+pub struct PdcchSeries {
+    pub time_s: Vec<f64>,
+    pub cell: Vec<i64>,
+    pub dcis: Vec<i64>,
+}
+
 impl RanDevice {
+    /// Take the per-packet and per-subframe rows so far (see [`PacketSeries`]).
+    pub fn take_packet_series(&mut self) -> PacketSeries {
+        std::mem::take(&mut self.st.packet_series)
+    }
+    /// Whether the device records [`PacketSeries`] rows.
+    pub fn records_packet_series(&self) -> bool {
+        self.st.cfg.record_packet_series
+    }
+
     /// Take the UE and cell samples taken so far, leaving the series empty (a long run's
     /// owner drains them in batches so memory stays flat with run length).
     pub fn take_series(&mut self) -> (UeSeries, CellSeries) {
