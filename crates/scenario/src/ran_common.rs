@@ -1039,7 +1039,10 @@ impl RanScenario {
                 },
                 src: server,
                 dst: n,
-                src_port: 5201,
+                // M2M: the server side listens (the device connects), and a listener takes the
+                // first SYN to its port: one server port per device keeps every simultaneous
+                // connection with its own flow.
+                src_port: if self.traffic == Traffic::M2m { 5201 + k as u16 } else { 5201 },
                 dst_port: 49152 + k as u16,
                 start: Time::ZERO + f.start.d(),
                 tcp_sender: f.tcp_sender(),

@@ -47,7 +47,7 @@ fn sum_ues(out: &RunOutput, key: &str) -> f64 {
 
 #[test]
 fn test_m2m_transactions_and_metrics() {
-    let out = run(&[("ues", "10"), ("duration", "8s")]);
+    let out = run(&[("ues", "10"), ("duration", "8s"), ("m2m.think", "1s")]);
     let flows = out.summary["flows"].as_array().unwrap();
     assert_eq!(flows.len(), 10);
     for f in flows {
