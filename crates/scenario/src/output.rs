@@ -556,6 +556,16 @@ fn radio_summary(sims: &[(String, Sim)], end: Time) -> Value {
                 // through carried none and are counted at index 0.
                 let mut hist = dev.cell_pdcch_histogram(ci).to_vec();
                 hist[0] += (all_slots as u64).saturating_sub(slots);
+                // Uplink signalling of the cell's UEs (seed 003 ch. 3: BSR count beside delay).
+                let (mut bsrs, mut srs, mut retx, mut enh) = (0u64, 0u64, 0u64, 0u64);
+                for rnti in dev.rntis().into_iter().filter(|&r| dev.ue_cell(r) == Some(ci)) {
+                    let m = dev.ue_mac_counters(rnti).expect("listed UE");
+                    bsrs += m.bsr_regular + m.bsr_periodic + m.bsr_padding;
+                    srs += m.sr_tx;
+                    retx += m.retx_bsr_expiries;
+                    enh += m.bsr_enhanced;
+                }
+                let share = |n: u64| r6(n as f64 / all_slots.max(1.0));
                 cells.push(json!({
                     "cell": ci,
                     "slots_active": slots,
@@ -565,7 +575,15 @@ fn radio_summary(sims: &[(String, Sim)], end: Time) -> Value {
                     "ul_prb_util": if ul_frac > 0.0 { r6(ul_prbs as f64 / (all_slots * ul_frac * n_prb).max(1.0)) } else { 0.0 },
                     "dcis": dcis,
                     "pdcch_per_slot": r6(dcis as f64 / all_slots),
+                    // Shares of the run's subframes with no DCI (PDCCH use under 1 % of any
+                    // budget below 100 DCIs) and with every DCI of the budget used.
+                    "pdcch_idle_share": share(hist[0]),
+                    "pdcch_full_share": share(*hist.last().expect("budget >= 1")),
                     "pdcch_histogram": hist,
+                    "bsr_sent": bsrs,
+                    "sr_sent": srs,
+                    "retx_bsr_expiries": retx,
+                    "bsr_enhanced": enh,
                 }));
             }
         }

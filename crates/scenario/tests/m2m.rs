@@ -81,8 +81,8 @@ fn test_m2m_transactions_and_metrics() {
         "{:?}",
         delays.iter().cloned().fold(f64::MAX, f64::min)
     );
-    // PDCCH: one row per subframe the MAC loop ran; the summary histogram covers every
-    // subframe of the run (8000), the rows' DCIs match it.
+    // PDCCH: one row per subframe up to the last one run, in order; the summary histogram
+    // covers every subframe of the run (8000), the rows' DCIs match it.
     let dcis = f64s(&out, "pdcch", "dcis");
     let cell = &out.summary["radio"]["cells"][0];
     let hist: Vec<u64> = cell["pdcch_histogram"]
@@ -97,6 +97,9 @@ fn test_m2m_transactions_and_metrics() {
         dcis.iter().sum::<f64>() as u64,
         cell["dcis"].as_u64().unwrap()
     );
+    let t = f64s(&out, "pdcch", "time_s");
+    assert!(t.windows(2).all(|w| (w[1] - w[0] - 0.001).abs() < 1e-9) && t[0] == 0.0);
+    assert!(t.len() <= 8000 && t.len() >= 7000, "{}", t.len());
     for k in 1..hist.len() {
         assert_eq!(
             dcis.iter().filter(|&&d| d as usize == k).count() as u64,

@@ -117,6 +117,9 @@ struct Cell {
     /// Subframes (slots) the MAC loop ran, by DCIs used: `pdcch_hist[k]` slots used `k` of the
     /// `pdcch_grants_per_slot` DCIs (slots the device slept through are not counted).
     pdcch_hist: Vec<u64>,
+    /// The next subframe without a `pdcch` row (the slots the device slept through get rows of
+    /// 0 DCIs when it wakes, so the series has every subframe up to the last one run).
+    pdcch_row_next: Time,
     /// Totals at the previous sample.
     prev: [u64; 6],
 }
@@ -239,6 +242,7 @@ impl RanDevice {
                 ul_prbs: 0,
                 dcis: 0,
                 pdcch_hist: vec![0; cfg.pdcch_grants_per_slot as usize + 1],
+                pdcch_row_next: Time::ZERO,
                 prev: [0; 6],
             })
             .collect();

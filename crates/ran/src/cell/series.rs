@@ -76,8 +76,8 @@ pub struct UlDelaySeries {
     pub delay_s: Vec<f64>,
 }
 
-/// One row per subframe (slot) a cell's MAC loop ran: DCIs sent on its PDCCH and the budget.
-/// Slots the device slept through (nothing to schedule) have no row: they carried no DCI.
+/// One row per subframe (slot) of a cell up to the last one its MAC loop ran: the DCIs sent on
+/// its PDCCH (0 for the slots the device slept through, written when it wakes).
 #[derive(Clone, Debug, Default)]
 pub struct PdcchSeries {
     pub time_s: Vec<f64>,

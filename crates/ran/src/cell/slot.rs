@@ -59,6 +59,13 @@ impl RanState {
             cell.pdcch_hist[k] += 1;
             if self.cfg.record_packet_series {
                 let s = &mut self.packet_series.pdcch;
+                while cell.pdcch_row_next < now {
+                    s.time_s.push(cell.pdcch_row_next.as_secs_f64());
+                    s.cell.push(c as i64);
+                    s.dcis.push(0);
+                    cell.pdcch_row_next += self.slot;
+                }
+                cell.pdcch_row_next = now + self.slot;
                 s.time_s.push(now.as_secs_f64());
                 s.cell.push(c as i64);
                 s.dcis.push(used as i64);
