@@ -476,6 +476,11 @@ fn ran_devices(sim: &Sim) -> impl Iterator<Item = &rantcp_ran::cell::RanDevice> 
 fn radio_summary(sims: &[(String, Sim)], end: Time) -> Value {
     let mut ues = Vec::new();
     let mut cells = Vec::new();
+    // Over every UE: uplink signalling (seed 003 ch. 3: the BSR count beside the delay) and the
+    // uplink LTE packet delay; over every active cell: subframes with no DCI and with all.
+    let (mut bsrs, mut srs, mut retx, mut enh) = (0u64, 0u64, 0u64, 0u64);
+    let (mut d_n, mut d_sum, mut d_max) = (0u64, 0u128, 0u64);
+    let (mut sf_all, mut sf_idle, mut sf_full) = (0u64, 0u64, 0u64);
     let secs = end.as_secs_f64().max(1e-9);
     for (label, sim) in sims {
         for dev in ran_devices(sim) {
@@ -483,6 +488,13 @@ fn radio_summary(sims: &[(String, Sim)], end: Time) -> Value {
                 let c = dev.ue_counters(rnti).unwrap();
                 let (enb_rlc, ue_rlc) = dev.ue_rlc_counters(rnti).unwrap();
                 let mac = dev.ue_mac_counters(rnti).unwrap();
+                bsrs += mac.bsr_regular + mac.bsr_periodic + mac.bsr_padding;
+                srs += mac.sr_tx;
+                retx += mac.retx_bsr_expiries;
+                enh += mac.bsr_enhanced;
+                d_n += c.ul_delay_n;
+                d_sum += c.ul_delay_sum_ns;
+                d_max = d_max.max(c.ul_delay_max_ns);
                 let ls = dev.radio().large_scale(rnti);
                 let name = if label.is_empty() {
                     format!("ue{rnti}")
@@ -556,16 +568,10 @@ fn radio_summary(sims: &[(String, Sim)], end: Time) -> Value {
                 // through carried none and are counted at index 0.
                 let mut hist = dev.cell_pdcch_histogram(ci).to_vec();
                 hist[0] += (all_slots as u64).saturating_sub(slots);
-                // Uplink signalling of the cell's UEs (seed 003 ch. 3: BSR count beside delay).
-                let (mut bsrs, mut srs, mut retx, mut enh) = (0u64, 0u64, 0u64, 0u64);
-                for rnti in dev.rntis().into_iter().filter(|&r| dev.ue_cell(r) == Some(ci)) {
-                    let m = dev.ue_mac_counters(rnti).expect("listed UE");
-                    bsrs += m.bsr_regular + m.bsr_periodic + m.bsr_padding;
-                    srs += m.sr_tx;
-                    retx += m.retx_bsr_expiries;
-                    enh += m.bsr_enhanced;
-                }
                 let share = |n: u64| r6(n as f64 / all_slots.max(1.0));
+                sf_all += all_slots as u64;
+                sf_idle += hist[0];
+                sf_full += *hist.last().expect("budget >= 1");
                 cells.push(json!({
                     "cell": ci,
                     "slots_active": slots,
@@ -580,10 +586,6 @@ fn radio_summary(sims: &[(String, Sim)], end: Time) -> Value {
                     "pdcch_idle_share": share(hist[0]),
                     "pdcch_full_share": share(*hist.last().expect("budget >= 1")),
                     "pdcch_histogram": hist,
-                    "bsr_sent": bsrs,
-                    "sr_sent": srs,
-                    "retx_bsr_expiries": retx,
-                    "bsr_enhanced": enh,
                 }));
             }
         }
@@ -595,7 +597,22 @@ fn radio_summary(sims: &[(String, Sim)], end: Time) -> Value {
         .iter()
         .map(|u| u["dl_phy_mbps"].as_f64().unwrap_or(0.0))
         .collect();
-    json!({ "ues": ues, "cells": cells, "dl_phy_jain": r6(rantcp_ran::mac::sched::jain_index(&tput)) })
+    let frac = |n: u64| r6(n as f64 / sf_all.max(1) as f64);
+    json!({
+        "ues": ues,
+        "cells": cells,
+        "dl_phy_jain": r6(rantcp_ran::mac::sched::jain_index(&tput)),
+        "uplink": {
+            "bsr_sent": bsrs,
+            "sr_sent": srs,
+            "retx_bsr_expiries": retx,
+            "bsr_enhanced": enh,
+            "ul_delay_packets": d_n,
+            "ul_delay_mean_s": if d_n > 0 { Some(r6(d_sum as f64 / d_n as f64 * 1e-9)) } else { None },
+            "ul_delay_max_s": r6(d_max as f64 * 1e-9),
+        },
+        "pdcch": { "idle_share": frac(sf_idle), "full_share": frac(sf_full) },
+    })
 }
 
 /// `m2m`: one row per M2M transaction completed (upload acknowledged) since the last drain:
