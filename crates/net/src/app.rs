@@ -48,7 +48,9 @@ pub enum FlowKind {
 /// the whole upload, the next transaction starts after a think time drawn from `think`.
 /// Each transaction's times are kept ([`M2mRecord`]): the *downlink response time* (server
 /// write → last byte read by the device) and the *application upload response time* (device
-/// write → its last byte acknowledged to the device's TCP).
+/// write → its last byte acknowledged to the device's TCP). With a think time the upload's ACK
+/// waits for the server's delayed-ACK timer (nothing to piggyback it on); back to back, the
+/// next downlink message carries it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct M2m {
     pub down_bytes: u64,
