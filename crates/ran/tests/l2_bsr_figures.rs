@@ -139,14 +139,10 @@ fn test_figure7_short_periodic_timer_puts_a_bsr_in_every_grant() {
     assert_eq!(f.ue.counters().bsr_periodic, 2);
 }
 
-/// Figure 9 (the enhancement; periodicBSR-Timer sf10): as Figure 6 but the eNB grants 1,000 B
-/// (T104) then 500 B (T109). With the second grant the grants since the last BSR (1,500) reach
-/// what it reported (1,500) while data remains: a regular BSR rides in it (the figure's
-/// "490 B + BSR of 390 B"; here 495 B + a BSR of 308 B), and the rest goes at T115: no wait
-/// for retxBSR-Timer.
-#[test]
-fn test_figure9_enhancement_sends_a_regular_bsr_once_the_report_is_granted() {
-    let mut f = Flow::new(10, true);
+/// Figure 9's flow up to its second grant: 1,500 B at T99, the BSR at T100, 300 B at T102,
+/// grants of 1,000 B (T104) and 500 B (T109); periodicBSR-Timer sf10.
+fn figure9_grants(enhanced: bool) -> Flow {
+    let mut f = Flow::new(10, enhanced);
     f.arrive(99, 1500);
     f.run_to(99, 99);
     f.grant(100, 4);
@@ -156,6 +152,17 @@ fn test_figure9_enhancement_sends_a_regular_bsr_once_the_report_is_granted() {
     f.grant(104, 1000);
     f.run_to(104, 108);
     f.grant(109, 500);
+    f
+}
+
+/// Figure 9 (the enhancement; periodicBSR-Timer sf10): as Figure 6 but the eNB grants 1,000 B
+/// (T104) then 500 B (T109). With the second grant the grants since the last BSR (1,500) reach
+/// what it reported (1,500) while data remains: a regular BSR rides in it (the figure's
+/// "490 B + BSR of 390 B"; here 495 B + a BSR of 308 B), and the rest goes at T115: no wait
+/// for retxBSR-Timer.
+#[test]
+fn test_figure9_enhancement_sends_a_regular_bsr_once_the_report_is_granted() {
+    let mut f = figure9_grants(true);
     f.run_to(109, 114);
     f.grant(115, 311);
     f.run_to(115, 3000);
@@ -172,16 +179,7 @@ fn test_figure9_enhancement_sends_a_regular_bsr_once_the_report_is_granted() {
 /// the Figure 6 stall, until retxBSR-Timer at T2660.
 #[test]
 fn test_figure9_grants_without_the_enhancement_stall() {
-    let mut f = Flow::new(10, false);
-    f.arrive(99, 1500);
-    f.run_to(99, 99);
-    f.grant(100, 4);
-    f.run_to(100, 101);
-    f.arrive(102, 300);
-    f.run_to(102, 103);
-    f.grant(104, 1000);
-    f.run_to(104, 108);
-    f.grant(109, 500);
+    let mut f = figure9_grants(false);
     f.run_to(109, 2659);
     assert_eq!(f.t.bsrs, vec![(100, BsrKind::Regular, 1500)]);
     assert_eq!(f.t.data, vec![(104, 997), (109, 497)]);

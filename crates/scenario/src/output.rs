@@ -315,20 +315,6 @@ fn flow_summaries(label: &str, sim: &Sim, end: Time) -> Vec<Value> {
 /// percentile and maximum of the application upload response time and of the downlink
 /// response time over the completed ones. Transactions still open at the end are censored.
 fn m2m_summary(recs: &[rantcp_net::M2mRecord], m: &mut serde_json::Map<String, Value>) {
-    let stats = |mut v: Vec<f64>, key: &str, m: &mut serde_json::Map<String, Value>| {
-        v.sort_by(f64::total_cmp);
-        let pct = |q: f64| {
-            (!v.is_empty()).then(|| {
-                let k = ((q * v.len() as f64).ceil() as usize).clamp(1, v.len());
-                r6(v[k - 1])
-            })
-        };
-        let mean = (!v.is_empty()).then(|| r6(v.iter().sum::<f64>() / v.len() as f64));
-        m.insert(format!("{key}_mean_s"), json!(mean));
-        m.insert(format!("{key}_p50_s"), json!(pct(0.5)));
-        m.insert(format!("{key}_p95_s"), json!(pct(0.95)));
-        m.insert(format!("{key}_max_s"), json!(v.last().map(|&x| r6(x))));
-    };
     let up: Vec<f64> = recs
         .iter()
         .filter_map(|r| r.up_response().map(|d| d.as_secs_f64()))
@@ -340,8 +326,25 @@ fn m2m_summary(recs: &[rantcp_net::M2mRecord], m: &mut serde_json::Map<String, V
     m.insert("m2m_started".into(), json!(recs.len()));
     m.insert("m2m_answered".into(), json!(down.len()));
     m.insert("m2m_completed".into(), json!(up.len()));
-    stats(up, "upload_response", m);
-    stats(down, "down_response", m);
+    time_stats(up, "upload_response", m);
+    time_stats(down, "down_response", m);
+}
+
+/// `{key}_mean_s`, `{key}_p50_s`, `{key}_p95_s` (nearest rank) and `{key}_max_s` of times `v`
+/// (seconds; null when empty).
+fn time_stats(mut v: Vec<f64>, key: &str, m: &mut serde_json::Map<String, Value>) {
+    v.sort_by(f64::total_cmp);
+    let pct = |q: f64| {
+        (!v.is_empty()).then(|| {
+            let k = ((q * v.len() as f64).ceil() as usize).clamp(1, v.len());
+            r6(v[k - 1])
+        })
+    };
+    let mean = (!v.is_empty()).then(|| r6(v.iter().sum::<f64>() / v.len() as f64));
+    m.insert(format!("{key}_mean_s"), json!(mean));
+    m.insert(format!("{key}_p50_s"), json!(pct(0.5)));
+    m.insert(format!("{key}_p95_s"), json!(pct(0.95)));
+    m.insert(format!("{key}_max_s"), json!(v.last().map(|&x| r6(x))));
 }
 
 /// Per-burst figures of a bursty flow, over the bursts delivered by the end of the run:
@@ -351,7 +354,7 @@ fn m2m_summary(recs: &[rantcp_net::M2mRecord], m: &mut serde_json::Map<String, V
 fn burst_summary(bursts: &[rantcp_net::BurstRecord], m: &mut serde_json::Map<String, Value>) {
     let done: Vec<&rantcp_net::BurstRecord> =
         bursts.iter().filter(|b| b.delivered.is_some()).collect();
-    let mut lat: Vec<f64> = done
+    let lat: Vec<f64> = done
         .iter()
         .filter_map(|b| b.latency().map(|d| d.as_secs_f64()))
         .collect();
@@ -366,24 +369,10 @@ fn burst_summary(bursts: &[rantcp_net::BurstRecord], m: &mut serde_json::Map<Str
             (l > 0.0).then(|| (b.end - b.start) as f64 * 8.0 / l / 1e6)
         })
         .collect();
-    lat.sort_by(f64::total_cmp);
     let mean = |v: &[f64]| (!v.is_empty()).then(|| r6(v.iter().sum::<f64>() / v.len() as f64));
-    // Nearest-rank percentile of the sorted latencies.
-    let pct = |q: f64| {
-        (!lat.is_empty()).then(|| {
-            let k = ((q * lat.len() as f64).ceil() as usize).clamp(1, lat.len());
-            r6(lat[k - 1])
-        })
-    };
     m.insert("bursts_arrived".into(), json!(bursts.len()));
     m.insert("bursts_delivered".into(), json!(done.len()));
-    m.insert("burst_latency_mean_s".into(), json!(mean(&lat)));
-    m.insert("burst_latency_p50_s".into(), json!(pct(0.5)));
-    m.insert("burst_latency_p95_s".into(), json!(pct(0.95)));
-    m.insert(
-        "burst_latency_max_s".into(),
-        json!(lat.last().map(|&x| r6(x))),
-    );
+    time_stats(lat, "burst_latency", m);
     m.insert("burst_transfer_mean_s".into(), json!(mean(&tt)));
     m.insert("burst_tput_mean".into(), json!(mean(&tput)));
 }
