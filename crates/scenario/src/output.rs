@@ -165,6 +165,7 @@ pub(crate) fn pending_rows(sims: &[(String, Sim)]) -> usize {
             .map(|d| {
                 d.ue_series.time_s.len()
                     + d.cell_series.time_s.len()
+                    + d.packet_series_rows()
                     + d.function_samples()
                         .tables()
                         .iter()

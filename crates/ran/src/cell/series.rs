@@ -90,6 +90,10 @@ impl RanDevice {
     pub fn take_packet_series(&mut self) -> PacketSeries {
         std::mem::take(&mut self.st.packet_series)
     }
+    /// [`PacketSeries`] rows waiting to be taken.
+    pub fn packet_series_rows(&self) -> usize {
+        self.st.packet_series.ul_delay.time_s.len() + self.st.packet_series.pdcch.time_s.len()
+    }
     /// Whether the device records [`PacketSeries`] rows.
     pub fn records_packet_series(&self) -> bool {
         self.st.cfg.record_packet_series
