@@ -1,6 +1,7 @@
 //! Applications over flows: bulk TCP send (iperf-like), bursty TCP send (3GPP FTP model 1 and
 //! its periodic and single-burst variants, [`Bursts`]), a file download (request, then the
-//! response over the same connection) and UDP constant bit rate. Each flow's TCP connections
+//! response over the same connection), M2M telemetry transactions ([`M2m`], seed 003 §3.4) and
+//! UDP constant bit rate. Each flow's TCP connections
 //! are sans-IO endpoints (RFC 9293) owned here; the simulator drains their transmissions and
 //! arms their timers after every input (the endpoint's documented calling order).
 
@@ -33,6 +34,55 @@ pub enum FlowKind {
     /// Bursty TCP send from source to destination over one connection: the application
     /// writes `size` bytes at each arrival of [`Bursts`]; each burst's latency is measured.
     Bursts(Bursts),
+    /// M2M telemetry (seed 003 §3.4): the destination (device) opens one connection to the
+    /// source (server); transactions of a small downlink message then an uplink upload repeat
+    /// over it ([`M2m`]).
+    M2m(M2m),
+}
+
+/// The M2M telemetry session of the dissertation (seed 003 §3.4: "one 50 bytes downlink
+/// packet and one 1000 bytes uplink packet via TCP connection", all sessions starting at once).
+/// The device connects to the server at the flow's start; once the connection is up the
+/// server writes `down_bytes` (a poll or command); when the device's application has read all
+/// of it, it writes `up_bytes` (the telemetry upload); when the server's application has read
+/// the whole upload, the next transaction starts after a think time drawn from `think`.
+/// Each transaction's times are kept ([`M2mRecord`]): the *downlink response time* (server
+/// write → last byte read by the device) and the *application upload response time* (device
+/// write → its last byte acknowledged to the device's TCP). With a think time the upload's ACK
+/// waits for the server's delayed-ACK timer (nothing to piggyback it on); back to back, the
+/// next downlink message carries it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct M2m {
+    pub down_bytes: u64,
+    pub up_bytes: u64,
+    /// Think time between the end of one transaction (upload read by the server) and the
+    /// next server write: exponential of this mean, or fixed (`think_exponential = false`).
+    pub think: Duration,
+    pub think_exponential: bool,
+    /// Stop after this many transactions (`None`: until the end of the run).
+    pub count: Option<u64>,
+}
+
+/// One transaction of an [`M2m`] session.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct M2mRecord {
+    /// The server wrote the downlink message.
+    pub down_sent: Time,
+    /// Its last byte reached the device's application (= the upload's write).
+    pub down_read: Option<Time>,
+    /// The upload's last byte was acknowledged to the device.
+    pub up_acked: Option<Time>,
+}
+
+impl M2mRecord {
+    /// Server write → device read of the downlink message.
+    pub fn down_response(&self) -> Option<Duration> {
+        Some(self.down_read?.saturating_since(self.down_sent))
+    }
+    /// Upload write → its last byte acknowledged (application upload response time).
+    pub fn up_response(&self) -> Option<Duration> {
+        Some(self.up_acked?.saturating_since(self.down_read?))
+    }
 }
 
 /// A bursty application (3GPP TR 36.814 Annex A.2.1.3.1 "FTP traffic model 1": files of
@@ -117,6 +167,8 @@ pub(crate) enum Role {
     BulkReceiver,
     DownloadServer,
     DownloadClient,
+    M2mServer,
+    M2mDevice,
 }
 
 pub(crate) struct Conn {
@@ -140,6 +192,10 @@ pub(crate) struct Conn {
     paced: Option<Paced>,
     /// Bursty application: arrivals still to come and their random stream.
     bursts: Option<BurstGen>,
+    /// M2M: stream bytes read so far, and (server) whether a transaction is outstanding or
+    /// its think time is running.
+    m2m_read: u64,
+    m2m_busy: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -214,6 +270,8 @@ impl Sim {
             closed_by_app: false,
             paced: None,
             bursts: None,
+            m2m_read: 0,
+            m2m_busy: false,
         });
         self.nodes[node].host.register(id, key, passive);
         id
@@ -230,7 +288,13 @@ impl Sim {
         let dst = (self.nodes[spec.dst].addr, spec.dst_port);
         let rx_ep = Endpoint::listen(dst, self.iss_for(f, "rx"), spec.tcp_receiver.clone());
         let rx = self.new_conn(spec.dst, f, Role::BulkReceiver, rx_ep, 0);
-        let tx_ep = Endpoint::connect(now, src, dst, self.iss_for(f, "tx"), spec.tcp_sender.clone());
+        let tx_ep = Endpoint::connect(
+            now,
+            src,
+            dst,
+            self.iss_for(f, "tx"),
+            spec.tcp_sender.clone(),
+        );
         let tx = self.new_conn(spec.src, f, Role::BulkSender, tx_ep, to_write);
         self.flows[f].sender = Some(tx);
         self.flows[f].receiver = Some(rx);
@@ -283,6 +347,21 @@ impl Sim {
                 self.flows[f].receiver = Some(cl);
                 self.service(now, cl);
             }
+            FlowKind::M2m(_) => {
+                let srv_ep = Endpoint::listen(src, self.iss_for(f, "tx"), spec.tcp_sender.clone());
+                let srv = self.new_conn(spec.src, f, Role::M2mServer, srv_ep, 0);
+                let dev_ep = Endpoint::connect(
+                    now,
+                    dst,
+                    src,
+                    self.iss_for(f, "rx"),
+                    spec.tcp_receiver.clone(),
+                );
+                let dev = self.new_conn(spec.dst, f, Role::M2mDevice, dev_ep, 0);
+                self.flows[f].sender = Some(srv);
+                self.flows[f].receiver = Some(dev);
+                self.service(now, dev);
+            }
             FlowKind::UdpCbr { .. } => {
                 self.nodes[spec.dst].host.add_udp_sink(spec.dst_port, f);
                 self.on_cbr_tick(now, f);
@@ -323,7 +402,9 @@ impl Sim {
     /// A burst arrives on connection `c` (see [`Bursts`]): queue it whole and draw the next.
     pub(crate) fn on_burst(&mut self, now: Time, c: usize) {
         let conn = &mut self.conns[c];
-        let Some(g) = conn.bursts.as_mut() else { return };
+        let Some(g) = conn.bursts.as_mut() else {
+            return;
+        };
         if conn.closed_by_app {
             return;
         }
@@ -353,6 +434,33 @@ impl Sim {
         conn.writing = last;
         if let Some(gap) = next {
             self.q.schedule(now + gap, Ev::Burst { conn: c as u32 });
+        }
+        self.service(now, c);
+    }
+
+    /// The M2M transactions of flow `f` completed since the last call (upload acknowledged).
+    pub fn take_m2m_completed(&mut self, f: FlowId) -> &[M2mRecord] {
+        let r = &mut self.flows[f].result;
+        let from = r.m2m_reported.min(r.m2m_acked);
+        r.m2m_reported = r.m2m_acked;
+        &r.m2m[from..r.m2m_acked]
+    }
+
+    /// An M2M server's think time is over (see [`M2m`]): the next transaction's downlink write.
+    pub(crate) fn on_m2m_next(&mut self, now: Time, c: usize) {
+        let conn = &mut self.conns[c];
+        let f = conn.flow;
+        let FlowKind::M2m(m) = self.flows[f].spec.kind else {
+            return;
+        };
+        let res = &mut self.flows[f].result;
+        res.m2m_thinking = false;
+        if matches!(conn.ep.state(), State::Established | State::CloseWait) {
+            conn.ep.send(m.down_bytes);
+            res.m2m.push(M2mRecord {
+                down_sent: now,
+                ..Default::default()
+            });
         }
         self.service(now, c);
     }
@@ -405,7 +513,9 @@ impl Sim {
                     // Writes due while the buffer had no room for one were refused; the next
                     // happens on the grid at or after `now`, once it has room again.
                     if p.at(p.next) < now {
-                        let gap = Duration::transmission(p.w.chunk as u64, p.w.rate_bps).0.max(1);
+                        let gap = Duration::transmission(p.w.chunk as u64, p.w.rate_bps)
+                            .0
+                            .max(1);
                         let skipped = (now - p.at(p.next)).0 / gap;
                         p.next += skipped;
                         let res = &mut self.flows[f].result;
@@ -419,7 +529,8 @@ impl Sim {
                     }
                     if conn.ep.send_buffer_free() >= (p.w.chunk as u64).min(conn.to_write) {
                         p.armed = true;
-                        self.q.schedule(p.at(p.next), Ev::AppWrite { conn: c as u32 });
+                        self.q
+                            .schedule(p.at(p.next), Ev::AppWrite { conn: c as u32 });
                     }
                 }
             }
@@ -443,6 +554,74 @@ impl Sim {
                     conn.writing = true;
                 }
                 write_pending(conn);
+            }
+            Role::M2mServer => {
+                let FlowKind::M2m(m) = self.flows[f].spec.kind else {
+                    unreachable!()
+                };
+                conn.m2m_read += conn.ep.recv(u64::MAX);
+                let res = &mut self.flows[f].result;
+                let done = res.m2m.len() as u64;
+                if conn.m2m_busy && conn.m2m_read >= done * m.up_bytes && done > 0 {
+                    // The upload of the outstanding transaction is read: think, then the next.
+                    let last = m.count.is_some_and(|n| done >= n);
+                    if !last && !res.m2m_thinking {
+                        let t = if m.think_exponential {
+                            let mean = m.think.as_secs_f64();
+                            let g = res.m2m_rng.get_or_insert_with(|| {
+                                Rng::for_entity(self.seed, &format!("app/m2m/{f}"))
+                            });
+                            Duration::from_secs_f64(g.exponential(mean))
+                        } else {
+                            m.think
+                        };
+                        res.m2m_thinking = true;
+                        self.q.schedule(now + t, Ev::M2mNext { conn: c as u32 });
+                    }
+                } else if !conn.m2m_busy && conn.ep.state() == State::Established {
+                    // The connection is up: the first transaction.
+                    conn.m2m_busy = true;
+                    conn.ep.send(m.down_bytes);
+                    res.m2m.push(M2mRecord {
+                        down_sent: now,
+                        ..Default::default()
+                    });
+                }
+            }
+            Role::M2mDevice => {
+                let FlowKind::M2m(m) = self.flows[f].spec.kind else {
+                    unreachable!()
+                };
+                let got = conn.ep.recv(u64::MAX);
+                conn.m2m_read += got;
+                let res = &mut self.flows[f].result;
+                if got > 0 {
+                    res.delivered_bytes += got;
+                    res.first_delivery.get_or_insert(now);
+                    res.last_delivery = Some(now);
+                }
+                // Every downlink message read in full is answered by one upload.
+                let answered = res
+                    .m2m
+                    .iter()
+                    .rev()
+                    .take_while(|r| r.down_read.is_none())
+                    .count();
+                let first_open = res.m2m.len() - answered;
+                for k in first_open..res.m2m.len() {
+                    if conn.m2m_read >= (k as u64 + 1) * m.down_bytes {
+                        res.m2m[k].down_read = Some(now);
+                        conn.ep.send(m.up_bytes);
+                    }
+                }
+                let acked = conn.ep.stats().bytes_acked;
+                while let Some(r) = res.m2m.get_mut(res.m2m_acked) {
+                    if r.down_read.is_none() || acked < (res.m2m_acked as u64 + 1) * m.up_bytes {
+                        break;
+                    }
+                    r.up_acked = Some(now);
+                    res.m2m_acked += 1;
+                }
             }
             Role::BulkReceiver | Role::DownloadClient => {
                 let flow = &mut self.flows[f];
@@ -483,7 +662,9 @@ impl Sim {
         }
         let conn = &mut self.conns[c];
         if conn.bursts.is_some() {
-            self.flows[f].result.note_bursts_sent(now, conn.ep.data_bytes_sent());
+            self.flows[f]
+                .result
+                .note_bursts_sent(now, conn.ep.data_bytes_sent());
         }
         if let Some(t) = conn.ep.poll_timeout() {
             let t = t.max(now);

@@ -22,7 +22,9 @@ mod pcapsink;
 pub mod sim;
 pub mod topology;
 
-pub use app::{AppWrite, Arrivals, BurstRecord, Bursts, FlowId, FlowKind, FlowSpec};
+pub use app::{
+    AppWrite, Arrivals, BurstRecord, Bursts, FlowId, FlowKind, FlowSpec, M2m, M2mRecord,
+};
 pub use link::{ErrorUnit, LinkParams, LinkStats, QueueLimit};
 pub use metrics::{FlowResult, FlowSeries, FunctionReport, LinkReport};
 pub use rantcp_nf::{Device, NodeId};

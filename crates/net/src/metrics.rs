@@ -37,6 +37,13 @@ pub struct FlowResult {
     /// The first burst not yet (wholly) sent / delivered.
     pub(crate) bursts_sent: usize,
     pub(crate) bursts_delivered: usize,
+    /// M2M telemetry ([`crate::M2m`]): every transaction so far, in order; the first whose
+    /// upload is not yet acknowledged; whether the server's think time runs; its random stream.
+    pub m2m: Vec<crate::M2mRecord>,
+    pub(crate) m2m_acked: usize,
+    pub(crate) m2m_reported: usize,
+    pub(crate) m2m_thinking: bool,
+    pub(crate) m2m_rng: Option<rantcp_core::Rng>,
 }
 
 impl FlowResult {

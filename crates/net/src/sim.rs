@@ -49,6 +49,10 @@ pub(crate) enum Ev {
     Burst {
         conn: u32,
     },
+    /// An M2M server's think time ends (app.rs `M2m`).
+    M2mNext {
+        conn: u32,
+    },
     Sample,
     /// The timer of a node's network functions.
     ChainTimer {
@@ -131,6 +135,7 @@ impl Sim {
                 Ev::CbrTick { flow } => self.on_cbr_tick(now, flow as usize),
                 Ev::AppWrite { conn } => self.on_app_write(now, conn as usize),
                 Ev::Burst { conn } => self.on_burst(now, conn as usize),
+                Ev::M2mNext { conn } => self.on_m2m_next(now, conn as usize),
                 Ev::Sample => self.on_sample(now),
                 Ev::ChainTimer { node } => self.on_chain_timer(now, node as usize),
                 Ev::Feedback { slot } => self.on_feedback(now, slot),

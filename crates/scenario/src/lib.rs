@@ -70,6 +70,12 @@ pub const BUILTINS: &[Builtin] = &[
         kind: RAN,
     },
     Builtin {
+        name: "lte-m2m",
+        description: "Seed 003 §3.4: 2-190 UEs of M2M telemetry (50 B down, 1,000 B up per transaction over TCP) in one LTE 20 MHz cell with the TS 36.321 BSR timers and the BSR enhancement as options",
+        toml: include_str!("../scenarios/lte-m2m.toml"),
+        kind: RAN,
+    },
+    Builtin {
         name: "mmwave-blockage",
         description: "28 GHz / 1 GHz TDD CCDDUUUU gNB, one UE alternating LOS/NLOS, NewReno from a 100 Mbit/s-capped server with 6 MB rwin (seed 001)",
         toml: include_str!("../scenarios/mmwave-blockage.toml"),

@@ -148,6 +148,7 @@ pub(crate) fn collect(
 /// follow one another within a drain.
 pub(crate) fn drain(sims: &mut [(String, Sim)]) -> Vec<Table> {
     let mut tables = vec![flow_table(sims)];
+    tables.extend(m2m_table(sims));
     tables.extend(radio_tables(sims));
     tables.extend(function_tables(sims));
     tables
@@ -164,6 +165,7 @@ pub(crate) fn pending_rows(sims: &[(String, Sim)]) -> usize {
             .map(|d| {
                 d.ue_series.time_s.len()
                     + d.cell_series.time_s.len()
+                    + d.packet_series_rows()
                     + d.function_samples()
                         .tables()
                         .iter()
@@ -189,6 +191,7 @@ fn flow_summaries(label: &str, sim: &Sim, end: Time) -> Vec<Value> {
             FlowKind::Bulk { .. } => ("bulk", Some(spec.tcp_sender.cc.name())),
             FlowKind::Download { .. } => ("download", Some(spec.tcp_sender.cc.name())),
             FlowKind::UdpCbr { .. } => ("udp-cbr", None),
+            FlowKind::M2m(_) => ("m2m", Some(spec.tcp_sender.cc.name())),
             FlowKind::Bursts(b) => (
                 match b.arrivals {
                     rantcp_net::Arrivals::Poisson { .. } => "ftp1",
@@ -253,7 +256,10 @@ fn flow_summaries(label: &str, sim: &Sim, end: Time) -> Vec<Value> {
         if let FlowKind::Bulk { bytes: Some(b), .. } = spec.kind {
             // A limited push: first byte sent to last byte delivered.
             let t = (res.delivered_bytes >= b)
-                .then(|| res.last_delivery.map(|l| r6(l.saturating_since(spec.start).as_secs_f64())))
+                .then(|| {
+                    res.last_delivery
+                        .map(|l| r6(l.saturating_since(spec.start).as_secs_f64()))
+                })
                 .flatten();
             m.insert("download_time_s".into(), json!(t));
         }
@@ -270,6 +276,9 @@ fn flow_summaries(label: &str, sim: &Sim, end: Time) -> Vec<Value> {
         }
         if let FlowKind::Bursts(_) = spec.kind {
             burst_summary(&res.bursts, m);
+        }
+        if let FlowKind::M2m(_) = spec.kind {
+            m2m_summary(&res.m2m, m);
         }
         if res.feedback_received > 0 {
             m.insert("feedback_received".into(), json!(res.feedback_received));
@@ -302,6 +311,43 @@ fn flow_summaries(label: &str, sim: &Sim, end: Time) -> Vec<Value> {
     flows
 }
 
+/// Per-transaction figures of an M2M flow (seed 003 §3.4): transactions started, answered
+/// (downlink message read), completed (upload acknowledged), and the mean, median, 95th
+/// percentile and maximum of the application upload response time and of the downlink
+/// response time over the completed ones. Transactions still open at the end are censored.
+fn m2m_summary(recs: &[rantcp_net::M2mRecord], m: &mut serde_json::Map<String, Value>) {
+    let up: Vec<f64> = recs
+        .iter()
+        .filter_map(|r| r.up_response().map(|d| d.as_secs_f64()))
+        .collect();
+    let down: Vec<f64> = recs
+        .iter()
+        .filter_map(|r| r.down_response().map(|d| d.as_secs_f64()))
+        .collect();
+    m.insert("m2m_started".into(), json!(recs.len()));
+    m.insert("m2m_answered".into(), json!(down.len()));
+    m.insert("m2m_completed".into(), json!(up.len()));
+    time_stats(up, "upload_response", m);
+    time_stats(down, "down_response", m);
+}
+
+/// `{key}_mean_s`, `{key}_p50_s`, `{key}_p95_s` (nearest rank) and `{key}_max_s` of times `v`
+/// (seconds; null when empty).
+fn time_stats(mut v: Vec<f64>, key: &str, m: &mut serde_json::Map<String, Value>) {
+    v.sort_by(f64::total_cmp);
+    let pct = |q: f64| {
+        (!v.is_empty()).then(|| {
+            let k = ((q * v.len() as f64).ceil() as usize).clamp(1, v.len());
+            r6(v[k - 1])
+        })
+    };
+    let mean = (!v.is_empty()).then(|| r6(v.iter().sum::<f64>() / v.len() as f64));
+    m.insert(format!("{key}_mean_s"), json!(mean));
+    m.insert(format!("{key}_p50_s"), json!(pct(0.5)));
+    m.insert(format!("{key}_p95_s"), json!(pct(0.95)));
+    m.insert(format!("{key}_max_s"), json!(v.last().map(|&x| r6(x))));
+}
+
 /// Per-burst figures of a bursty flow, over the bursts delivered by the end of the run:
 /// latency (first byte sent → last byte delivered; mean, median, 95th percentile, maximum),
 /// transfer time (arrival → last byte delivered; mean) and burst throughput (burst bits over
@@ -309,7 +355,7 @@ fn flow_summaries(label: &str, sim: &Sim, end: Time) -> Vec<Value> {
 fn burst_summary(bursts: &[rantcp_net::BurstRecord], m: &mut serde_json::Map<String, Value>) {
     let done: Vec<&rantcp_net::BurstRecord> =
         bursts.iter().filter(|b| b.delivered.is_some()).collect();
-    let mut lat: Vec<f64> = done
+    let lat: Vec<f64> = done
         .iter()
         .filter_map(|b| b.latency().map(|d| d.as_secs_f64()))
         .collect();
@@ -324,21 +370,10 @@ fn burst_summary(bursts: &[rantcp_net::BurstRecord], m: &mut serde_json::Map<Str
             (l > 0.0).then(|| (b.end - b.start) as f64 * 8.0 / l / 1e6)
         })
         .collect();
-    lat.sort_by(f64::total_cmp);
     let mean = |v: &[f64]| (!v.is_empty()).then(|| r6(v.iter().sum::<f64>() / v.len() as f64));
-    // Nearest-rank percentile of the sorted latencies.
-    let pct = |q: f64| {
-        (!lat.is_empty()).then(|| {
-            let k = ((q * lat.len() as f64).ceil() as usize).clamp(1, lat.len());
-            r6(lat[k - 1])
-        })
-    };
     m.insert("bursts_arrived".into(), json!(bursts.len()));
     m.insert("bursts_delivered".into(), json!(done.len()));
-    m.insert("burst_latency_mean_s".into(), json!(mean(&lat)));
-    m.insert("burst_latency_p50_s".into(), json!(pct(0.5)));
-    m.insert("burst_latency_p95_s".into(), json!(pct(0.95)));
-    m.insert("burst_latency_max_s".into(), json!(lat.last().map(|&x| r6(x))));
+    time_stats(lat, "burst_latency", m);
     m.insert("burst_transfer_mean_s".into(), json!(mean(&tt)));
     m.insert("burst_tput_mean".into(), json!(mean(&tput)));
 }
@@ -431,6 +466,11 @@ fn ran_devices(sim: &Sim) -> impl Iterator<Item = &rantcp_ran::cell::RanDevice> 
 fn radio_summary(sims: &[(String, Sim)], end: Time) -> Value {
     let mut ues = Vec::new();
     let mut cells = Vec::new();
+    // Over every UE: uplink signalling (seed 003 ch. 3: the BSR count beside the delay) and the
+    // uplink LTE packet delay; over every active cell: subframes with no DCI and with all.
+    let (mut bsrs, mut srs, mut retx, mut enh) = (0u64, 0u64, 0u64, 0u64);
+    let (mut d_n, mut d_sum, mut d_max) = (0u64, 0u128, 0u64);
+    let (mut sf_all, mut sf_idle, mut sf_full) = (0u64, 0u64, 0u64);
     let secs = end.as_secs_f64().max(1e-9);
     for (label, sim) in sims {
         for dev in ran_devices(sim) {
@@ -438,6 +478,13 @@ fn radio_summary(sims: &[(String, Sim)], end: Time) -> Value {
                 let c = dev.ue_counters(rnti).unwrap();
                 let (enb_rlc, ue_rlc) = dev.ue_rlc_counters(rnti).unwrap();
                 let mac = dev.ue_mac_counters(rnti).unwrap();
+                bsrs += mac.bsr_regular + mac.bsr_periodic + mac.bsr_padding;
+                srs += mac.sr_tx;
+                retx += mac.retx_bsr_expiries;
+                enh += mac.bsr_enhanced;
+                d_n += c.ul_delay_n;
+                d_sum += c.ul_delay_sum_ns;
+                d_max = d_max.max(c.ul_delay_max_ns);
                 let ls = dev.radio().large_scale(rnti);
                 let name = if label.is_empty() {
                     format!("ue{rnti}")
@@ -476,11 +523,18 @@ fn radio_summary(sims: &[(String, Sim)], end: Time) -> Value {
                     "bsr_padding": mac.bsr_padding,
                     "bsr_received": c.bsr_rx,
                     "retx_bsr_expiries": mac.retx_bsr_expiries,
+                    "bsr_enhanced": mac.bsr_enhanced,
                     "ul_grants": c.ul_grants,
+                    "ul_delay_packets": c.ul_delay_n,
+                    "ul_delay_mean_s": if c.ul_delay_n > 0 { Some(r6(c.ul_delay_sum_ns as f64 / c.ul_delay_n as f64 * 1e-9)) } else { None },
+                    "ul_delay_max_s": r6(c.ul_delay_max_ns as f64 * 1e-9),
                 }));
                 if c.dl_nf_emitted > 0 {
                     // Downlink packets network functions put into the bearer (emitted or pulled).
-                    let o = ues.last_mut().and_then(|v: &mut Value| v.as_object_mut()).unwrap();
+                    let o = ues
+                        .last_mut()
+                        .and_then(|v: &mut Value| v.as_object_mut())
+                        .unwrap();
                     o.insert("dl_nf_emitted".into(), json!(c.dl_nf_emitted));
                 }
             }
@@ -500,6 +554,14 @@ fn radio_summary(sims: &[(String, Sim)], end: Time) -> Value {
                 } else {
                     0.0
                 };
+                // Subframes by DCIs used (index = DCIs); the subframes the device slept
+                // through carried none and are counted at index 0.
+                let mut hist = dev.cell_pdcch_histogram(ci).to_vec();
+                hist[0] += (all_slots as u64).saturating_sub(slots);
+                let share = |n: u64| r6(n as f64 / all_slots.max(1.0));
+                sf_all += all_slots as u64;
+                sf_idle += hist[0];
+                sf_full += *hist.last().expect("budget >= 1");
                 cells.push(json!({
                     "cell": ci,
                     "slots_active": slots,
@@ -509,6 +571,11 @@ fn radio_summary(sims: &[(String, Sim)], end: Time) -> Value {
                     "ul_prb_util": if ul_frac > 0.0 { r6(ul_prbs as f64 / (all_slots * ul_frac * n_prb).max(1.0)) } else { 0.0 },
                     "dcis": dcis,
                     "pdcch_per_slot": r6(dcis as f64 / all_slots),
+                    // Shares of the run's subframes with no DCI (PDCCH use under 1 % of any
+                    // budget below 100 DCIs) and with every DCI of the budget used.
+                    "pdcch_idle_share": share(hist[0]),
+                    "pdcch_full_share": share(*hist.last().expect("budget >= 1")),
+                    "pdcch_histogram": hist,
                 }));
             }
         }
@@ -520,7 +587,55 @@ fn radio_summary(sims: &[(String, Sim)], end: Time) -> Value {
         .iter()
         .map(|u| u["dl_phy_mbps"].as_f64().unwrap_or(0.0))
         .collect();
-    json!({ "ues": ues, "cells": cells, "dl_phy_jain": r6(rantcp_ran::mac::sched::jain_index(&tput)) })
+    let frac = |n: u64| r6(n as f64 / sf_all.max(1) as f64);
+    json!({
+        "ues": ues,
+        "cells": cells,
+        "dl_phy_jain": r6(rantcp_ran::mac::sched::jain_index(&tput)),
+        "uplink": {
+            "bsr_sent": bsrs,
+            "sr_sent": srs,
+            "retx_bsr_expiries": retx,
+            "bsr_enhanced": enh,
+            "ul_delay_packets": d_n,
+            "ul_delay_mean_s": if d_n > 0 { Some(r6(d_sum as f64 / d_n as f64 * 1e-9)) } else { None },
+            "ul_delay_max_s": r6(d_max as f64 * 1e-9),
+        },
+        "pdcch": { "idle_share": frac(sf_idle), "full_share": frac(sf_full) },
+    })
+}
+
+/// `m2m`: one row per M2M transaction completed (upload acknowledged) since the last drain:
+/// flow, when the server wrote the downlink message, the downlink response time and the
+/// application upload response time. None without M2M flows.
+fn m2m_table(sims: &mut [(String, Sim)]) -> Option<Table> {
+    let mut flow = Vec::new();
+    let (mut t0, mut down, mut up) = (Vec::new(), Vec::new(), Vec::new());
+    let mut any = false;
+    for (label, sim) in sims.iter_mut() {
+        for f in 0..sim.flow_count() {
+            if !matches!(sim.flow_spec(f).kind, FlowKind::M2m(_)) {
+                continue;
+            }
+            any = true;
+            let name = flow_name(label, sim, f);
+            for r in sim.take_m2m_completed(f) {
+                flow.push(name.clone());
+                t0.push(r.down_sent.as_secs_f64());
+                down.push(r.down_response().map_or(f64::NAN, |d| d.as_secs_f64()));
+                up.push(r.up_response().map_or(f64::NAN, |d| d.as_secs_f64()));
+            }
+        }
+    }
+    any.then(|| Table {
+        name: "m2m".into(),
+        columns: vec![
+            ("flow".into(), Column::Str(flow)),
+            ("down_sent_s".into(), Column::F64(t0)),
+            ("down_response_s".into(), Column::F64(down)),
+            ("upload_response_s".into(), Column::F64(up)),
+        ],
+    })
 }
 
 /// A radio device's samples taken for one drain.
@@ -531,6 +646,8 @@ struct RadioRows {
 
 fn radio_tables(sims: &mut [(String, Sim)]) -> Vec<Table> {
     let mut devs: Vec<(&str, RadioRows)> = Vec::new();
+    let mut packets: Vec<(&str, rantcp_ran::cell::PacketSeries)> = Vec::new();
+    let mut any_packets = false;
     for (l, sim) in sims.iter_mut() {
         for d in 0..sim.device_count() {
             let ran = sim
@@ -538,6 +655,8 @@ fn radio_tables(sims: &mut [(String, Sim)]) -> Vec<Table> {
                 .as_any_mut()
                 .and_then(|a| a.downcast_mut::<rantcp_ran::cell::RanDevice>());
             if let Some(ran) = ran {
+                any_packets |= ran.records_packet_series();
+                packets.push((l.as_str(), ran.take_packet_series()));
                 let (ue_series, cell_series) = ran.take_series();
                 devs.push((
                     l.as_str(),
@@ -627,13 +746,50 @@ fn radio_tables(sims: &mut [(String, Sim)]) -> Vec<Table> {
     ccol!(ul_prb_util, F64);
     ccol!(pdcch_per_slot, F64);
     ccol!(pdcch_util, F64);
-    vec![
+    let mut out = vec![
         radio,
         Table {
             name: "cells".into(),
             columns: cols,
         },
-    ]
+    ];
+    if any_packets {
+        let labelled = packets.iter().any(|(l, _)| !l.is_empty());
+        let mut ue = Vec::new();
+        let (mut t, mut d) = (Vec::new(), Vec::new());
+        let mut net = Vec::new();
+        let (mut pt, mut pc, mut pd) = (Vec::new(), Vec::new(), Vec::new());
+        for (l, p) in &packets {
+            let u = &p.ul_delay;
+            ue.extend(u.rnti.iter().map(|&r| name(l, r)));
+            t.extend_from_slice(&u.time_s);
+            d.extend_from_slice(&u.delay_s);
+            net.extend(std::iter::repeat_n(l.to_string(), p.pdcch.time_s.len()));
+            pt.extend_from_slice(&p.pdcch.time_s);
+            pc.extend_from_slice(&p.pdcch.cell);
+            pd.extend_from_slice(&p.pdcch.dcis);
+        }
+        out.push(Table {
+            name: "ul_delay".into(),
+            columns: vec![
+                ("ue".into(), Column::Str(ue)),
+                ("time_s".into(), Column::F64(t)),
+                ("delay_s".into(), Column::F64(d)),
+            ],
+        });
+        let mut cols = Vec::new();
+        if labelled {
+            cols.push(("network".into(), Column::Str(net)));
+        }
+        cols.push(("time_s".into(), Column::F64(pt)));
+        cols.push(("cell".into(), Column::I64(pc)));
+        cols.push(("dcis".into(), Column::I64(pd)));
+        out.push(Table {
+            name: "pdcch".into(),
+            columns: cols,
+        });
+    }
+    out
 }
 
 // ----- network functions -----
@@ -706,7 +862,10 @@ fn semantics_summary(sims: &[(String, Sim)]) -> Value {
             continue;
         };
         let fh = reports.iter().find(|r| r.kind == "split_fh");
-        let conns = split.report["connections"].as_array().cloned().unwrap_or_default();
+        let conns = split.report["connections"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
         for f in 0..sim.flow_count() {
             let spec = sim.flow_spec(f);
             let Some(conn) = conns.iter().find(|c| c["flow"] == json!(spec.name)) else {
@@ -722,7 +881,8 @@ fn semantics_summary(sims: &[(String, Sim)]) -> Value {
                 r.report["connections"]
                     .as_array()?
                     .iter()
-                    .find(|c| c["local"] == json!(local) && c["as_tcp"] == json!(true))?["freed_bytes"]
+                    .find(|c| c["local"] == json!(local) && c["as_tcp"] == json!(true))?
+                    ["freed_bytes"]
                     .as_u64()
             });
             let res = sim.flow_result(f);

@@ -17,13 +17,12 @@ use crate::config::{check, ConfigError};
 use crate::p2p_bulk::max_packet_bytes;
 use crate::scenario::{
     attach_functions, build_env, check_flow_start, check_link, check_mtu, flow_ip_packet, Common,
-    Network, Scenario,
-    ScenarioKind,
+    Network, Scenario, ScenarioKind,
 };
 use crate::units::{Bytes, Dur, Rate};
 use rantcp_core::{Duration, Rng, Time};
 use rantcp_functions::RadioFacts;
-use rantcp_net::{ErrorUnit, FlowKind, FlowSpec, LinkParams, QueueLimit, Sim};
+use rantcp_net::{ErrorUnit, FlowKind, FlowSpec, LinkParams, M2m, QueueLimit, Sim};
 use rantcp_ran::antenna::{beamforming_gain_db, AntennaPattern};
 use rantcp_ran::cell::{RanConfig, RanDevice};
 use rantcp_ran::frame::{Carrier, Duplex};
@@ -126,7 +125,55 @@ pub enum Traffic {
     /// UDP CBR at `udp_rate` per UE, above what the radio carries: measures the radio's
     /// maximum goodput.
     UdpSaturation,
+    /// M2M telemetry transactions over one TCP connection per UE (`[m2m]`; seed 003 §3.4).
+    M2m,
 }
+
+/// `[m2m]`: the M2M telemetry application of seed 003 §3.4 (`traffic = "m2m"`): each UE opens
+/// one TCP connection to the server at `flow.start`; the server writes `down` bytes, the UE
+/// answers with an `up`-byte upload, and after the server has read it the next transaction
+/// follows a think time (exponential of mean `think`, or fixed). The dissertation gives the
+/// sizes (50 B down, 1,000 B up) and the simultaneous start; the think time is rantcp's choice.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct M2mSection {
+    pub down: Bytes,
+    pub up: Bytes,
+    pub think: Dur,
+    /// "exponential" (mean `think`) or "fixed".
+    pub think_distribution: ThinkDistribution,
+    /// Transactions per UE (0 = until the end of the run).
+    pub count: u64,
+}
+
+/// `m2m.think_distribution`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ThinkDistribution {
+    Exponential,
+    Fixed,
+}
+
+impl Default for M2mSection {
+    fn default() -> Self {
+        M2mSection {
+            down: Bytes(50),
+            up: Bytes(1000),
+            think: Dur(Duration::from_secs(1)),
+            think_distribution: ThinkDistribution::Exponential,
+            count: 0,
+        }
+    }
+}
+
+/// TS 36.331 §6.3.2 `MAC-MainConfig`: periodicBSR-Timer ENUMERATED {sf5, sf10, sf16, sf20, sf32,
+/// sf40, sf64, sf80, sf128, sf160, sf320, sf640, sf1280, sf2560, infinity} (ms; infinity is
+/// written "0s" here) and retxBSR-Timer ENUMERATED {sf320, sf640, sf1280, sf2560, sf5120,
+/// sf10240}, the timers of TS 36.321 §5.4.5.
+pub const LTE_PERIODIC_BSR_MS: [u64; 15] = [
+    0, 5, 10, 16, 20, 32, 40, 64, 80, 128, 160, 320, 640, 1280, 2560,
+];
+pub const LTE_RETX_BSR_MS: [u64; 6] = [320, 640, 1280, 2560, 5120, 10240];
 
 /// Radio access technology preset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
@@ -338,6 +385,15 @@ pub struct MacSection {
     pub ul_proactive_grant: Bytes,
     #[serde(default = "d_proactive_period")]
     pub ul_proactive_period: Dur,
+    /// The BSR enhancement of seed 003 §3.3 (Figure 8; off by default): a regular BSR as soon
+    /// as the grants since the last BSR cover what it reported and data remains, instead of
+    /// waiting for retxBSR-Timer. Needs `bsr = "standard"`.
+    #[serde(default)]
+    pub bsr_enhancement: bool,
+    /// Each UE its own SR offset (`(rnti − 1) mod` the SR period in slots, TS 36.213 §10.1.5)
+    /// rather than all UEs at offset 0. Default false.
+    #[serde(default)]
+    pub sr_offset_per_ue: bool,
 }
 
 fn d_zero_bytes() -> Bytes {
@@ -411,6 +467,13 @@ pub struct RanScenario {
     pub rlc: RlcSection,
     pub core: CoreSection,
     pub flow: FlowConfig,
+    /// `traffic = "m2m"`: the M2M application (seed 003 §3.4).
+    #[serde(default)]
+    pub m2m: M2mSection,
+    /// Also write one row per uplink packet delivered at the base station with its delay
+    /// (`ul_delay` table) and one per subframe with its PDCCH DCIs (`pdcch` table).
+    #[serde(default)]
+    pub packet_series: bool,
 }
 
 /// Bound of the scheduling and HARQ delays in slots (TS 38.214 §6.1.2.1: k2 <= 32; HARQ
@@ -602,6 +665,47 @@ impl Scenario for RanScenario {
             "mac.sr_period",
             format!("must be at least one slot ({})", Dur(slot)),
         )?;
+        if self.radio.rat == RatPreset::Lte {
+            let ms =
+                |d: Duration| (d.as_nanos() % 1_000_000 == 0).then(|| d.as_nanos() / 1_000_000);
+            let list = |v: &[u64]| {
+                v.iter()
+                    .map(|x| {
+                        if *x == 0 {
+                            "0s (infinity)".to_string()
+                        } else {
+                            format!("{x}ms")
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            check(
+                ms(m.periodic_bsr_timer.d()).is_some_and(|x| LTE_PERIODIC_BSR_MS.contains(&x)),
+                "mac.periodic_bsr_timer",
+                format!(
+                    "must be a TS 36.331 periodicBSR-Timer value: {}",
+                    list(&LTE_PERIODIC_BSR_MS)
+                ),
+            )?;
+            check(
+                ms(m.retx_bsr_timer.d()).is_some_and(|x| LTE_RETX_BSR_MS.contains(&x)),
+                "mac.retx_bsr_timer",
+                format!(
+                    "must be a TS 36.331 retxBSR-Timer value: {}",
+                    list(&LTE_RETX_BSR_MS)
+                ),
+            )?;
+        }
+        check(
+            !m.bsr_enhancement || m.bsr == BsrMode::Standard,
+            "mac.bsr_enhancement",
+            "needs mac.bsr = \"standard\" (ideal reporting has no BSR procedure to enhance)",
+        )?;
+        if self.traffic == Traffic::M2m {
+            check(self.m2m.down.0 >= 1, "m2m.down", "must be >= 1 byte")?;
+            check(self.m2m.up.0 >= 1, "m2m.up", "must be >= 1 byte")?;
+        }
         check(
             m.ul_proactive_grant.0 == 0 || m.ul_proactive_period.0 >= slot,
             "mac.ul_proactive_period",
@@ -619,7 +723,7 @@ impl Scenario for RanScenario {
             "must be >= 1500 bytes",
         )?;
         let pkt = match self.traffic {
-            Traffic::Tcp => max_packet_bytes(&self.flow),
+            Traffic::Tcp | Traffic::M2m => max_packet_bytes(&self.flow),
             Traffic::UdpSaturation => self.udp_packet.0,
         };
         check(
@@ -628,8 +732,15 @@ impl Scenario for RanScenario {
             "must be between 68 and 65535 bytes",
         )?;
         match self.traffic {
-            Traffic::Tcp => check_mtu(self.core.mtu.0, "core.mtu", flow_ip_packet(&self.flow, None), "flow.mss")?,
-            Traffic::UdpSaturation => check_mtu(self.core.mtu.0, "core.mtu", self.udp_packet.0, "udp_packet")?,
+            Traffic::Tcp | Traffic::M2m => check_mtu(
+                self.core.mtu.0,
+                "core.mtu",
+                flow_ip_packet(&self.flow, None),
+                "flow.mss",
+            )?,
+            Traffic::UdpSaturation => {
+                check_mtu(self.core.mtu.0, "core.mtu", self.udp_packet.0, "udp_packet")?
+            }
         }
         check(
             self.core.server_queue.0 >= pkt,
@@ -752,6 +863,9 @@ impl RanScenario {
         c.ue_processing = m.ue_processing.d();
         c.enb_processing = m.enb_processing.d();
         c.ideal_bsr = m.bsr == BsrMode::Ideal;
+        c.ue_mac.bsr_enhancement = m.bsr_enhancement;
+        c.sr_offset_per_ue = m.sr_offset_per_ue;
+        c.record_packet_series = self.packet_series;
         c.ul_proactive_grant_bytes = m.ul_proactive_grant.0.min(u32::MAX as u64) as u32;
         c.ul_proactive_period = m.ul_proactive_period.d();
         let r = &self.rlc;
@@ -821,7 +935,7 @@ impl RanScenario {
         };
         // UDP saturation measures the radio: the server link must not be the bottleneck.
         let srv_rate = match self.traffic {
-            Traffic::Tcp => c.server_rate.bps(),
+            Traffic::Tcp | Traffic::M2m => c.server_rate.bps(),
             Traffic::UdpSaturation => c
                 .server_rate
                 .bps()
@@ -880,7 +994,10 @@ impl RanScenario {
             radio.add_ue_on(k as u16 + 1, m.clone(), r.layers, attach);
         }
         // Neighbour-cell load: the cells no UE attached to interfere on this fraction of PRBs.
-        let serving: Vec<usize> = radio.rntis().map(|x| radio.large_scale(x).serving_cell).collect();
+        let serving: Vec<usize> = radio
+            .rntis()
+            .map(|x| radio.large_scale(x).serving_cell)
+            .collect();
         for c in 0..radio.cells().len() {
             if !serving.contains(&c) {
                 radio.set_cell_load(c, r.neighbour_load);
@@ -911,10 +1028,21 @@ impl RanScenario {
                         rate_bps: self.udp_rate.bps(),
                         packet_bytes: self.udp_packet.0 as u32,
                     },
+                    Traffic::M2m => FlowKind::M2m(M2m {
+                        down_bytes: self.m2m.down.0,
+                        up_bytes: self.m2m.up.0,
+                        think: self.m2m.think.d(),
+                        think_exponential: self.m2m.think_distribution
+                            == ThinkDistribution::Exponential,
+                        count: (self.m2m.count > 0).then_some(self.m2m.count),
+                    }),
                 },
                 src: server,
                 dst: n,
-                src_port: 5201,
+                // M2M: the server side listens (the device connects), and a listener takes the
+                // first SYN to its port: one server port per device keeps every simultaneous
+                // connection with its own flow.
+                src_port: if self.traffic == Traffic::M2m { 5201 + k as u16 } else { 5201 },
                 dst_port: 49152 + k as u16,
                 start: Time::ZERO + f.start.d(),
                 tcp_sender: f.tcp_sender(),

@@ -170,7 +170,7 @@ fn enums_name_what_is_allowed() {
     );
     assert_eq!(
         err("builtin:p2p-bulk", &[("scenario", "lte-cel")]),
-        "scenario: unknown scenario \"lte-cel\"; allowed: p2p-bulk, cc-compare, lte-cell, lte-7cell, mmwave-blockage, mmwave-urban, radio-aware, split-tcp"
+        "scenario: unknown scenario \"lte-cel\"; allowed: p2p-bulk, cc-compare, lte-cell, lte-7cell, lte-m2m, mmwave-blockage, mmwave-urban, radio-aware, split-tcp"
     );
 }
 

@@ -273,7 +273,7 @@ def load_folder(folder: Path) -> Reproduction:
     if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
         raise _fail(f"{where}.notes", "expected a list of strings")
     ts = r.get("timeseries", [])
-    if not isinstance(ts, list) or not all(isinstance(t, str) and re.match(r"^[a-z_]+$", t) for t in ts):
+    if not isinstance(ts, list) or not all(isinstance(t, str) and re.match(r"^[a-z_][a-z0-9_]*$", t) for t in ts):
         raise _fail(f"{where}.timeseries", "expected a list of time-series table names such as [\"flows\", \"radio\"]")
     if "runs" in ts:
         raise _fail(f"{where}.timeseries", "\"runs\" is the runs table, not a time series")

@@ -66,6 +66,14 @@ pub struct RanConfig {
     /// runs the TS 36.321 §5.4.4/§5.4.5 procedure, including the retxBSR-Timer stall of the
     /// dissertation's Figure 6.
     pub ideal_bsr: bool,
+    /// Record one row per uplink IP packet delivered at the eNB with its uplink LTE packet
+    /// delay (UE buffer arrival → delivered by the eNB's RLC; seed 003 Figure 11), and one row
+    /// per run subframe with its PDCCH DCIs (seed 003 Figure 12). Off by default (row volume).
+    pub record_packet_series: bool,
+    /// Give each UE its own SR offset, `(rnti − 1) mod` the SR period in slots (the eNB
+    /// assigns sr-ConfigIndex per UE, TS 36.213 §10.1.5 Table 10.1.5-1), instead of the
+    /// configured `ue_mac.sr_offset` for all. Off by default.
+    pub sr_offset_per_ue: bool,
 }
 
 impl RanConfig {
@@ -97,6 +105,8 @@ impl RanConfig {
             enb_processing: Duration::from_millis(1),
             ul_layers: 1,
             ideal_bsr: false,
+            record_packet_series: false,
+            sr_offset_per_ue: false,
         }
     }
 
@@ -132,6 +142,8 @@ impl RanConfig {
             enb_processing: slot.saturating_mul(2),
             ul_layers: 1,
             ideal_bsr: false,
+            record_packet_series: false,
+            sr_offset_per_ue: false,
         }
     }
 }

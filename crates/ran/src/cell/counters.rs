@@ -63,11 +63,21 @@ pub struct UeCounters {
     /// Sum of the per-slot SINR samples taken at scheduling (for the mean).
     pub sinr_sum_db: f64,
     pub sinr_samples: u64,
+    /// Uplink LTE packet delay (UE buffer arrival → delivered by the eNB's RLC): packets with
+    /// a sample, sum and maximum (ns).
+    pub ul_delay_n: u64,
+    pub ul_delay_sum_ns: u128,
+    pub ul_delay_max_ns: u64,
 }
 
 /// Counters of a UE that belong to neither direction alone.
 #[derive(Clone, Debug, Default)]
 pub(super) struct UeOnlyCounters {
+    /// Uplink LTE packet delay (UE buffer arrival → delivered by the eNB's RLC): packets,
+    /// sum and maximum (ns).
+    pub ul_delay_n: u64,
+    pub ul_delay_sum_ns: u128,
+    pub ul_delay_max_ns: u64,
     pub sr_rx: u64,
     pub bsr_rx: u64,
     pub ul_grants: u64,
@@ -104,6 +114,9 @@ impl UeCounters {
             ul_grants: ue.ul_grants,
             sinr_sum_db: ue.sinr_sum_db,
             sinr_samples: ue.sinr_samples,
+            ul_delay_n: ue.ul_delay_n,
+            ul_delay_sum_ns: ue.ul_delay_sum_ns,
+            ul_delay_max_ns: ue.ul_delay_max_ns,
         }
     }
 }

@@ -79,7 +79,7 @@ mod uplink;
 
 pub use config::{RanConfig, DRB_LCID};
 pub use counters::{LinkCounters, UeCounters};
-pub use series::{CellSeries, UeSeries};
+pub use series::{CellSeries, PacketSeries, PdcchSeries, UeSeries, UlDelaySeries};
 
 use crate::mac::harq::HarqConfig;
 use crate::mac::sap::{TxOpportunity, UlGrant};
@@ -92,7 +92,8 @@ use functions::Functions;
 use pending::{PduSlab, PendingQueue};
 use rantcp_core::{Duration, Time};
 use rantcp_nf::{
-    Action, Device, FlowKey, NetworkFunction, NodeId, Points, RanView, Rnti, SampleSink, UeReport, UlBuffer,
+    Action, Device, FlowKey, NetworkFunction, NodeId, Points, RanView, Rnti, SampleSink, UeReport,
+    UlBuffer,
 };
 use rantcp_wire::Packet;
 use std::collections::{HashMap, VecDeque};
@@ -113,6 +114,12 @@ struct Cell {
     ul_slots: u64,
     ul_prbs: u64,
     dcis: u64,
+    /// Subframes (slots) the MAC loop ran, by DCIs used: `pdcch_hist[k]` slots used `k` of the
+    /// `pdcch_grants_per_slot` DCIs (slots the device slept through are not counted).
+    pdcch_hist: Vec<u64>,
+    /// The next subframe without a `pdcch` row (the slots the device slept through get rows of
+    /// 0 DCIs when it wakes, so the series has every subframe up to the last one run).
+    pdcch_row_next: Time,
     /// Totals at the previous sample.
     prev: [u64; 6],
 }
@@ -167,6 +174,7 @@ struct RanState {
     last_sample: Time,
     unknown_dst_drops: u64,
     slots_run: u64,
+    packet_series: PacketSeries,
 }
 
 fn next_boundary(slot: Duration, t: Time) -> Time {
@@ -233,6 +241,8 @@ impl RanDevice {
                 ul_slots: 0,
                 ul_prbs: 0,
                 dcis: 0,
+                pdcch_hist: vec![0; cfg.pdcch_grants_per_slot as usize + 1],
+                pdcch_row_next: Time::ZERO,
                 prev: [0; 6],
             })
             .collect();
@@ -258,6 +268,7 @@ impl RanDevice {
             last_sample: Time::ZERO,
             unknown_dst_drops: 0,
             slots_run: 0,
+            packet_series: PacketSeries::default(),
         };
         RanDevice {
             st,
@@ -285,6 +296,13 @@ impl RanDevice {
         };
         let mut mac = cfg.ue_mac.clone();
         mac.rnti = rnti;
+        if cfg.sr_offset_per_ue {
+            // TS 36.213 §10.1.5: SR offset from the UE's own sr-ConfigIndex.
+            let period = (mac.sr_period.as_nanos() / st.slot.as_nanos().max(1)).max(1);
+            mac.sr_offset = st
+                .slot
+                .saturating_mul((rnti as u64).saturating_sub(1) % period);
+        }
         let ul_harq = HarqConfig {
             n_processes: cfg.ul_harq_processes,
             feedback_delay: st.slot.saturating_mul(cfg.k2_slots as u64) + cfg.ul_harq_feedback,
@@ -397,6 +415,11 @@ impl RanDevice {
     /// Per-cell totals: (slots, DL slots, DL PRBs used, UL slots, UL PRBs used, DCIs).
     pub fn cell_totals(&self, cell: usize) -> [u64; 6] {
         self.st.cells[cell].totals()
+    }
+    /// Per-cell histogram of DCIs per run subframe (index = DCIs, 0..=`pdcch_grants_per_slot`);
+    /// subframes the device slept through carried none and are not in it.
+    pub fn cell_pdcch_histogram(&self, cell: usize) -> &[u64] {
+        &self.st.cells[cell].pdcch_hist
     }
     pub fn cell_count(&self) -> usize {
         self.st.cells.len()

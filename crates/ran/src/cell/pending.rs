@@ -231,6 +231,23 @@ impl RanState {
             let Some(id) = u.rlc[dir.rx()].pop_delivered() else {
                 break;
             };
+            if dir == Dir::Ul {
+                if let Some(t) = u.take_ul_arrival(id) {
+                    // Uplink LTE packet delay (seed 003 Figure 11): UE buffer → eNB RLC.
+                    let d = now.saturating_since(t).as_nanos();
+                    let c = &mut u.counters;
+                    c.ul_delay_n += 1;
+                    c.ul_delay_sum_ns += d as u128;
+                    c.ul_delay_max_ns = c.ul_delay_max_ns.max(d);
+                    if self.cfg.record_packet_series {
+                        let s = &mut self.packet_series.ul_delay;
+                        s.time_s.push(now.as_secs_f64());
+                        s.rnti.push(u.rnti as i64);
+                        s.delay_s.push(d as f64 * 1e-9);
+                    }
+                }
+            }
+            let u = &mut self.ues[i];
             let l = &mut u.links[dir as usize];
             let Some(mut p) = l.sdus.take(id) else {
                 continue;

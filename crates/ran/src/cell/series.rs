@@ -60,7 +60,45 @@ pub struct CellSeries {
     pub pdcch_util: Vec<f64>,
 }
 
+/// Per-packet and per-subframe rows ([`super::RanConfig::record_packet_series`]).
+#[derive(Clone, Debug, Default)]
+pub struct PacketSeries {
+    pub ul_delay: UlDelaySeries,
+    pub pdcch: PdcchSeries,
+}
+
+/// One row per uplink IP packet delivered at the eNB: the uplink LTE packet delay (arrival in
+/// the UE's uplink buffer → delivered by the eNB's RLC).
+#[derive(Clone, Debug, Default)]
+pub struct UlDelaySeries {
+    pub time_s: Vec<f64>,
+    pub rnti: Vec<i64>,
+    pub delay_s: Vec<f64>,
+}
+
+/// One row per subframe (slot) of a cell up to the last one its MAC loop ran: the DCIs sent on
+/// its PDCCH (0 for the slots the device slept through, written when it wakes).
+#[derive(Clone, Debug, Default)]
+pub struct PdcchSeries {
+    pub time_s: Vec<f64>,
+    pub cell: Vec<i64>,
+    pub dcis: Vec<i64>,
+}
+
 impl RanDevice {
+    /// Take the per-packet and per-subframe rows so far (see [`PacketSeries`]).
+    pub fn take_packet_series(&mut self) -> PacketSeries {
+        std::mem::take(&mut self.st.packet_series)
+    }
+    /// [`PacketSeries`] rows waiting to be taken.
+    pub fn packet_series_rows(&self) -> usize {
+        self.st.packet_series.ul_delay.time_s.len() + self.st.packet_series.pdcch.time_s.len()
+    }
+    /// Whether the device records [`PacketSeries`] rows.
+    pub fn records_packet_series(&self) -> bool {
+        self.st.cfg.record_packet_series
+    }
+
     /// Take the UE and cell samples taken so far, leaving the series empty (a long run's
     /// owner drains them in batches so memory stays flat with run length).
     pub fn take_series(&mut self) -> (UeSeries, CellSeries) {

@@ -41,6 +41,7 @@ impl RanState {
             }
             self.cells[c].pdcch.reset();
             self.cells[c].slots += 1;
+            let dcis_before = self.cells[c].dcis;
             if dl_ok {
                 self.cells[c].dl_slots += 1;
                 self.schedule_dl(now, c, slot_idx, nf);
@@ -50,6 +51,24 @@ impl RanState {
             }
             if ul_ok {
                 self.schedule_ul(now, c, ul_tx_slot);
+            }
+            // PDCCH use of this subframe (seed 003 Figure 12).
+            let cell = &mut self.cells[c];
+            let used = (cell.dcis - dcis_before) as usize;
+            let k = used.min(cell.pdcch_hist.len() - 1);
+            cell.pdcch_hist[k] += 1;
+            if self.cfg.record_packet_series {
+                let s = &mut self.packet_series.pdcch;
+                while cell.pdcch_row_next < now {
+                    s.time_s.push(cell.pdcch_row_next.as_secs_f64());
+                    s.cell.push(c as i64);
+                    s.dcis.push(0);
+                    cell.pdcch_row_next += self.slot;
+                }
+                cell.pdcch_row_next = now + self.slot;
+                s.time_s.push(now.as_secs_f64());
+                s.cell.push(c as i64);
+                s.dcis.push(used as i64);
             }
         }
     }
@@ -165,7 +184,10 @@ impl RanState {
 
     fn schedule_ul(&mut self, now: Time, c: usize, tx_slot: u64) {
         let layers = self.cfg.ul_layers;
-        let (pro_bytes, pro_period) = (self.cfg.ul_proactive_grant_bytes, self.cfg.ul_proactive_period);
+        let (pro_bytes, pro_period) = (
+            self.cfg.ul_proactive_grant_bytes,
+            self.cfg.ul_proactive_period,
+        );
         let sc = &mut self.sc;
         sc.sched_ues.clear();
         for k in 0..self.cells[c].ues.len() {

@@ -15,6 +15,7 @@ use crate::rlc::{RlcEntity, RlcPdu, RlcSdu};
 use rantcp_core::Time;
 use rantcp_nf::{NodeId, Point, Rnti, UlBuffer};
 use rantcp_wire::Packet;
+use std::collections::VecDeque;
 use std::net::Ipv4Addr;
 
 /// A direction of transfer.
@@ -74,6 +75,9 @@ pub(super) struct Link {
     /// Per HARQ process.
     pub tbs: Vec<Tb>,
     pub counters: LinkCounters,
+    /// Uplink: (SDU id, arrival in the UE's uplink buffer) of the packets in `sdus`, in SDU
+    /// order, for the uplink LTE packet delay. Empty for the downlink.
+    pub arrivals: VecDeque<(u64, Time)>,
 }
 
 impl Link {
@@ -85,6 +89,7 @@ impl Link {
             harq: HarqEntity::new(harq),
             tbs: (0..harq.n_processes).map(|_| Tb::default()).collect(),
             counters: LinkCounters::default(),
+            arrivals: VecDeque::new(),
         }
     }
 }
@@ -198,6 +203,35 @@ impl Ue {
             }
             ok
         }
+    }
+
+    /// An uplink packet that arrived in the UE's buffer at `arrived` into PDCP/RLC (at RLC's
+    /// tail); its arrival is kept for the uplink packet delay.
+    pub fn enqueue_ul(&mut self, now: Time, arrived: Time, p: Packet) -> bool {
+        let id = self.links[Dir::Ul as usize].next_id;
+        let ok = self.enqueue(Dir::Ul, now, p, false);
+        if ok {
+            self.links[Dir::Ul as usize]
+                .arrivals
+                .push_back((id, arrived));
+        }
+        ok
+    }
+
+    /// Uplink SDU `id` was delivered at the eNB: when it arrived in the UE's buffer (entries
+    /// of SDUs before it, lost or delivered out of order, are dropped).
+    pub fn take_ul_arrival(&mut self, id: u64) -> Option<Time> {
+        let a = &mut self.links[Dir::Ul as usize].arrivals;
+        while let Some(&(i, t)) = a.front() {
+            if i > id {
+                return None;
+            }
+            a.pop_front();
+            if i == id {
+                return Some(t);
+            }
+        }
+        None
     }
 
     /// Free the packets of SDUs the receiving RLC of direction `d` gave up.

@@ -172,7 +172,7 @@ impl RanState {
                         break;
                     };
                     have += (e.bytes() + overhead) as u64;
-                    u.enqueue(Dir::Ul, now, e.packet, false);
+                    u.enqueue_ul(now, e.arrival, e.packet);
                 }
                 u.rlc[UE].handle_tx_opportunity(now, op, &mut pdus);
             }
