@@ -47,6 +47,15 @@ KERNEL_SYSCTLS = {
     "net.ipv4.tcp_wmem": "4096 16384 6291456",
     # Each run's namespaces are new, so no cached ssthresh/RTT from an earlier run anyway.
     "net.ipv4.tcp_no_metrics_save": "1",
+    # iperf3 sets `-C` (TCP_CONGESTION) after connect(), so the socket first runs the namespace's
+    # default controller, inherited from the host (bbr here). bbr_init marks the socket
+    # SK_PACING_NEEDED and switching to cubic does not clear it (tcp_cong.c,
+    # tcp_reinit_congestion_control): the kernel's CUBIC would then be paced by TCP itself and its
+    # HyStart ACK-train threshold would be the whole delay_min instead of delay_min / 2
+    # (tcp_cubic.c, hystart_update). reno as the default has no init, so the socket stays
+    # SK_PACING_NONE like rantcp's unpaced CUBIC; `-C bbr` still initialises BBR (and its pacing).
+    # A namespace may only pick a default from tcp_allowed_congestion_control ("reno bbr").
+    "net.ipv4.tcp_congestion_control": "reno",
 }
 NOT_MATCHED = [
     "delayed ACKs: Linux's adaptive ATO (40 ms floor, grows with the RTT); rantcp a fixed 40 ms",
