@@ -521,7 +521,16 @@ def test_reproduce_seed_001_quick(tmp_path: Path):
 def test_seed_002_definition_is_consistent():
     r = reproductions.load("seed-002")
     names = {s.name: s for s in r.sweeps}
-    assert set(names) == {"fig1", "table1", "fig5", "fig8", "fig9"}
+    assert set(names) == {
+        "fig1", "table1", "fig5", "fig8", "fig9", "fig8co", "fig9co",
+        "beyond_bbr", "beyond_delay", "beyond_mmwave",
+    }
+    # Close coupling as the seed describes it: a sender without congestion control at the RAN
+    # (I-TCP host at the core, radio leg "none") feeding the eNB's IP buffer.
+    for n in ("fig8co", "fig9co"):
+        st = names[n].data["set"]
+        assert st["functions.close_coupled.enabled"] is True
+        assert (st["functions.split.mode"], st["functions.split.ran_cc"]) == ("i-tcp", "none")
     # Table 1's buffers and traffic, Figure 5's burst, Figure 1 beside the air link's rate.
     t1 = names["table1"].data
     assert t1["axes"]["rlc.buffer"] == ["45KB", "60KB"]
@@ -555,5 +564,6 @@ def test_reproduce_seed_002_quick(tmp_path: Path):
     for cid, verdict in zip(rows["id"], rows["verdict"]):
         assert verdict in ("holds", "holds in direction", "does not hold"), (cid, verdict)
     m = json.loads((out / "reproduction.json").read_text())
-    # fig1 16, table1 16, fig5 8, fig8 4, fig9 2: one repetition each.
-    assert (m["mode"], m["runs"]) == ("quick", 16 + 16 + 8 + 4 + 2)
+    # fig1 16, table1 16, fig5 8, fig8 4, fig8co 1, fig9 2, fig9co 1, beyond_bbr 3,
+    # beyond_delay 6, beyond_mmwave 3: one repetition each.
+    assert (m["mode"], m["runs"]) == ("quick", 16 + 16 + 8 + 4 + 1 + 2 + 1 + 3 + 6 + 3)

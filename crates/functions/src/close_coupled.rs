@@ -8,12 +8,16 @@
 //! already holds) is covered ([`NetworkFunction::pull_dl`]; the last packet may overshoot, RLC
 //! segments it and sends the rest in the next block).
 //!
-//! What is modelled and what is not: the IP buffer sits at the base station and is fed over the
-//! wire by the flow's ordinary end-to-end TCP sender (the wired leg keeps ordinary TCP, with its
-//! own congestion control). The seed's co-located sender whose congestion control is replaced
-//! by the grants is approximated by that buffer: the sender's window still bounds what reaches
-//! it, but no layer-2 queue builds up and nothing is dropped below IP (with the default
-//! unbounded buffer). A `buffer` limit drops arrivals beyond it (tail drop, counted).
+//! What feeds the buffer: the seed's TCP sender sits with the RAN (a cache at the base station,
+//! "co-located deployment of TCP/IP and L2 by RAN caching") and "sends data to IP layer without
+//! following original TCP congestion control". rantcp composes that from two functions: a
+//! `split` host (I-TCP) at the core, 1 ms of S1-U from the eNB, terminates the server's
+//! connection (the wired leg keeps ordinary TCP) and runs the radio leg with `ran_cc = "none"`
+//! ([`rantcp_tcp::cc::none`]: the window is the UE's receive window), and this buffer holds
+//! that leg's segments until the grants pull them. Without the split host the buffer is fed by
+//! the flow's end-to-end sender, whose own congestion control then still decides what reaches
+//! it. The buffer is unbounded by default; a `buffer` limit drops arrivals beyond it (tail
+//! drop, counted).
 //!
 //! Series `close_coupled`: per UE, the IP buffer's bytes and packets at each sample.
 

@@ -378,6 +378,10 @@ pub struct FlowConfigInput {
     /// Pace every controller's transmissions (BBR always paces).
     #[serde(default)]
     pub pacing: bool,
+    /// Restart the window after an idle period longer than the RTO (RFC 5681 §4.1; Linux
+    /// `net.ipv4.tcp_slow_start_after_idle`, on by default); how, by `cwnd_rules`.
+    #[serde(default = "d_true")]
+    pub slow_start_after_idle: bool,
     /// CUBIC's slow-start exit: "classic" (Linux's HyStart), "hystart++" (RFC 9406) or "off"
     /// (linux: classic, rfc: hystart++).
     #[serde(default)]
@@ -428,6 +432,7 @@ pub struct FlowConfig {
     pub snd_buf: Bytes,
     pub initial_cwnd: u32,
     pub pacing: bool,
+    pub slow_start_after_idle: bool,
     pub hystart: HystartName,
     pub cwnd_rules: CwndRulesName,
     pub radio_aware: RadioAwareFlowConfig,
@@ -469,6 +474,7 @@ impl From<FlowConfigInput> for FlowConfig {
             snd_buf: i.snd_buf,
             initial_cwnd: i.initial_cwnd,
             pacing: i.pacing,
+            slow_start_after_idle: i.slow_start_after_idle,
             hystart: i.hystart.unwrap_or(HystartName::from_kind(p.hystart)),
             cwnd_rules: i
                 .cwnd_rules
@@ -660,6 +666,7 @@ impl FlowConfig {
             hystart: self.hystart.kind(),
             cwnd_rules: self.cwnd_rules.kind(),
             pacing: self.pacing,
+            slow_start_after_idle: self.slow_start_after_idle,
             radio_aware: RadioAwareParams {
                 variant: match self.radio_aware.variant {
                     RadioAwareVariant::Rate => Variant::Rate,

@@ -245,6 +245,7 @@ fn flow_summaries(label: &str, sim: &Sim, end: Time) -> Vec<Value> {
             m.insert("data_segments_sent".into(), json!(tx.data_segments_sent));
             m.insert("segments_sent".into(), json!(tx.segments_sent));
             m.insert("persist_probes".into(), json!(tx.persist_probes));
+            m.insert("idle_restarts".into(), json!(tx.idle_restarts));
             if let Some(rx) = rx {
                 m.insert("receiver_segments_sent".into(), json!(rx.segments_sent));
             }

@@ -163,3 +163,55 @@ fn close_coupling_pulls_what_is_granted_without_drops_and_in_order() {
     );
     assert!(tcp > 0.9 * link && tcp <= link * 1.01, "{tcp} of {link}");
 }
+
+/// Seed 002 §3.2's co-located sender: an I-TCP host at the core whose radio leg runs without
+/// congestion control ("none"), feeding the eNB's IP buffer from which the MAC grants pull.
+fn co_located(extra: &[(&'static str, &'static str)]) -> RunOutput {
+    let mut set = vec![
+        ("ues", "1"),
+        ("functions.close_coupled.enabled", "true"),
+        ("functions.split.mode", "i-tcp"),
+        ("functions.split.at", "core"),
+        ("functions.split.ran_cc", "none"),
+        ("functions.split.buffer", "16MB"),
+    ];
+    set.extend_from_slice(extra);
+    run(&set)
+}
+
+#[test]
+fn co_located_sender_fills_the_ip_buffer_and_the_grants_drain_it_without_drops() {
+    let out = co_located(&[("duration", "5s")]);
+    let cc = &out.summary["functions"]["close_coupled"];
+    let n = |k: &str| cc[k].as_u64().unwrap();
+    assert_eq!(n("ip_buffer_drops"), 0);
+    let ue = &out.summary["radio"]["ues"][0];
+    assert_eq!(ue["rlc_dl_sdus_dropped"], 0);
+    assert_eq!(ue["dl_packets_in"], 0, "nothing bypassed the IP buffer");
+    // Without a congestion window the radio leg sends what the UE's window admits: the IP
+    // buffer holds far more than the 45 KB RLC buffer ever could.
+    assert!(n("ip_buffer_max_bytes") > 1_000_000, "{}", n("ip_buffer_max_bytes"));
+    let (room, pulled, pulls) = (n("pull_room_bytes"), n("pulled_bytes"), n("pulls"));
+    assert!(pulled >= room && pulled < room + pulls * 1500);
+    // The air link carries the flow.
+    let udp = run(&[("duration", "5s"), ("ues", "1"), ("traffic", "udp-saturation")]);
+    let (tcp, link) = (
+        flows(&out)[0]["goodput_mbps"].as_f64().unwrap(),
+        flows(&udp)[0]["goodput_mbps"].as_f64().unwrap(),
+    );
+    assert!(tcp > 0.9 * link && tcp <= link * 1.01, "{tcp} of {link}");
+}
+
+#[test]
+fn split_ran_cc_names_the_allowed_controllers() {
+    let Err(e) = run_quiet(
+        "builtin:radio-aware",
+        &ov(&[("functions.split.mode", "i-tcp"), ("functions.split.ran_cc", "vegas")]),
+        None,
+    ) else {
+        panic!("ran_cc = \"vegas\" was accepted");
+    };
+    let err = e.to_string();
+    assert!(err.contains("functions.split.ran_cc"), "{err}");
+    assert!(err.contains("none"), "{err}");
+}

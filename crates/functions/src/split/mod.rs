@@ -45,6 +45,7 @@ use rantcp_nf::{
     Attach, Ctx, FlowKey, NetworkFunction, Outbox, Output, Points, RanView, SampleSink,
     SampleValue, Site, Verdict,
 };
+use rantcp_tcp::cc::CcKind;
 use rantcp_tcp::{Endpoint, State, TcpConfig};
 use rantcp_wire::{Ipv4Header, Packet, TcpFlags, TcpHeader, TcpOptions};
 use schemars::JsonSchema;
@@ -111,6 +112,11 @@ pub struct SplitConfig {
     /// buffer, what the MH itself would advertise.
     #[serde(default)]
     pub wan_window: Option<Bytes>,
+    /// TCP_RAN's congestion control: "newreno", "cubic", "highspeed", "bbr" or "none" (seed
+    /// 002's close-coupled sender, paced by the MAC grants of `functions.close_coupled`);
+    /// absent: the flow's own.
+    #[serde(default)]
+    pub ran_cc: Option<String>,
     /// AS-TCP: the far host supports the option (an agent is attached at it); false: the host
     /// falls back to ES-TCP.
     #[serde(default = "d_true")]
@@ -130,6 +136,9 @@ pub struct SplitConfig {
     #[serde(default)]
     pub after_fail: AfterFail,
 }
+
+/// The controllers TCP_RAN may run (radio-aware TCP needs the flow's own feedback).
+const RAN_CC: [&str; 5] = ["newreno", "cubic", "highspeed", "bbr", "none"];
 
 fn d_at() -> String {
     "core".into()
@@ -155,6 +164,7 @@ impl Default for SplitConfig {
             flows: None,
             buffer: d_buffer(),
             wan_window: None,
+            ran_cc: None,
             far_host_option: true,
             es_rto_factor: d_rto_factor(),
             mh_ack_wait: d_zero(),
@@ -181,6 +191,11 @@ impl FunctionConfig for SplitConfig {
             self.wan_window.is_none_or(|w| w.0 >= 1024 && w.0 <= self.buffer.0),
             &format!("{p}.wan_window"),
             "must be between 1 KB and buffer",
+        )?;
+        check(
+            self.ran_cc.as_deref().is_none_or(|n| RAN_CC.contains(&n)),
+            &format!("{p}.ran_cc"),
+            format!("must be one of {}", RAN_CC.join(", ")),
         )?;
         check(
             self.es_rto_factor > 0.0 && self.es_rto_factor <= 1.0,
@@ -256,6 +271,11 @@ impl FunctionConfig for SplitConfig {
                 },
                 ran_tcp: TcpConfig {
                     snd_buf_bytes: self.buffer.0,
+                    cc: self
+                        .ran_cc
+                        .as_deref()
+                        .and_then(CcKind::from_name)
+                        .unwrap_or(snd.cc),
                     ..snd
                 },
             });

@@ -530,6 +530,12 @@ impl CongestionControl for Cubic {
         self.cwnd = self.cwnd.max(2 * self.mss);
     }
 
+    fn on_idle_restart(&mut self, _now: Time, cwnd: u64, ssthresh: u64) -> bool {
+        // RFC 5681 §4.1 (the endpoint computed the restart window).
+        self.cwnd = cwnd;
+        self.ssthresh = ssthresh;
+        true
+    }
     fn on_rto(&mut self, _now: Time, _basis: u64, _mss: u32, reduce_ssthresh: bool) {
         // RFC 9438 §4.8: Reno's timeout response (cwnd = 1 loss window) with ssthresh from §4.6,
         // when the endpoint says this timeout is a new congestion event.

@@ -171,6 +171,12 @@ impl CongestionControl for HighSpeed {
         self.bytes_acked = 0;
     }
 
+    fn on_idle_restart(&mut self, _now: Time, cwnd: u64, ssthresh: u64) -> bool {
+        // RFC 5681 §4.1 (the endpoint computed the restart window).
+        self.cwnd = cwnd;
+        self.ssthresh = ssthresh;
+        true
+    }
     fn on_rto(&mut self, _now: Time, basis: u64, _mss: u32, reduce_ssthresh: bool) {
         // RFC 5681 §3.1 eq. (4) with HighSpeed's b(w) when the endpoint says this is a new
         // congestion event; cwnd = loss window (1 SMSS).

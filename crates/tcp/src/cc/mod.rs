@@ -14,6 +14,7 @@ pub mod bbr;
 pub mod cubic;
 pub mod highspeed;
 pub mod newreno;
+pub mod none;
 pub mod radio_aware;
 
 /// A delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation §3.3), computed by the
@@ -160,6 +161,13 @@ pub trait CongestionControl {
     fn controls_recovery_window(&self) -> bool {
         false
     }
+    /// The sender restarts after an idle period (RFC 5681 §4.1): the endpoint has computed the
+    /// restart `cwnd` and `ssthresh` under its [`crate::CwndRules`]. A window-based controller
+    /// takes them and returns true; one that sets its window from its own model declines and
+    /// returns false (Linux skips the restart for controllers with `cong_control`, e.g. BBR).
+    fn on_idle_restart(&mut self, _now: Time, _cwnd: u64, _ssthresh: u64) -> bool {
+        false
+    }
     /// An external signal about the path ([`Feedback`]); ignored unless the controller uses
     /// it.
     fn on_feedback(&mut self, _now: Time, _fb: &Feedback) {}
@@ -179,10 +187,14 @@ pub enum CcKind {
     /// Seed 002's loose-coupled radio-aware controller ([`radio_aware`]); its settings come
     /// from [`crate::TcpConfig::radio_aware`].
     RadioAware,
+    /// No congestion control ([`none`]): seed 002's close-coupled sender, whose rate the MAC
+    /// grants set.
+    None,
 }
 
 impl CcKind {
-    /// The self-contained controllers (radio-aware needs RAN feedback and is not among them).
+    /// The self-contained controllers (radio-aware needs RAN feedback and `none` needs a MAC
+    /// scheduler to pace it; they are not among them).
     pub const ALL: [CcKind; 4] = [
         CcKind::NewReno,
         CcKind::Cubic,
@@ -196,12 +208,13 @@ impl CcKind {
             CcKind::HighSpeed => "highspeed",
             CcKind::Bbr => "bbr",
             CcKind::RadioAware => "radio-aware",
+            CcKind::None => "none",
         }
     }
     pub fn from_name(s: &str) -> Option<CcKind> {
         CcKind::ALL
             .into_iter()
-            .chain([CcKind::RadioAware])
+            .chain([CcKind::RadioAware, CcKind::None])
             .find(|k| k.name() == s)
     }
 }
@@ -282,6 +295,7 @@ pub enum Cc {
     HighSpeed(highspeed::HighSpeed),
     Bbr(bbr::Bbr),
     RadioAware(Box<radio_aware::RadioAware>),
+    None(none::NoCc),
 }
 
 impl Cc {
@@ -294,6 +308,7 @@ impl Cc {
             CcKind::HighSpeed => Cc::HighSpeed(highspeed::HighSpeed::new(p)),
             CcKind::Bbr => Cc::Bbr(bbr::Bbr::new(p)),
             CcKind::RadioAware => Cc::radio_aware(p, radio_aware::RadioAwareParams::default()),
+            CcKind::None => Cc::None(none::NoCc),
         }
     }
     /// A radio-aware controller (seed 002) with settings `ra`.
@@ -310,6 +325,7 @@ macro_rules! dispatch {
             Cc::HighSpeed($c) => $e,
             Cc::Bbr($c) => $e,
             Cc::RadioAware($c) => $e,
+            Cc::None($c) => $e,
         }
     };
 }
@@ -350,6 +366,10 @@ impl CongestionControl for Cc {
     #[inline]
     fn controls_recovery_window(&self) -> bool {
         dispatch!(self, c => c.controls_recovery_window())
+    }
+    #[inline]
+    fn on_idle_restart(&mut self, now: Time, cwnd: u64, ssthresh: u64) -> bool {
+        dispatch!(self, c => c.on_idle_restart(now, cwnd, ssthresh))
     }
     #[inline]
     fn on_feedback(&mut self, now: Time, fb: &Feedback) {

@@ -75,6 +75,12 @@ impl CongestionControl for NewReno {
         self.cwnd = self.ssthresh;
         self.bytes_acked = 0;
     }
+    fn on_idle_restart(&mut self, _now: Time, cwnd: u64, ssthresh: u64) -> bool {
+        // RFC 5681 §4.1 (the endpoint computed the restart window).
+        self.cwnd = cwnd;
+        self.ssthresh = ssthresh;
+        true
+    }
     fn on_rto(&mut self, _now: Time, basis: u64, mss: u32, reduce_ssthresh: bool) {
         // RFC 5681 §3.1 eq. 4, unless the endpoint says this timeout belongs to a congestion
         // event already responded to.

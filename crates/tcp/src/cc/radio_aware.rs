@@ -252,6 +252,12 @@ impl CongestionControl for RadioAware {
             self.fallback.on_rto(now, basis, mss, reduce_ssthresh);
         }
     }
+    fn on_idle_restart(&mut self, now: Time, cwnd: u64, ssthresh: u64) -> bool {
+        // Fresh feedback sets the window from R(t)·RTT: nothing to restart. Otherwise the
+        // fallback restarts as it would alone.
+        self.update(now);
+        !self.active && self.fallback.on_idle_restart(now, cwnd, ssthresh)
+    }
     fn controls_recovery_window(&self) -> bool {
         self.active || self.fallback.controls_recovery_window()
     }

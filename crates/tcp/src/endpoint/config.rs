@@ -71,6 +71,9 @@ pub struct TcpConfig {
     pub cwnd_rules: CwndRules,
     /// Pace transmissions even when the controller does not ask for it (BBR always paces).
     pub pacing: bool,
+    /// Restart the window after an idle period longer than the RTO (RFC 5681 §4.1 SHOULD;
+    /// Linux `net.ipv4.tcp_slow_start_after_idle`, on by default), by [`CwndRules`].
+    pub slow_start_after_idle: bool,
     /// Settings of the radio-aware controller (`cc` = [`CcKind::RadioAware`], seed 002).
     pub radio_aware: RadioAwareParams,
 }
@@ -101,6 +104,7 @@ impl Default for TcpConfig {
             hystart: Hystart::PlusPlus,
             cwnd_rules: CwndRules::Rfc,
             pacing: false,
+            slow_start_after_idle: true,
             radio_aware: RadioAwareParams::default(),
         }
     }

@@ -20,6 +20,7 @@
 //! | `rate.rs` | delivery-rate sampling (draft-cheng-iccrg-delivery-rate-estimation) |
 //! | `recv.rs` | the receive side: reassembly, when to ACK, SACK blocks, the advertised window |
 //! | `output.rs` | `poll_transmit`: what goes next (retransmission, new data, FIN, probe, ACK), cwnd and pacing, segment building |
+//! | `idle.rs` | restarting the window after an idle period (RFC 5681 §4.1, Linux `tcp_cwnd_restart`) |
 //! | `timers.rs` | RTO (RFC 6298), persist (RFC 9293 §3.8.6.1), delayed ACK, TIME-WAIT; `poll_timeout` |
 //! | `app.rs` | the application's send and receive buffers, close and abort |
 //! | `rtt.rs` | the RFC 6298 estimator |
@@ -47,6 +48,7 @@
 mod ack;
 mod app;
 mod config;
+mod idle;
 mod input;
 mod output;
 mod prr;
@@ -123,6 +125,8 @@ pub struct TcpStats {
     pub rto_sum_ns: u128,
     /// Tail loss probes sent (RFC 8985 §7).
     pub tlp_probes: u64,
+    /// Window restarts after an idle period longer than the RTO (RFC 5681 §4.1).
+    pub idle_restarts: u64,
 }
 
 /// Instantaneous sender/receiver state for the time series.
@@ -233,6 +237,8 @@ pub struct Endpoint {
     pacing_blocked: bool,
     /// Whether cwnd limits the sender (RFC 7661; Linux `tcp_cwnd_validate`).
     cwnd_use: output::CwndUse,
+    /// When the last data segment was sent (Linux `lsndtime`), for the idle restart.
+    last_data_sent: Option<Time>,
     /// RACK-TLP state (RFC 8985).
     rack: Rack,
     /// Delivery-rate sampling state.
@@ -325,6 +331,7 @@ impl Endpoint {
             next_send_time: Time::ZERO,
             pacing_blocked: false,
             cwnd_use: output::CwndUse::default(),
+            last_data_sent: None,
             rack: Rack::default(),
             rate: RateSampler::default(),
             rcv: Receiver::new(),

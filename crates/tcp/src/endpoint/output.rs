@@ -221,6 +221,7 @@ impl Endpoint {
             }
             return self.rescue_hole(now, paced);
         }
+        self.restart_if_idle(now);
         if !self.cwnd_allows(len) {
             self.cwnd_use.validate(self.snd_una, self.snd_max, true);
             return None;
@@ -341,6 +342,7 @@ impl Endpoint {
             }
         }
         let pkt = self.build(now, start, flags, len);
+        self.last_data_sent = Some(now);
         self.stats.data_segments_sent += 1;
         self.stats.bytes_sent += len as u64;
         if let Some(prr) = &mut self.prr {

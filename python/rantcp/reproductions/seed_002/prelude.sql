@@ -45,19 +45,52 @@ CREATE MACRO t1(buf, sch) AS
 CREATE MACRO f5(sch) AS
     (SELECT avg(latency_s) FROM b WHERE sweep = 'fig5' AND scheme = sch);
 
+-- Close coupling's schemes: the seed's (a sender without congestion control at the RAN feeding
+-- the eNB's IP buffer) and the IP buffer fed by the end-to-end CUBIC sender.
+CREATE MACRO cc_scheme(sw, close) AS
+    CASE WHEN sw IN ('fig8co', 'fig9co') THEN 'Close coupled'
+         WHEN close THEN 'IP buffer, end-to-end CUBIC' ELSE 'Normal TCP' END;
+
 -- Figure 8: full-buffer TCP goodput (normal or close-coupled) over the air link's rate (the
 -- UDP-saturation run of the same drop), %.
 CREATE VIEW f8 AS
-SELECT t.repetition, CASE WHEN t."functions.close_coupled.enabled" THEN 'Close coupled' ELSE 'Normal TCP' END AS scheme,
+SELECT t.repetition, cc_scheme(t.sweep, t."functions.close_coupled.enabled") AS scheme,
     t.goodput_mbps AS tcp_mbps, u.goodput_mbps AS link_mbps, 100 * t.goodput_mbps / u.goodput_mbps AS pct_of_link,
     t.rtt_mean_ms
 FROM runs t JOIN runs u
     ON u.sweep = 'fig8' AND u.traffic = 'udp-saturation' AND NOT u."functions.close_coupled.enabled"
     AND u.repetition = t.repetition AND u.status = 'ok'
-WHERE t.sweep = 'fig8' AND t.traffic = 'tcp' AND t.status = 'ok';
+WHERE t.sweep IN ('fig8', 'fig8co') AND coalesce(t.traffic, 'tcp') = 'tcp' AND t.status = 'ok';
 
 -- Figure 9: mean burst latency (s) per run.
 CREATE VIEW f9 AS
-SELECT repetition, CASE WHEN "functions.close_coupled.enabled" THEN 'Close coupled' ELSE 'Normal TCP' END AS scheme,
+SELECT repetition, cc_scheme(sweep, "functions.close_coupled.enabled") AS scheme,
     burst_latency_mean_s AS latency_s, burst_tput_mean AS tput_mbps, rtt_mean_ms
-FROM runs WHERE sweep = 'fig9' AND status = 'ok';
+FROM runs WHERE sweep IN ('fig9', 'fig9co') AND status = 'ok';
+
+-- Figure 9 per flow: a UE whose link carries the offered 4 Mbit/s delivers all but the last
+-- burst ("served"); on one that does not, bursts queue behind each other without end.
+CREATE VIEW f9f AS
+SELECT repetition, cc_scheme(sweep, "functions.close_coupled.enabled") AS scheme,
+    "flow0.burst_latency_mean_s" AS latency_s, "flow0.burst_transfer_mean_s" AS transfer_s,
+    "flow0.bursts_delivered" + 1 >= "flow0.bursts_arrived" AS served
+FROM runs WHERE sweep IN ('fig9', 'fig9co') AND status = 'ok'
+UNION ALL
+SELECT repetition, cc_scheme(sweep, "functions.close_coupled.enabled"),
+    "flow1.burst_latency_mean_s", "flow1.burst_transfer_mean_s",
+    "flow1.bursts_delivered" + 1 >= "flow1.bursts_arrived"
+FROM runs WHERE sweep IN ('fig9', 'fig9co') AND status = 'ok';
+
+-- Beyond the seed: loose coupling against BBR (radio-aware cell, mmWave route) and against
+-- the feedback delay.
+CREATE VIEW bx AS
+SELECT sweep, repetition, "flow.cc" AS cc,
+    CAST(replace("functions.radio_feedback.feedback_delay", 'ms', '') AS INTEGER) AS delay_ms,
+    burst_tput_mean AS tput_mbps, burst_latency_mean_s AS latency_s, goodput_mbps, rtt_mean_ms
+FROM runs WHERE sweep IN ('beyond_bbr', 'beyond_delay', 'beyond_mmwave') AND status = 'ok';
+CREATE MACRO bx_tput(sw, c) AS (SELECT avg(tput_mbps) FROM bx WHERE sweep = sw AND cc = c);
+CREATE MACRO bx_goodput(sw, c) AS (SELECT avg(goodput_mbps) FROM bx WHERE sweep = sw AND cc = c);
+CREATE MACRO bx_rtt(sw, c) AS (SELECT avg(rtt_mean_ms) FROM bx WHERE sweep = sw AND cc = c);
+CREATE VIEW bxd AS
+SELECT delay_ms, avg(tput_mbps) AS tput_mbps, avg(latency_s) AS latency_s, count(*) AS n
+FROM bx WHERE sweep = 'beyond_delay' GROUP BY delay_ms;
