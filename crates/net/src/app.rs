@@ -196,6 +196,10 @@ pub(crate) struct Conn {
     /// its think time is running.
     m2m_read: u64,
     m2m_busy: bool,
+    /// A passive open's expected peer: the flow's other end (RFC 9293 §3.10.1, a passive OPEN
+    /// with a fully specified foreign socket waits for that socket only), so flows that share a
+    /// server port each take their own client's SYN.
+    pub(crate) peer: Option<(std::net::Ipv4Addr, u16)>,
 }
 
 #[derive(Clone, Debug)]
@@ -257,6 +261,14 @@ impl Sim {
         let writing = to_write > 0;
         let passive = ep.state() == State::Listen;
         let key = (!passive).then(|| conn_key(ep.local().1, ep.remote()));
+        let peer = passive.then(|| {
+            let spec = &self.flows[flow].spec;
+            if node == spec.src {
+                (self.nodes[spec.dst].addr, spec.dst_port)
+            } else {
+                (self.nodes[spec.src].addr, spec.src_port)
+            }
+        });
         self.conns.push(Conn {
             node,
             flow,
@@ -272,6 +284,7 @@ impl Sim {
             bursts: None,
             m2m_read: 0,
             m2m_busy: false,
+            peer,
         });
         self.nodes[node].host.register(id, key, passive);
         id

@@ -170,7 +170,7 @@ impl Sim {
                 // RFC 9293 §3.10.7.2: the connection of the exact 4-tuple, then a listener.
                 let found = match self.nodes[node].host.lookup(key) {
                     Some(c) => Some(c),
-                    None => self.listener(node, tcp.dst_port),
+                    None => self.listener(node, tcp.dst_port, remote),
                 };
                 match found {
                     Some(c) => {
@@ -213,11 +213,14 @@ impl Sim {
         }
     }
 
-    /// The first passively opened connection at `node` listening on `port`.
-    fn listener(&self, node: NodeId, port: u16) -> Option<usize> {
+    /// The first passively opened connection at `node` listening on `port` for `remote` (or
+    /// for any peer when it names none).
+    fn listener(&self, node: NodeId, port: u16, remote: (Ipv4Addr, u16)) -> Option<usize> {
         self.nodes[node].host.listeners.iter().copied().find(|&c| {
-            let ep = &self.conns[c].ep;
-            ep.local().1 == port && ep.state() == State::Listen
+            let conn = &self.conns[c];
+            conn.ep.local().1 == port
+                && conn.ep.state() == State::Listen
+                && conn.peer.is_none_or(|p| p == remote)
         })
     }
 

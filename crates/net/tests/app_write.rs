@@ -61,7 +61,10 @@ fn a_fast_link_carries_exactly_what_the_application_writes() {
     assert_eq!(refused, 0);
     // All but the writes of the last ~RTT (2 ms + the handshake's) have arrived.
     let written = writes * 1448;
-    assert!(delivered <= written && delivered >= written - 4 * 1448, "{delivered} of {written}");
+    assert!(
+        delivered <= written && delivered >= written - 4 * 1448,
+        "{delivered} of {written}"
+    );
 }
 
 #[test]
@@ -80,7 +83,10 @@ fn a_slow_link_fills_the_buffer_and_later_writes_are_refused() {
     let accepted = (writes - refused) * 1448;
     assert!(accepted >= delivered && accepted - delivered <= 64 << 10);
     let refused_share = refused as f64 / writes as f64;
-    assert!(refused_share > 0.75 && refused_share < 0.85, "{refused_share}");
+    assert!(
+        refused_share > 0.75 && refused_share < 0.85,
+        "{refused_share}"
+    );
 }
 
 #[test]
@@ -89,5 +95,8 @@ fn paced_runs_are_deterministic() {
         rate_bps: 50_000_000,
         chunk: 1000,
     };
-    assert_eq!(run(10_000_000, w, 64 << 10, 3), run(10_000_000, w, 64 << 10, 3));
+    assert_eq!(
+        run(10_000_000, w, 64 << 10, 3),
+        run(10_000_000, w, 64 << 10, 3)
+    );
 }

@@ -41,7 +41,11 @@ fn run(seed: u64, b: Bursts, link_bps: u64, secs: u64) -> (Vec<BurstRecord>, u64
     });
     sim.run_until(Time::from_secs(secs)).expect("run");
     let r = sim.flow_result(f);
-    (r.bursts.clone(), r.delivered_bytes, sim.flow_sender_state(f))
+    (
+        r.bursts.clone(),
+        r.delivered_bytes,
+        sim.flow_sender_state(f),
+    )
 }
 
 #[test]
@@ -58,7 +62,10 @@ fn periodic_bursts_arrive_on_the_grid_and_each_is_timed() {
     assert_eq!(bursts.len(), 6);
     for (k, r) in bursts.iter().enumerate() {
         assert_eq!(r.arrival, Time::from_secs(k as u64));
-        assert_eq!((r.start, r.end), (k as u64 * 100_000, (k as u64 + 1) * 100_000));
+        assert_eq!(
+            (r.start, r.end),
+            (k as u64 * 100_000, (k as u64 + 1) * 100_000)
+        );
     }
     // The first five are delivered; the burst at the end has not even been sent.
     assert_eq!(delivered, 500_000);
@@ -78,7 +85,11 @@ fn periodic_bursts_arrive_on_the_grid_and_each_is_timed() {
     // go out at once on the open connection.
     assert!(bursts[0].first_sent.unwrap() >= Time::from_millis(2));
     assert_eq!(bursts[1].first_sent.unwrap(), bursts[1].arrival);
-    assert_eq!(state, Some(State::Established), "unlimited bursts never close");
+    assert_eq!(
+        state,
+        Some(State::Established),
+        "unlimited bursts never close"
+    );
 }
 
 #[test]

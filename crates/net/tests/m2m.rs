@@ -51,11 +51,22 @@ fn ms(d: Duration) -> f64 {
 
 #[test]
 fn transactions_repeat_after_the_think_time_with_exact_response_times() {
-    let m = M2m { down_bytes: 50, up_bytes: 1000, think: Duration::from_millis(100), think_exponential: false, count: None };
+    let m = M2m {
+        down_bytes: 50,
+        up_bytes: 1000,
+        think: Duration::from_millis(100),
+        think_exponential: false,
+        count: None,
+    };
     let recs = run(m, 1);
     // Handshake: SYN at 0, SYN-ACK at 10 ms, the device's ACK reaches the server at 30 ms: the
     // server's first write.
-    assert_eq!(ms(recs[0].down_sent.saturating_since(Time::ZERO)), 30.0, "{:?}", recs[0]);
+    assert_eq!(
+        ms(recs[0].down_sent.saturating_since(Time::ZERO)),
+        30.0,
+        "{:?}",
+        recs[0]
+    );
     for (k, r) in recs.iter().enumerate() {
         if r.up_acked.is_none() {
             assert_eq!(k, recs.len() - 1, "only the last may be open");
@@ -79,19 +90,41 @@ fn transactions_repeat_after_the_think_time_with_exact_response_times() {
 
 #[test]
 fn count_stops_the_session_and_exponential_think_times_are_seeded() {
-    let m = M2m { down_bytes: 50, up_bytes: 1000, think: Duration::ZERO, think_exponential: false, count: Some(3) };
+    let m = M2m {
+        down_bytes: 50,
+        up_bytes: 1000,
+        think: Duration::ZERO,
+        think_exponential: false,
+        count: Some(3),
+    };
     let recs = run(m, 2);
     assert_eq!(recs.len(), 3);
     assert!(recs.iter().all(|r| r.up_acked.is_some()));
     // Back to back: each next write as soon as the server read the upload, and it carries the
     // upload's ACK (20 ms); the last upload waits for the delayed ACK (60 ms).
-    assert_eq!(ms(recs[1].down_sent.saturating_since(recs[0].down_read.unwrap())), 10.0);
+    assert_eq!(
+        ms(recs[1]
+            .down_sent
+            .saturating_since(recs[0].down_read.unwrap())),
+        10.0
+    );
     let up: Vec<f64> = recs.iter().map(|r| ms(r.up_response().unwrap())).collect();
     assert_eq!(up, vec![20.0, 20.0, 60.0]);
-    let e = M2m { think: Duration::from_millis(200), think_exponential: true, count: None, ..m };
+    let e = M2m {
+        think: Duration::from_millis(200),
+        think_exponential: true,
+        count: None,
+        ..m
+    };
     let a = run(e, 3);
     let b = run(e, 3);
     assert_eq!(a, b, "same seed, same think times");
-    let gaps: Vec<f64> = a.windows(2).filter_map(|w| Some(ms(w[1].down_sent.saturating_since(w[0].down_read?)) - 10.0)).collect();
-    assert!(gaps.len() >= 5 && gaps.windows(2).any(|g| g[0] != g[1]), "{gaps:?}");
+    let gaps: Vec<f64> = a
+        .windows(2)
+        .filter_map(|w| Some(ms(w[1].down_sent.saturating_since(w[0].down_read?)) - 10.0))
+        .collect();
+    assert!(
+        gaps.len() >= 5 && gaps.windows(2).any(|g| g[0] != g[1]),
+        "{gaps:?}"
+    );
 }
