@@ -58,7 +58,7 @@ pub use device::Device;
 pub use flow::FlowKey;
 pub use function::{
     Action, Attach, BufferEvent, Ctx, Emit, Entry, Feedback, NetworkFunction, Outbox, Output,
-    Verdict,
+    Purged, Verdict,
 };
 pub use ran::{RanView, UeReport};
 pub use sample::{SampleSink, SampleValue, Series, SeriesColumn};

@@ -92,7 +92,8 @@ use functions::Functions;
 use pending::{PduSlab, PendingQueue};
 use rantcp_core::{Duration, Time};
 use rantcp_nf::{
-    Action, Device, FlowKey, NetworkFunction, NodeId, Points, RanView, Rnti, SampleSink, UeReport, UlBuffer,
+    Action, Device, FlowKey, NetworkFunction, NodeId, Points, RanView, Rnti, SampleSink, UeReport,
+    UlBuffer,
 };
 use rantcp_wire::Packet;
 use std::collections::{HashMap, VecDeque};
@@ -329,7 +330,7 @@ impl RanDevice {
     /// Discard UE `rnti`'s queued downlink packets of `flow` that RLC has not begun to send
     /// (what [`Action::PurgeDl`] does). Returns the RLC SDU bytes removed.
     pub fn purge_dl(&mut self, rnti: Rnti, flow: &FlowKey) -> u64 {
-        self.st.purge_dl(rnti, flow)
+        self.st.purge_dl(rnti, flow).sdu_bytes
     }
 
     /// The attached functions' reports (kind, JSON object), in attachment order.
