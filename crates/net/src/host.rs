@@ -174,6 +174,12 @@ impl Sim {
                 };
                 match found {
                     Some(c) => {
+                        if self.conns[c].abandoned && p.payload_len > 0 {
+                            // Video data for a connection the player left: thrown away.
+                            let v = &mut self.flows[self.conns[c].flow].result.video;
+                            v.late_discarded_bytes += p.payload_len as u64;
+                            v.late_segments += 1;
+                        }
                         self.conns[c]
                             .ep
                             .handle_segment(now, &p.ip, tcp, p.payload_len);

@@ -21,10 +21,12 @@ pub mod metrics;
 mod pcapsink;
 pub mod sim;
 pub mod topology;
+pub mod video;
 
 pub use app::{AppWrite, Arrivals, BurstRecord, Bursts, FlowId, FlowKind, FlowSpec};
 pub use link::{ErrorUnit, LinkParams, LinkStats, QueueLimit};
 pub use metrics::{FlowResult, FlowSeries, FunctionReport, LinkReport};
 pub use rantcp_nf::{Device, NodeId};
 pub use sim::Sim;
+pub use video::{Abandon, Player, Video, VideoStats};
 pub use topology::IfaceId;

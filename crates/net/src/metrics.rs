@@ -37,6 +37,8 @@ pub struct FlowResult {
     /// The first burst not yet (wholly) sent / delivered.
     pub(crate) bursts_sent: usize,
     pub(crate) bursts_delivered: usize,
+    /// Video application ([`crate::video`]).
+    pub video: crate::video::VideoStats,
 }
 
 impl FlowResult {
