@@ -12,7 +12,7 @@
 //! above the radio's capacity (`traffic = "udp-saturation"`, the maximum-goodput reference of
 //! seed 004).
 
-use crate::common::FlowConfig;
+use crate::common::{AppKind, FlowConfig};
 use crate::config::{check, ConfigError};
 use crate::p2p_bulk::max_packet_bytes;
 use crate::scenario::{
@@ -903,6 +903,16 @@ impl RanScenario {
             .map(|(k, &n)| FlowSpec {
                 name: ue_node(k).0,
                 kind: match self.traffic {
+                    // `flow.video.ues`: the UEs past the first N download in bulk.
+                    Traffic::Tcp
+                        if f.app == AppKind::Video
+                            && f.video.ues.is_some_and(|n| k as u32 >= n) =>
+                    {
+                        FlowKind::Bulk {
+                            bytes: None,
+                            write: None,
+                        }
+                    }
                     Traffic::Tcp => f.tcp_source().unwrap_or(FlowKind::Bulk {
                         bytes: f.bytes.map(|b| b.0),
                         write: f.app_write(),
