@@ -366,7 +366,7 @@ def test_cli_list_and_bad_input(tmp_path: Path):
         assert any(line.startswith(name) for line in p.stdout.splitlines()), name
     p = run_cli("reproduce", "seed-999", "--out", str(tmp_path / "x"))
     assert p.returncode == 2
-    assert p.stderr.strip() == "rantcp: error: reproduction 'seed-999' not found (available: seed-000, seed-001, seed-002, seed-003-split, seed-004)"
+    assert p.stderr.strip() == "rantcp: error: reproduction 'seed-999' not found (available: seed-000, seed-001, seed-002, seed-003-rst, seed-003-split, seed-004)"
     assert not (tmp_path / "x").exists()
     p = run_cli("reproduce")
     assert p.returncode == 2 and "name a reproduction" in p.stderr
