@@ -15,7 +15,8 @@
 //! not begun to send ([`Entry::BearerFront`]) (it does not pass DlIngress again), or straight
 //! to the UE node ([`Entry::Ue`], after DlEgress); any other packet goes up to the eNB/gNB node;
 //! [`Action::PurgeDl`] removes the flow's unsent SDUs from the UE's bearer
-//! ([`RanState::purge_dl`]); [`Action::Feedback`] waits for the simulator in
+//! ([`RanState::purge_dl`]) and hands what it removed back to the function that asked
+//! ([`rantcp_nf::NetworkFunction::handle_purged`]); [`Action::Feedback`] waits for the simulator in
 //! [`rantcp_nf::Device::poll_action`]. Function timers join the device's `poll_timeout`.
 //!
 //! Functions read the radio network through [`RanView`], implemented here over the device's
