@@ -176,9 +176,7 @@ impl Sim {
                     Some(c) => {
                         if self.conns[c].abandoned && p.payload_len > 0 {
                             // Video data for a connection the player left: thrown away.
-                            let v = &mut self.flows[self.conns[c].flow].result.video;
-                            v.late_discarded_bytes += p.payload_len as u64;
-                            v.late_segments += 1;
+                            self.note_late(c, p.payload_len);
                         }
                         self.conns[c]
                             .ep

@@ -27,6 +27,11 @@
 //!   lets it, and never closes (keep-alive); a RST from the client ends its connection.
 //!
 //! Discard ratio (Table 3) = (unread + late discarded bytes) / (bytes read + both).
+//!
+//! At the end of the run ([`Sim::finish`]) each client connection becomes a row of table
+//! `video_gets` (`video_gets.parquet`): the flow, the connection's index in it, when it opened,
+//! its GETs, the bytes it received (read, unread at the switch, late) and discarded — the
+//! per-transaction data of Figures 24–25 (with the iOS-like client one GET per connection).
 
 use crate::app::{Arrivals, FlowId, Role};
 use crate::host::conn_key;
@@ -127,6 +132,13 @@ pub(crate) struct VideoConn {
     read: u64,
     /// Client: the other end, at the server.
     server: usize,
+    /// Client: its index in the flow, when it opened, GETs sent on it, bytes unread when the
+    /// player left it and bytes that arrived after.
+    index: u32,
+    opened_at: Time,
+    gets: u64,
+    unread: u64,
+    late: u64,
 }
 
 /// A video flow's player.
@@ -199,6 +211,7 @@ impl Sim {
         let c = vf.client.expect("a client connection");
         let vc = self.conns[c].video.as_mut().expect("video conn");
         vc.pending_gets += 1;
+        vc.gets += 1;
         vc.asked += want;
         let srv = vc.server;
         self.conns[srv]
@@ -252,6 +265,8 @@ impl Sim {
         let cl = self.new_conn(spec.dst, f, Role::VideoClient, cl_ep, 0);
         self.conns[cl].video = Some(Box::new(VideoConn {
             server: srv,
+            index: k,
+            opened_at: now,
             ..Default::default()
         }));
         let flow = &mut self.flows[f];
@@ -268,8 +283,9 @@ impl Sim {
         let abandon = self.flows[f].video.as_ref().expect("video").v.abandon;
         let conn = &mut self.conns[c];
         let unread = conn.ep.readable();
-        let vc = conn.video.as_ref().expect("video conn");
+        let vc = conn.video.as_mut().expect("video conn");
         let outstanding = vc.asked > vc.read + unread;
+        vc.unread = unread;
         conn.abandoned = true;
         match abandon {
             Abandon::Silent => conn.ep.forget(),
@@ -279,6 +295,41 @@ impl Sim {
         st.unread_discarded_bytes += unread;
         st.abandoned += outstanding as u64;
         self.service(now, c);
+    }
+
+    /// A data segment of `payload` bytes arrived on connection `c`, which the player left.
+    pub(crate) fn note_late(&mut self, c: usize, payload: u32) {
+        let conn = &mut self.conns[c];
+        if let Some(vc) = conn.video.as_mut() {
+            vc.late += payload as u64;
+        }
+        let v = &mut self.flows[conn.flow].result.video;
+        v.late_discarded_bytes += payload as u64;
+        v.late_segments += 1;
+    }
+
+    /// One `video_gets` row per client connection of the video flows (see the module docs).
+    pub(crate) fn flush_video_records(&mut self) {
+        use rantcp_nf::SampleValue::{F64, I64};
+        for conn in &self.conns {
+            let (Role::VideoClient, Some(vc)) = (conn.role, conn.video.as_ref()) else {
+                continue;
+            };
+            let received = vc.read + vc.unread + vc.late;
+            self.fn_samples.push(
+                "video_gets",
+                &[
+                    ("flow", I64(conn.flow as i64)),
+                    ("conn", I64(vc.index as i64)),
+                    ("opened_s", F64(vc.opened_at.as_secs_f64())),
+                    ("gets", I64(vc.gets as i64)),
+                    ("received_bytes", I64(received as i64)),
+                    ("read_bytes", I64(vc.read as i64)),
+                    ("discarded_bytes", I64((vc.unread + vc.late) as i64)),
+                    ("abandoned", I64(conn.abandoned as i64)),
+                ],
+            );
+        }
     }
 
     /// A blocked player looks at its buffer again.

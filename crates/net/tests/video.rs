@@ -138,3 +138,52 @@ fn abort_resets_at_once_and_poisson_gets_are_deterministic() {
     let c = run(5, v, 4000).0;
     assert_ne!(c.gets, 0);
 }
+
+#[test]
+fn each_connection_is_one_video_gets_row_at_the_end() {
+    use rantcp_nf::SeriesColumn;
+    let mut sim = Sim::new(1);
+    let s = sim.add_node("server", Ipv4Addr::new(10, 0, 0, 1));
+    let c = sim.add_node("client", Ipv4Addr::new(10, 1, 0, 1));
+    let l = LinkParams {
+        rate_bps: RATE,
+        delay: Duration::from_millis(20),
+        queue: QueueLimit::Packets(1000),
+        error_rate: 0.0,
+        error_unit: ErrorUnit::Packet,
+    };
+    let (s0, c0) = sim.connect(s, c, l, l);
+    sim.add_route(s, Ipv4Addr::UNSPECIFIED, 0, s0);
+    sim.add_route(c, Ipv4Addr::UNSPECIFIED, 0, c0);
+    let f = sim.add_flow(FlowSpec {
+        name: "video".into(),
+        kind: FlowKind::Video(video(None, 1.0)),
+        src: s,
+        dst: c,
+        src_port: 80,
+        dst_port: 49152,
+        start: Time::ZERO,
+        tcp_sender: TcpConfig::default(),
+        tcp_receiver: TcpConfig::default(),
+    });
+    sim.run_until(Time::from_millis(3500)).expect("run");
+    sim.finish().expect("finish");
+    let st = sim.flow_result(f).video;
+    let t = sim
+        .take_function_series()
+        .into_iter()
+        .find(|t| t.name == "video_gets")
+        .expect("video_gets");
+    let col = |n: &str| match &t.columns.iter().find(|c| c.0 == n).unwrap().1 {
+        SeriesColumn::I64(v) => v.clone(),
+        SeriesColumn::F64(v) => v.iter().map(|x| *x as i64).collect(),
+    };
+    assert_eq!(col("conn"), vec![0, 1, 2, 3]);
+    assert_eq!(col("opened_s"), vec![0, 1, 2, 3]);
+    assert_eq!(col("gets"), vec![1, 1, 1, 1]);
+    assert_eq!(col("abandoned"), vec![1, 1, 1, 0]);
+    let sum = |n: &str| col(n).iter().sum::<i64>() as u64;
+    assert_eq!(sum("discarded_bytes"), st.discarded_bytes());
+    assert_eq!(sum("received_bytes"), st.received_bytes());
+    assert_eq!(sum("read_bytes"), st.read_bytes);
+}
