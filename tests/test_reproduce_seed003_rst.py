@@ -84,13 +84,22 @@ def test_bad_config_is_one_line_naming_the_field(tmp_path: Path, setting: str, m
 
 def test_seed_003_rst_definition_is_consistent():
     r = reproductions.load("seed-003-rst")
-    (s,) = r.sweeps
+    sweeps = {s.name: s for s in r.sweeps}
+    assert set(sweeps) == {"rst", "hold"}
+    s = sweeps["rst"]
     assert s.data["axes"] == {
         "flow.video.preset": ["ios", "android"],
         "flow.video.get_interval": ["2.5s", "10s", "30s"],
         "functions.rst_tracker.enabled": [False, True],
     }
     assert s.data["set"]["flow.video.ues"] == 5 and s.data["set"]["ues"] == 10
+    # The hold sweep runs on the same drops as sweep rst (its tracker-off runs are the baseline).
+    h = sweeps["hold"].data
+    assert h["axes"] == {"functions.rst_tracker.hold": ["0s", "100ms", "500ms", "2s"]}
+    assert (h["sweep"]["seed"], h["sweep"]["repetitions"]) == (s.data["sweep"]["seed"], s.data["sweep"]["repetitions"])
+    for k, v in s.data["set"].items():
+        if k != "functions.rst_tracker.hold":
+            assert h["set"][k] == v, k
     papers = {c.id: c.paper for c in r.claims}
     assert papers["ios-discard-11-13pct"] == 12 and papers["bytes-per-get-320kB"] == 320
     assert papers["discarded-per-get-52kB"] == 52
@@ -114,8 +123,11 @@ def test_reproduce_seed_003_rst_quick(tmp_path: Path):
     for cid, verdict in zip(rows["id"], rows["verdict"]):
         assert verdict in ("holds", "holds in direction", "does not hold"), (cid, verdict)
     m = json.loads((out / "reproduction.json").read_text())
-    assert (m["mode"], m["runs"]) == ("quick", 4)  # 2 presets x tracker off/on at the 10 s gap
+    assert (m["mode"], m["runs"]) == ("quick", 8)  # 2 presets x tracker off/on at the 10 s gap, 4 holds
     pts = pd.read_csv(out / "figures" / "points.csv")
     ios = pts[pts["preset"] == "ios"].iloc[0]
     # The tracker removes most of the iOS-like client's waste and RSTs.
     assert ios["discard_on_pct"] < ios["discard_off_pct"] and ios["rst_cut_pct"] > 50
+    # The hold sweep's 2 s run is the rst sweep's tracker-on run (same drop, same config).
+    hold = pd.read_csv(out / "figures" / "hold.csv").set_index("x")["mean"]
+    assert hold[2.0] == pytest.approx(ios["saving_pct"], abs=0.005)

@@ -23,7 +23,19 @@ SELECT run, repetition,
         + "flow4.goodput_mbps" AS video_mbps,
     "functions.rst_tracker.purged_payload_bytes" AS purged,
     "functions.rst_tracker.dropped_payload_bytes" AS dropped
-FROM runs WHERE status = 'ok';
+FROM runs WHERE status = 'ok' AND sweep = 'rst';
+
+-- Sweep hold: the saving (%) at each hold time against the same drop's tracker-off run of
+-- sweep rst (iOS-like, 10 s gap).
+CREATE VIEW hold AS
+SELECT h.repetition,
+    CAST(regexp_extract(h."functions.rst_tracker.hold", '^([0-9.]+)', 1) AS DOUBLE)
+        * CASE WHEN h."functions.rst_tracker.hold" LIKE '%ms' THEN 0.001 ELSE 1 END AS hold_s,
+    100.0 * (o.wasted - h.video_discarded_bytes) / nullif(o.received, 0) AS saving_pct,
+    h."functions.rst_tracker.purged_payload_bytes" AS purged,
+    h."functions.rst_tracker.dropped_payload_bytes" AS dropped
+FROM runs h JOIN r o ON o.repetition = h.repetition AND o.preset = 'ios' AND o.gap = '10s' AND NOT o.tracker
+WHERE h.status = 'ok' AND h.sweep = 'hold';
 
 -- The same drop without (o) and with (t) the tracker: the waste it removed over the video bytes
 -- delivered without it (the air-link saving, %), the change of the UEs' RSTs (%), of the video
