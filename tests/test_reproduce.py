@@ -370,6 +370,7 @@ def test_cli_list_and_bad_input(tmp_path: Path):
     available = ", ".join(reproductions.names())
     assert p.stderr.strip() == f"rantcp: error: reproduction 'seed-999' not found (available: {available})"
     assert available.startswith("seed-000, seed-001, seed-002") and "seed-003-split" in available
+    assert "seed-003-rst" in available and "seed-003-bsr" in available
     assert not (tmp_path / "x").exists()
     p = run_cli("reproduce")
     assert p.returncode == 2 and "name a reproduction" in p.stderr

@@ -16,6 +16,7 @@
 //! | [`proxy`] | seed 001's mmPEP and an RFC 3135-style PEP at the base station: early ACKs from a cache, batch retransmission | DL ingress, UL egress, DL egress |
 //! | [`radio_feedback`] | seed 002's loose coupling: R(t) and Q(t) per UE to the TCP senders every period, after a delay | timer (RAN view) |
 //! | [`close_coupled`] | seed 002's close coupling: an IP buffer per UE at the base station from which each MAC grant pulls what it has room for | DL ingress + DL pull |
+//! | [`rst_tracker`] | the dissertation's TCP RST tracker (ch. 4): a UE's uplink RST purges the flow's queued downlink packets and drops its arrivals for a hold time | UL egress, DL ingress |
 //! | [`split`] | split-TCP host: I-TCP, ES-TCP, AS-TCP (dissertation ch. 5), with the AS-TCP far-host agent | forward (host), host + host-out (far host) |
 
 pub mod ack_filter;
@@ -23,15 +24,16 @@ pub mod close_coupled;
 pub mod impair;
 pub mod proxy;
 pub mod radio_feedback;
+pub mod rst_tracker;
 pub mod split;
 
 use rantcp_config::ConfigError;
 use rantcp_core::{Duration, Rng, Time};
 use rantcp_nf::{Attach, FlowKey, NodeId};
 use rantcp_tcp::TcpConfig;
-use std::net::Ipv4Addr;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use std::net::Ipv4Addr;
 
 /// What a function's factory knows about the network it is built for.
 #[derive(Clone, Debug, Default)]
@@ -161,6 +163,9 @@ pub struct FunctionsConfig {
     /// (`[functions.close_coupled]`).
     #[serde(default)]
     pub close_coupled: close_coupled::CloseCoupledConfig,
+    /// The TCP RST tracker at the base station, dissertation ch. 4 (`[functions.rst_tracker]`).
+    #[serde(default)]
+    pub rst_tracker: rst_tracker::RstTrackerConfig,
 }
 
 impl FunctionsConfig {
@@ -172,6 +177,7 @@ impl FunctionsConfig {
             || self.proxy.enabled()
             || self.radio_feedback.enabled()
             || self.close_coupled.enabled()
+            || self.rst_tracker.enabled()
     }
     /// Check every kind's table (`prefix` is `functions`).
     pub fn validate(&self, prefix: &str) -> Result<(), ConfigError> {
@@ -190,7 +196,9 @@ impl FunctionsConfig {
         self.close_coupled.validate(&format!(
             "{prefix}.{}",
             close_coupled::CloseCoupledConfig::KIND
-        ))
+        ))?;
+        self.rst_tracker
+            .validate(&format!("{prefix}.{}", rst_tracker::RstTrackerConfig::KIND))
     }
     /// Build every enabled function, kinds in declaration order.
     pub fn build(&self, prefix: &str, env: &BuildEnv) -> Result<Vec<Attach>, ConfigError> {
@@ -228,6 +236,12 @@ impl FunctionsConfig {
         if self.close_coupled.enabled() {
             out.extend(self.close_coupled.build(
                 &format!("{prefix}.{}", close_coupled::CloseCoupledConfig::KIND),
+                env,
+            )?);
+        }
+        if self.rst_tracker.enabled() {
+            out.extend(self.rst_tracker.build(
+                &format!("{prefix}.{}", rst_tracker::RstTrackerConfig::KIND),
                 env,
             )?);
         }

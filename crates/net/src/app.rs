@@ -38,6 +38,9 @@ pub enum FlowKind {
     /// source (server); transactions of a small downlink message then an uplink upload repeat
     /// over it ([`M2m`]).
     M2m(M2m),
+    /// An adaptive-video client at the destination fetching from the source with HTTP GETs,
+    /// some over new connections ([`crate::video`]).
+    Video(crate::video::Video),
 }
 
 /// The M2M telemetry session of the dissertation (seed 003 §3.4: "one 50 bytes downlink
@@ -169,20 +172,22 @@ pub(crate) enum Role {
     DownloadClient,
     M2mServer,
     M2mDevice,
+    VideoServer,
+    VideoClient,
 }
 
 pub(crate) struct Conn {
     pub(crate) node: NodeId,
     pub(crate) flow: FlowId,
-    role: Role,
+    pub(crate) role: Role,
     pub(crate) ep: Endpoint,
     /// Its 4-tuple key at the host, once it has a remote end.
     pub(crate) key: Option<u64>,
     /// Time of the timer event currently in the queue for this connection, if any.
     timer_at: Option<Time>,
     /// Bytes still to hand to the socket (sender roles); `u64::MAX` for unlimited.
-    to_write: u64,
-    request_read: u64,
+    pub(crate) to_write: u64,
+    pub(crate) request_read: u64,
     /// The application has data to send (bulk from the start; download once requested).
     writing: bool,
     closed_by_app: bool,
@@ -200,6 +205,11 @@ pub(crate) struct Conn {
     /// with a fully specified foreign socket waits for that socket only), so flows that share a
     /// server port each take their own client's SYN.
     pub(crate) peer: Option<(std::net::Ipv4Addr, u16)>,
+    /// Video application ([`crate::video`]): the connection's own state.
+    pub(crate) video: Option<Box<crate::video::VideoConn>>,
+    /// The application dropped this connection ([`crate::video::Abandon`]): what still arrives
+    /// is discarded.
+    pub(crate) abandoned: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -230,6 +240,8 @@ pub(crate) struct Flow {
     pub(crate) result: FlowResult,
     pub(crate) last_sample_delivered: u64,
     pub(crate) series: FlowSeries,
+    /// Video application's player ([`crate::video`]).
+    pub(crate) video: Option<Box<crate::video::VideoFlow>>,
 }
 
 impl Sim {
@@ -245,11 +257,12 @@ impl Sim {
             result: FlowResult::default(),
             last_sample_delivered: 0,
             series: FlowSeries::default(),
+            video: None,
         });
         id
     }
 
-    fn new_conn(
+    pub(crate) fn new_conn(
         &mut self,
         node: NodeId,
         flow: FlowId,
@@ -285,12 +298,14 @@ impl Sim {
             m2m_read: 0,
             m2m_busy: false,
             peer,
+            video: None,
+            abandoned: false,
         });
         self.nodes[node].host.register(id, key, passive);
         id
     }
 
-    fn iss_for(&self, flow: FlowId, side: &str) -> u32 {
+    pub(crate) fn iss_for(&self, flow: FlowId, side: &str) -> u32 {
         Rng::for_entity(self.seed, &format!("tcp/iss/{flow}/{side}")).next_u64() as u32
     }
 
@@ -375,6 +390,7 @@ impl Sim {
                 self.flows[f].receiver = Some(dev);
                 self.service(now, dev);
             }
+            FlowKind::Video(v) => self.start_video(now, f, v),
             FlowKind::UdpCbr { .. } => {
                 self.nodes[spec.dst].host.add_udp_sink(spec.dst_port, f);
                 self.on_cbr_tick(now, f);
@@ -668,9 +684,13 @@ impl Sim {
                     conn.closed_by_app = true;
                 }
             }
+            Role::VideoServer | Role::VideoClient => self.video_app(now, c),
         }
-        let node = conn.node;
+        let node = self.conns[c].node;
         while let Some(p) = self.conns[c].ep.poll_transmit(now) {
+            if self.conns[c].abandoned && p.as_tcp().is_some_and(|t| t.flags.rst()) {
+                self.flows[f].result.video.rsts_sent += 1;
+            }
             self.host_send(now, node, p);
         }
         let conn = &mut self.conns[c];

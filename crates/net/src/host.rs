@@ -174,6 +174,10 @@ impl Sim {
                 };
                 match found {
                     Some(c) => {
+                        if self.conns[c].abandoned && p.payload_len > 0 {
+                            // Video data for a connection the player left: thrown away.
+                            self.note_late(c, p.payload_len);
+                        }
                         self.conns[c]
                             .ep
                             .handle_segment(now, &p.ip, tcp, p.payload_len);

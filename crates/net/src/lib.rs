@@ -21,6 +21,7 @@ pub mod metrics;
 mod pcapsink;
 pub mod sim;
 pub mod topology;
+pub mod video;
 
 pub use app::{
     AppWrite, Arrivals, BurstRecord, Bursts, FlowId, FlowKind, FlowSpec, M2m, M2mRecord,
@@ -29,4 +30,5 @@ pub use link::{ErrorUnit, LinkParams, LinkStats, QueueLimit};
 pub use metrics::{FlowResult, FlowSeries, FunctionReport, LinkReport};
 pub use rantcp_nf::{Device, NodeId};
 pub use sim::Sim;
+pub use video::{Abandon, Player, Video, VideoStats};
 pub use topology::IfaceId;

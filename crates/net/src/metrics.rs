@@ -44,6 +44,8 @@ pub struct FlowResult {
     pub(crate) m2m_reported: usize,
     pub(crate) m2m_thinking: bool,
     pub(crate) m2m_rng: Option<rantcp_core::Rng>,
+    /// Video application ([`crate::video`]).
+    pub video: crate::video::VideoStats,
 }
 
 impl FlowResult {

@@ -53,6 +53,13 @@ pub(crate) enum Ev {
     M2mNext {
         conn: u32,
     },
+    /// A video player's GET is due, and a blocked player looks again (video.rs).
+    VideoGet {
+        flow: u32,
+    },
+    VideoTick {
+        flow: u32,
+    },
     Sample,
     /// The timer of a node's network functions.
     ChainTimer {
@@ -136,6 +143,8 @@ impl Sim {
                 Ev::AppWrite { conn } => self.on_app_write(now, conn as usize),
                 Ev::Burst { conn } => self.on_burst(now, conn as usize),
                 Ev::M2mNext { conn } => self.on_m2m_next(now, conn as usize),
+                Ev::VideoGet { flow } => self.on_video_get(now, flow as usize),
+                Ev::VideoTick { flow } => self.on_video_tick(now, flow as usize),
                 Ev::Sample => self.on_sample(now),
                 Ev::ChainTimer { node } => self.on_chain_timer(now, node as usize),
                 Ev::Feedback { slot } => self.on_feedback(now, slot),

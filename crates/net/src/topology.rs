@@ -262,8 +262,10 @@ impl Sim {
         }
     }
 
-    /// Flush capture files. Call once at the end of the run.
+    /// Flush capture files and write the video records (`video_gets`). Call once at the end of
+    /// the run.
     pub fn finish(&mut self) -> Result<(), String> {
+        self.flush_video_records();
         for i in &mut self.ifaces {
             if let Some(p) = &mut i.pcap {
                 p.finish()

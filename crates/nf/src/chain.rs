@@ -1,8 +1,8 @@
 //! An ordered list of functions at one site, with the owner's bookkeeping of the contract.
 
 use crate::{
-    BufferEvent, Ctx, NetworkFunction, Output, Point, Points, RanView, Rnti, SampleSink,
-    UlBuffer, Verdict,
+    BufferEvent, Ctx, FlowKey, NetworkFunction, Output, Point, Points, Purged, RanView, Rnti,
+    SampleSink, UlBuffer, Verdict,
 };
 use rantcp_core::Time;
 use rantcp_wire::Packet;
@@ -132,6 +132,22 @@ impl Chain {
     /// The next output of any function (functions in attachment order).
     pub fn poll_output(&mut self) -> Option<Output> {
         self.fns.iter_mut().find_map(|f| f.poll_output())
+    }
+
+    /// The next output of any function with the index of the function that produced it, for
+    /// owners that answer an output ([`Chain::handle_purged`]).
+    pub fn poll_output_from(&mut self) -> Option<(usize, Output)> {
+        self.fns
+            .iter_mut()
+            .enumerate()
+            .find_map(|(k, f)| f.poll_output().map(|o| (k, o)))
+    }
+
+    /// Tell function `k` (from [`Chain::poll_output_from`]) what its purge removed.
+    pub fn handle_purged(&mut self, k: usize, now: Time, rnti: Rnti, flow: FlowKey, p: Purged) {
+        if let Some(f) = self.fns.get_mut(k) {
+            f.handle_purged(now, rnti, flow, p);
+        }
     }
 
     /// Sample every function.

@@ -98,6 +98,20 @@ pub enum Action {
     },
 }
 
+/// What the owner removed when it carried out an [`Action::PurgeDl`], handed back to the
+/// function that asked ([`NetworkFunction::handle_purged`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Purged {
+    /// IP packets removed.
+    pub packets: u64,
+    /// Their IP bytes.
+    pub ip_bytes: u64,
+    /// Their transport payload bytes (TCP/UDP data).
+    pub payload_bytes: u64,
+    /// The RLC SDU (PDCP PDU) bytes removed from RLC's queue: IP bytes plus PDCP headers.
+    pub sdu_bytes: u64,
+}
+
 /// An output of a function, drained by its owner with [`NetworkFunction::poll_output`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Output {
@@ -167,6 +181,9 @@ pub trait NetworkFunction: Send {
     /// The MAC grants UE `rnti` room for about `bytes` of IP packets: append the packets to
     /// send, in order ([`Points::DL_PULL`] only). The last one may overshoot; RLC segments it.
     fn pull_dl(&mut self, _cx: &Ctx, _bytes: u64, _out: &mut Vec<Packet>) {}
+    /// The owner carried out this function's [`Action::PurgeDl`] for UE `rnti` and `flow`:
+    /// what it removed (all zero when nothing of the flow was queued).
+    fn handle_purged(&mut self, _now: Time, _rnti: Rnti, _flow: FlowKey, _purged: Purged) {}
     /// The function's timer passed (early or stale calls must be harmless).
     fn handle_timeout(&mut self, _now: Time, _ran: Option<&dyn RanView>) {}
     /// When the function next wants [`NetworkFunction::handle_timeout`].

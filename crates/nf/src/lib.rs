@@ -30,7 +30,8 @@
 //!    [`NetworkFunction::handle_ul_buffer`].
 //! 2. After every input and every timeout, drain [`NetworkFunction::poll_output`] until
 //!    `None`: emitted packets enter the data path at the function's site ([`Emit`]), actions
-//!    are carried out ([`Action`]).
+//!    are carried out ([`Action`]); after an [`Action::PurgeDl`], tell the function that asked
+//!    what was removed ([`NetworkFunction::handle_purged`], [`Chain::poll_output_from`]).
 //! 3. Keep a timer at the earliest [`NetworkFunction::poll_timeout`]; call
 //!    [`NetworkFunction::handle_timeout`] when it passes (early or stale calls are harmless).
 //! 4. At every time-series sample call [`NetworkFunction::sample`]; at the end of the run put
@@ -58,7 +59,7 @@ pub use device::Device;
 pub use flow::FlowKey;
 pub use function::{
     Action, Attach, BufferEvent, Ctx, Emit, Entry, Feedback, NetworkFunction, Outbox, Output,
-    Verdict,
+    Purged, Verdict,
 };
 pub use ran::{RanView, UeReport};
 pub use sample::{SampleSink, SampleValue, Series, SeriesColumn};

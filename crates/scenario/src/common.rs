@@ -126,6 +126,9 @@ pub enum AppKind {
     /// Bursts of `burst_size` bytes every `burst_interval` (seed 002's "long flows"), or
     /// `burst_count = 1` for a single burst (its "short flow"); per-burst latency is measured.
     Bursts,
+    /// The dissertation's adaptive-video client (ch. 4): HTTP GETs of `request` bytes, some
+    /// over new connections; settings in `flow.video`.
+    Video,
 }
 
 /// A coherent set of TCP defaults for both endpoints of a flow (`flow.stack`). Every field it
@@ -271,7 +274,7 @@ fn d_burst_interval() -> Dur {
 #[schemars(rename = "FlowConfig")]
 pub struct FlowConfigInput {
     /// Application: "bulk" (full buffer or `bytes`), "download", "udp-cbr", "ftp1" (3GPP FTP
-    /// model 1) or "bursts" (periodic or single bursts).
+    /// model 1), "bursts" (periodic or single bursts) or "video" (adaptive video, `flow.video`).
     #[serde(default = "d_app")]
     pub app: AppKind,
     /// Number of parallel flows with these settings.
@@ -393,6 +396,9 @@ pub struct FlowConfigInput {
     /// Settings of `cc = "radio-aware"` (seed 002).
     #[serde(default)]
     pub radio_aware: RadioAwareFlowConfig,
+    /// Settings of `app = "video"` (dissertation ch. 4).
+    #[serde(default)]
+    pub video: crate::video::VideoFlowConfig,
 }
 
 /// A TCP (or UDP) flow and its endpoints' TCP settings, with every value `flow.stack` left
@@ -436,6 +442,7 @@ pub struct FlowConfig {
     pub hystart: HystartName,
     pub cwnd_rules: CwndRulesName,
     pub radio_aware: RadioAwareFlowConfig,
+    pub video: crate::video::VideoFlowConfig,
 }
 
 impl From<FlowConfigInput> for FlowConfig {
@@ -483,6 +490,7 @@ impl From<FlowConfigInput> for FlowConfig {
                 fallback: Some(i.radio_aware.fallback.unwrap_or(i.stack.cc())),
                 ..i.radio_aware
             },
+            video: i.video,
         }
     }
 }
@@ -600,6 +608,9 @@ impl FlowConfig {
                 "must be at least 1ms",
             )?;
         }
+        if self.app == AppKind::Video {
+            self.video.validate(&format!("{p}.video"))?;
+        }
         if self.app == AppKind::Download {
             check(
                 self.bytes.is_none_or(|b| b.0 > 0),
@@ -631,6 +642,7 @@ impl FlowConfig {
             AppKind::Bursts => Some(bursts(Arrivals::Periodic {
                 interval: self.burst_interval.d(),
             })),
+            AppKind::Video => Some(FlowKind::Video(self.video.resolve(self.request.0))),
             AppKind::Download | AppKind::UdpCbr => None,
         }
     }

@@ -14,6 +14,7 @@ pub mod p2p_bulk;
 pub mod ran_common;
 pub mod scenario;
 pub mod split_tcp;
+pub mod video;
 pub use rantcp_config::units;
 pub mod work;
 

@@ -199,6 +199,7 @@ fn flow_summaries(label: &str, sim: &Sim, end: Time) -> Vec<Value> {
                 },
                 Some(spec.tcp_sender.cc.name()),
             ),
+            FlowKind::Video(_) => ("video", Some(spec.tcp_sender.cc.name())),
         };
         let stop = res.completed_at.unwrap_or(end);
         let active = stop.saturating_since(spec.start).as_secs_f64();
@@ -280,6 +281,21 @@ fn flow_summaries(label: &str, sim: &Sim, end: Time) -> Vec<Value> {
         }
         if let FlowKind::M2m(_) = spec.kind {
             m2m_summary(&res.m2m, m);
+        }
+        if let FlowKind::Video(_) = spec.kind {
+            // Dissertation §4.3.3 / Table 3: bytes that reached the client and were discarded.
+            let v = &res.video;
+            m.insert("video_gets".into(), json!(v.gets));
+            m.insert("video_connections".into(), json!(v.connections));
+            m.insert("video_abandoned".into(), json!(v.abandoned));
+            m.insert("video_received_bytes".into(), json!(v.received_bytes()));
+            m.insert("video_read_bytes".into(), json!(v.read_bytes));
+            m.insert("video_unread_discarded_bytes".into(), json!(v.unread_discarded_bytes));
+            m.insert("video_late_discarded_bytes".into(), json!(v.late_discarded_bytes));
+            m.insert("video_late_segments".into(), json!(v.late_segments));
+            m.insert("video_discarded_bytes".into(), json!(v.discarded_bytes()));
+            m.insert("video_discard_ratio".into(), json!(r6(v.discard_ratio())));
+            m.insert("video_rsts_sent".into(), json!(v.rsts_sent));
         }
         if res.feedback_received > 0 {
             m.insert("feedback_received".into(), json!(res.feedback_received));

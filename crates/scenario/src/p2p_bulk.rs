@@ -263,7 +263,7 @@ impl P2pBulk {
         let mut specs = Vec::new();
         for i in 0..f.count {
             let kind = match f.app {
-                AppKind::Bulk | AppKind::Ftp1 | AppKind::Bursts => {
+                AppKind::Bulk | AppKind::Ftp1 | AppKind::Bursts | AppKind::Video => {
                     f.tcp_source().expect("a TCP source app")
                 }
                 AppKind::Download => FlowKind::Download {

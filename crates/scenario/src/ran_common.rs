@@ -12,7 +12,7 @@
 //! above the radio's capacity (`traffic = "udp-saturation"`, the maximum-goodput reference of
 //! seed 004).
 
-use crate::common::FlowConfig;
+use crate::common::{AppKind, FlowConfig};
 use crate::config::{check, ConfigError};
 use crate::p2p_bulk::max_packet_bytes;
 use crate::scenario::{
@@ -1020,6 +1020,16 @@ impl RanScenario {
             .map(|(k, &n)| FlowSpec {
                 name: ue_node(k).0,
                 kind: match self.traffic {
+                    // `flow.video.ues`: the UEs past the first N download in bulk.
+                    Traffic::Tcp
+                        if f.app == AppKind::Video
+                            && f.video.ues.is_some_and(|n| k as u32 >= n) =>
+                    {
+                        FlowKind::Bulk {
+                            bytes: None,
+                            write: None,
+                        }
+                    }
                     Traffic::Tcp => f.tcp_source().unwrap_or(FlowKind::Bulk {
                         bytes: f.bytes.map(|b| b.0),
                         write: f.app_write(),
@@ -1039,9 +1049,9 @@ impl RanScenario {
                 },
                 src: server,
                 dst: n,
-                // M2M: the server side listens (the device connects), and a listener takes the
-                // first SYN to its port: one server port per device keeps every simultaneous
-                // connection with its own flow.
+                // M2M: the server side listens (the device connects); one server port per
+                // device, as separate servers would have (a listener takes only its own flow's
+                // SYN in any case, host.rs).
                 src_port: if self.traffic == Traffic::M2m { 5201 + k as u16 } else { 5201 },
                 dst_port: 49152 + k as u16,
                 start: Time::ZERO + f.start.d(),

@@ -450,3 +450,29 @@ fn test_abort_sends_rst_at_snd_nxt() {
     assert_eq!(s.state(), State::Closed);
     assert!(s.was_reset());
 }
+
+#[test]
+fn test_forget_sends_nothing_then_answers_each_segment_with_rst() {
+    // A video client that moved on (dissertation §4.2): the server's data still arrives.
+    let (mut c, mut s) = established(cfg(true), cfg(true));
+    s.send(3000);
+    let data = drain(&mut s, ms(40));
+    assert_eq!(data.len(), 3);
+    c.forget();
+    assert_eq!(c.state(), State::Closed);
+    none(&mut c, ms(40));
+    assert_eq!(c.poll_timeout(), None);
+    // RFC 9293 §3.10.7.1: every segment but a RST draws <SEQ=SEG.ACK><CTL=RST>; the first one
+    // matches the server's RCV.NXT and resets it.
+    for (k, d) in data.iter().enumerate() {
+        deliver(&mut c, ms(50 + k as u64), d);
+        let r = one(&mut c, ms(50 + k as u64));
+        assert_eq!((tcp(&r).seq, tcp(&r).flags), (CISS + 1, TcpFlags::RST));
+        assert_eq!(c.readable(), 0, "nothing reaches the application");
+        if k == 0 {
+            deliver(&mut s, ms(60), &r);
+            assert_eq!(s.state(), State::Closed);
+            assert!(s.was_reset());
+        }
+    }
+}

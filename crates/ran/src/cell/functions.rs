@@ -15,7 +15,8 @@
 //! not begun to send ([`Entry::BearerFront`]) (it does not pass DlIngress again), or straight
 //! to the UE node ([`Entry::Ue`], after DlEgress); any other packet goes up to the eNB/gNB node;
 //! [`Action::PurgeDl`] removes the flow's unsent SDUs from the UE's bearer
-//! ([`RanState::purge_dl`]); [`Action::Feedback`] waits for the simulator in
+//! ([`RanState::purge_dl`]) and hands what it removed back to the function that asked
+//! ([`rantcp_nf::NetworkFunction::handle_purged`]); [`Action::Feedback`] waits for the simulator in
 //! [`rantcp_nf::Device::poll_action`]. Function timers join the device's `poll_timeout`.
 //!
 //! Functions read the radio network through [`RanView`], implemented here over the device's
@@ -48,8 +49,8 @@ use super::ue::{Dir, ENB};
 use super::RanState;
 use rantcp_core::{Duration, Time};
 use rantcp_nf::{
-    Action, Chain, Ctx, Emit, Entry, FlowKey, NetworkFunction, Output, Point, Points, RanView,
-    Rnti, SampleSink, UeReport, Verdict,
+    Action, Chain, Ctx, Emit, Entry, FlowKey, NetworkFunction, Output, Point, Points, Purged,
+    RanView, Rnti, SampleSink, UeReport, Verdict,
 };
 use rantcp_wire::Packet;
 use std::collections::VecDeque;
@@ -286,11 +287,12 @@ impl RanState {
     }
 
     fn carry_out_outputs(&mut self, now: Time, nf: &mut Functions) {
-        while let Some(o) = nf.chain.poll_output() {
+        while let Some((k, o)) = nf.chain.poll_output_from() {
             match o {
                 Output::Emit(e) => self.emit(now, e, nf),
                 Output::Action(Action::PurgeDl { rnti, flow }) => {
-                    self.purge_dl(rnti, &flow);
+                    let purged = self.purge_dl(rnti, &flow);
+                    nf.chain.handle_purged(k, now, rnti, flow, purged);
                 }
                 Output::Action(a @ Action::Feedback { .. }) => nf.actions.push_back(a),
             }
@@ -320,27 +322,31 @@ impl RanState {
     }
 
     /// Discard UE `rnti`'s downlink packets of `flow` that RLC has not begun to send (the RST
-    /// tracker's purge, dissertation §4.5): from RLC's SDU queue and beside it. Returns the RLC
-    /// SDU bytes (PDCP PDUs) removed; other flows' packets and SDUs RLC has begun to segment
-    /// stay.
-    pub(super) fn purge_dl(&mut self, rnti: Rnti, flow: &FlowKey) -> u64 {
+    /// tracker's purge, dissertation §4.5): from RLC's SDU queue and beside it. Returns what
+    /// was removed; other flows' packets and SDUs RLC has begun to segment stay.
+    pub(super) fn purge_dl(&mut self, rnti: Rnti, flow: &FlowKey) -> Purged {
         let Some(i) = self.ue_index(rnti) else {
-            return 0;
+            return Purged::default();
         };
         let u = &mut self.ues[i];
         let unsent = u.rlc[ENB].unsent_sdus();
         let l = u.link_mut(Dir::Dl);
-        let mut ids: Vec<u64> = l
-            .sdus
-            .unsent(unsent)
-            .filter(|(_, p)| FlowKey::of(p) == *flow)
-            .map(|&(id, _)| id)
-            .collect();
+        let mut out = Purged::default();
+        let mut ids: Vec<u64> = Vec::new();
+        for (id, p) in l.sdus.unsent(unsent) {
+            if FlowKey::of(p) == *flow {
+                ids.push(*id);
+                out.packets += 1;
+                out.ip_bytes += p.len() as u64;
+                out.payload_bytes += p.payload_len as u64;
+            }
+        }
         if ids.is_empty() {
-            return 0;
+            return out;
         }
         ids.sort_unstable();
         l.sdus.remove_unsent(unsent, &ids);
-        u.rlc[ENB].purge_sdus(|id| ids.binary_search(&id).is_ok())
+        out.sdu_bytes = u.rlc[ENB].purge_sdus(|id| ids.binary_search(&id).is_ok());
+        out
     }
 }

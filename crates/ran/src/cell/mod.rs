@@ -347,7 +347,7 @@ impl RanDevice {
     /// Discard UE `rnti`'s queued downlink packets of `flow` that RLC has not begun to send
     /// (what [`Action::PurgeDl`] does). Returns the RLC SDU bytes removed.
     pub fn purge_dl(&mut self, rnti: Rnti, flow: &FlowKey) -> u64 {
-        self.st.purge_dl(rnti, flow)
+        self.st.purge_dl(rnti, flow).sdu_bytes
     }
 
     /// The attached functions' reports (kind, JSON object), in attachment order.

@@ -1,6 +1,7 @@
 //! The application's side of the connection (RFC 9293 §3.10.1–§3.10.5, as byte counts): the send
 //! buffer (what is queued and not yet acknowledged), the receive buffer (what arrived in order
-//! and is not yet read, with the window update reading triggers), CLOSE and ABORT.
+//! and is not yet read, with the window update reading triggers), CLOSE, ABORT, and forgetting a
+//! connection without a word (what a video client that moved on does).
 
 use super::{Endpoint, State};
 use rantcp_wire::{Ipv4Header, Packet, TcpFlags, TcpHeader, TcpOptions};
@@ -101,6 +102,13 @@ impl Endpoint {
             }
             _ => {}
         }
+    }
+    /// The application deletes the connection without a word to the peer, as a video player
+    /// that moved on to a new connection does (dissertation §4.2, Figure 14): the TCB goes to
+    /// CLOSED and nothing is sent now; every segment that still arrives for it is answered with
+    /// a RST (RFC 9293 §3.10.7.1), as for a connection the host never had.
+    pub fn forget(&mut self) {
+        self.enter_closed();
     }
     /// Abort with RST (RFC 9293 §3.10.5: <SEQ=SND.NXT><CTL=RST> in synchronized states).
     pub fn abort(&mut self) {
