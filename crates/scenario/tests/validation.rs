@@ -223,7 +223,7 @@ fn functions_tables_are_checked_in_every_scenario() {
         );
         assert_eq!(
             err(&spec, &[("functions.nope.x", "1")]),
-            "functions.nope: unknown field `nope`, expected one of `impair`, `ack_filter`, `split`, `proxy`, `radio_feedback`, `close_coupled`",
+            "functions.nope: unknown field `nope`, expected one of `impair`, `ack_filter`, `split`, `proxy`, `radio_feedback`, `close_coupled`, `rst_tracker`",
             "{}",
             b.name
         );
