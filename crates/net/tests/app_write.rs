@@ -6,25 +6,20 @@
 //!  a --(link, 1 ms)-- b
 //! ```
 
-use rantcp_core::{Duration, Time};
-use rantcp_net::{AppWrite, ErrorUnit, FlowKind, FlowSpec, LinkParams, QueueLimit, Sim};
+use rantcp_core::Time;
+use rantcp_net::{AppWrite, FlowKind, FlowSpec};
 use rantcp_tcp::TcpConfig;
 use std::net::Ipv4Addr;
 
+mod support;
+
 fn run(link_bps: u64, write: AppWrite, snd_buf: u64, secs: u64) -> (u64, u64, u64) {
-    let mut sim = Sim::new(7);
-    let a = sim.add_node("a", Ipv4Addr::new(10, 0, 0, 1));
-    let b = sim.add_node("b", Ipv4Addr::new(10, 0, 1, 1));
-    let l = LinkParams {
-        rate_bps: link_bps,
-        delay: Duration::from_millis(1),
-        queue: QueueLimit::Packets(1000),
-        error_rate: 0.0,
-        error_unit: ErrorUnit::Packet,
-    };
-    let (a0, b0) = sim.connect(a, b, l, l);
-    sim.add_route(a, Ipv4Addr::UNSPECIFIED, 0, a0);
-    sim.add_route(b, Ipv4Addr::UNSPECIFIED, 0, b0);
+    let (mut sim, a, b) = support::pair(
+        7,
+        ("a", "b"),
+        Ipv4Addr::new(10, 0, 1, 1),
+        support::link(link_bps, 1),
+    );
     let tcp = TcpConfig {
         snd_buf_bytes: snd_buf,
         ..TcpConfig::default()

@@ -7,26 +7,19 @@
 //! ```
 
 use rantcp_core::{Duration, Time};
-use rantcp_net::{
-    Arrivals, BurstRecord, Bursts, ErrorUnit, FlowKind, FlowSpec, LinkParams, QueueLimit, Sim,
-};
+use rantcp_net::{Arrivals, BurstRecord, Bursts, FlowKind, FlowSpec};
 use rantcp_tcp::{State, TcpConfig};
 use std::net::Ipv4Addr;
 
+mod support;
+
 fn run(seed: u64, b: Bursts, link_bps: u64, secs: u64) -> (Vec<BurstRecord>, u64, Option<State>) {
-    let mut sim = Sim::new(seed);
-    let a = sim.add_node("a", Ipv4Addr::new(10, 0, 0, 1));
-    let bn = sim.add_node("b", Ipv4Addr::new(10, 0, 1, 1));
-    let l = LinkParams {
-        rate_bps: link_bps,
-        delay: Duration::from_millis(1),
-        queue: QueueLimit::Packets(1000),
-        error_rate: 0.0,
-        error_unit: ErrorUnit::Packet,
-    };
-    let (a0, b0) = sim.connect(a, bn, l, l);
-    sim.add_route(a, Ipv4Addr::UNSPECIFIED, 0, a0);
-    sim.add_route(bn, Ipv4Addr::UNSPECIFIED, 0, b0);
+    let (mut sim, a, bn) = support::pair(
+        seed,
+        ("a", "b"),
+        Ipv4Addr::new(10, 0, 1, 1),
+        support::link(link_bps, 1),
+    );
     let tcp = TcpConfig::default();
     let f = sim.add_flow(FlowSpec {
         name: "bursts".into(),

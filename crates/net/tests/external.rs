@@ -2,35 +2,22 @@
 //! packets for an external node come out with their payload handle, a simulated flow at the
 //! same node keeps its own packets, and any node answers ICMP echo (RFC 1122 §3.2.2.6).
 
-use rantcp_core::{Duration, Time};
-use rantcp_net::{ErrorUnit, FlowKind, FlowSpec, LinkParams, QueueLimit, Sim};
+use rantcp_core::Time;
+use rantcp_net::{FlowKind, FlowSpec, LinkParams, QueueLimit, Sim};
 use rantcp_tcp::TcpConfig;
 use rantcp_wire::{IcmpHeader, Ipv4Header, Packet, TcpFlags, TcpHeader, TcpOptions, Transport};
 use std::net::Ipv4Addr;
 
-const A: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 1);
-const R: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 254);
-const B: Ipv4Addr = Ipv4Addr::new(10, 0, 1, 1);
+mod support;
+use support::{A, B, R};
 
 /// a --(10 Mbit/s, 5 ms)-- r --(10 Mbit/s, 5 ms)-- b, both ends external.
 fn net() -> Sim {
-    let mut sim = Sim::new(1);
-    let a = sim.add_node("a", A);
-    let r = sim.add_node("r", R);
-    let b = sim.add_node("b", B);
     let l = LinkParams {
-        rate_bps: 10_000_000,
-        delay: Duration::from_millis(5),
         queue: QueueLimit::Packets(100),
-        error_rate: 0.0,
-        error_unit: ErrorUnit::Packet,
+        ..support::link(10_000_000, 5)
     };
-    let (a0, r0) = sim.connect(a, r, l, l);
-    let (r1, b0) = sim.connect(r, b, l, l);
-    sim.add_route(a, Ipv4Addr::UNSPECIFIED, 0, a0);
-    sim.add_route(b, Ipv4Addr::UNSPECIFIED, 0, b0);
-    sim.add_route(r, Ipv4Addr::new(10, 0, 0, 0), 24, r0);
-    sim.add_route(r, Ipv4Addr::new(10, 0, 1, 0), 24, r1);
+    let (mut sim, a, _, b) = support::line3(1, l);
     sim.set_external(a);
     sim.set_external(b);
     sim

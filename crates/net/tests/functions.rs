@@ -10,7 +10,7 @@
 //! 10k ms, reaches r at 10k + 2 ms (1 ms serialisation + 1 ms propagation) and b at 10k + 4 ms.
 
 use rantcp_core::{Duration, Time};
-use rantcp_net::{Device, ErrorUnit, FlowKind, FlowSpec, LinkParams, NodeId, QueueLimit, Sim};
+use rantcp_net::{Device, FlowKind, FlowSpec, NodeId, Sim};
 use rantcp_nf::{
     Action, Ctx, Feedback, FlowKey, NetworkFunction, Outbox, Output, Point, Points, RanView,
     SampleSink, SampleValue, SeriesColumn, Verdict,
@@ -20,9 +20,8 @@ use rantcp_wire::Packet;
 use std::net::Ipv4Addr;
 use std::sync::{Arc, Mutex};
 
-const A: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 1);
-const R: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 254);
-const B: Ipv4Addr = Ipv4Addr::new(10, 0, 1, 1);
+mod support;
+use support::{A, B};
 
 struct Net {
     sim: Sim,
@@ -32,23 +31,7 @@ struct Net {
 }
 
 fn net() -> Net {
-    let mut sim = Sim::new(1);
-    let a = sim.add_node("a", A);
-    let r = sim.add_node("r", R);
-    let b = sim.add_node("b", B);
-    let l = LinkParams {
-        rate_bps: 10_000_000,
-        delay: Duration::from_millis(1),
-        queue: QueueLimit::Packets(1000),
-        error_rate: 0.0,
-        error_unit: ErrorUnit::Packet,
-    };
-    let (a0, r0) = sim.connect(a, r, l, l);
-    let (r1, b0) = sim.connect(r, b, l, l);
-    sim.add_route(a, Ipv4Addr::UNSPECIFIED, 0, a0);
-    sim.add_route(b, Ipv4Addr::UNSPECIFIED, 0, b0);
-    sim.add_route(r, Ipv4Addr::new(10, 0, 0, 0), 24, r0);
-    sim.add_route(r, Ipv4Addr::new(10, 0, 1, 0), 24, r1);
+    let (sim, a, r, b) = support::line3(1, support::link(10_000_000, 1));
     Net { sim, a, r, b }
 }
 

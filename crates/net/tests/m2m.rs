@@ -9,24 +9,19 @@
 //! ```
 
 use rantcp_core::{Duration, Time};
-use rantcp_net::{ErrorUnit, FlowKind, FlowSpec, LinkParams, M2m, M2mRecord, QueueLimit, Sim};
+use rantcp_net::{FlowKind, FlowSpec, M2m, M2mRecord};
 use rantcp_tcp::TcpConfig;
 use std::net::Ipv4Addr;
 
+mod support;
+
 fn run(m: M2m, secs: u64) -> Vec<M2mRecord> {
-    let mut sim = Sim::new(1);
-    let a = sim.add_node("server", Ipv4Addr::new(10, 0, 0, 1));
-    let b = sim.add_node("device", Ipv4Addr::new(10, 0, 1, 1));
-    let l = LinkParams {
-        rate_bps: 1_000_000_000,
-        delay: Duration::from_millis(10),
-        queue: QueueLimit::Packets(1000),
-        error_rate: 0.0,
-        error_unit: ErrorUnit::Packet,
-    };
-    let (a0, b0) = sim.connect(a, b, l, l);
-    sim.add_route(a, Ipv4Addr::UNSPECIFIED, 0, a0);
-    sim.add_route(b, Ipv4Addr::UNSPECIFIED, 0, b0);
+    let (mut sim, a, b) = support::pair(
+        1,
+        ("server", "device"),
+        Ipv4Addr::new(10, 0, 1, 1),
+        support::link(1_000_000_000, 10),
+    );
     let tcp = TcpConfig::default();
     let f = sim.add_flow(FlowSpec {
         name: "m2m".into(),

@@ -8,19 +8,15 @@
 //!  c1 --(1 ms)---/
 //! ```
 
-use rantcp_core::{Duration, Time};
-use rantcp_net::{ErrorUnit, FlowKind, FlowSpec, LinkParams, QueueLimit, Sim};
+use rantcp_core::Time;
+use rantcp_net::{FlowKind, FlowSpec, LinkParams, Sim};
 use rantcp_tcp::TcpConfig;
 use std::net::Ipv4Addr;
 
+mod support;
+
 fn link(ms: u64) -> LinkParams {
-    LinkParams {
-        rate_bps: 100_000_000,
-        delay: Duration::from_millis(ms),
-        queue: QueueLimit::Packets(1000),
-        error_rate: 0.0,
-        error_unit: ErrorUnit::Packet,
-    }
+    support::link(100_000_000, ms)
 }
 
 #[test]

@@ -8,12 +8,11 @@
 //! ```
 
 use rantcp_core::{Duration, Time};
-use rantcp_net::{
-    Abandon, Arrivals, ErrorUnit, FlowKind, FlowSpec, LinkParams, Player, QueueLimit, Sim, Video,
-    VideoStats,
-};
+use rantcp_net::{Abandon, Arrivals, FlowKind, FlowSpec, Player, Video, VideoStats};
 use rantcp_tcp::TcpConfig;
 use std::net::Ipv4Addr;
+
+mod support;
 
 const RATE: u64 = 10_000_000;
 
@@ -33,19 +32,12 @@ fn video(per_get: Option<u64>, new_connection: f64) -> Video {
 }
 
 fn run(seed: u64, v: Video, millis: u64) -> (VideoStats, u64) {
-    let mut sim = Sim::new(seed);
-    let s = sim.add_node("server", Ipv4Addr::new(10, 0, 0, 1));
-    let c = sim.add_node("client", Ipv4Addr::new(10, 1, 0, 1));
-    let l = LinkParams {
-        rate_bps: RATE,
-        delay: Duration::from_millis(20),
-        queue: QueueLimit::Packets(1000),
-        error_rate: 0.0,
-        error_unit: ErrorUnit::Packet,
-    };
-    let (s0, c0) = sim.connect(s, c, l, l);
-    sim.add_route(s, Ipv4Addr::UNSPECIFIED, 0, s0);
-    sim.add_route(c, Ipv4Addr::UNSPECIFIED, 0, c0);
+    let (mut sim, s, c) = support::pair(
+        seed,
+        ("server", "client"),
+        Ipv4Addr::new(10, 1, 0, 1),
+        support::link(RATE, 20),
+    );
     let f = sim.add_flow(FlowSpec {
         name: "video".into(),
         kind: FlowKind::Video(v),
@@ -142,19 +134,12 @@ fn abort_resets_at_once_and_poisson_gets_are_deterministic() {
 #[test]
 fn each_connection_is_one_video_gets_row_at_the_end() {
     use rantcp_nf::SeriesColumn;
-    let mut sim = Sim::new(1);
-    let s = sim.add_node("server", Ipv4Addr::new(10, 0, 0, 1));
-    let c = sim.add_node("client", Ipv4Addr::new(10, 1, 0, 1));
-    let l = LinkParams {
-        rate_bps: RATE,
-        delay: Duration::from_millis(20),
-        queue: QueueLimit::Packets(1000),
-        error_rate: 0.0,
-        error_unit: ErrorUnit::Packet,
-    };
-    let (s0, c0) = sim.connect(s, c, l, l);
-    sim.add_route(s, Ipv4Addr::UNSPECIFIED, 0, s0);
-    sim.add_route(c, Ipv4Addr::UNSPECIFIED, 0, c0);
+    let (mut sim, s, c) = support::pair(
+        1,
+        ("server", "client"),
+        Ipv4Addr::new(10, 1, 0, 1),
+        support::link(RATE, 20),
+    );
     let f = sim.add_flow(FlowSpec {
         name: "video".into(),
         kind: FlowKind::Video(video(None, 1.0)),
