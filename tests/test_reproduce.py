@@ -20,8 +20,8 @@ from rantcp.reproductions.spec import Claim, Figure, Shading, load_folder
 from rantcp.sweeps.stats import MIN_REPETITIONS_FOR_INTERVAL
 
 from conftest import run_cli
+from reproduce_helpers import PNG, drawn_figures, run_quick
 
-PNG = b"\x89PNG\r\n\x1a\n"
 
 
 def synthetic() -> Results:
@@ -398,26 +398,11 @@ def test_seed_004_definition_is_consistent():
 @pytest.mark.timeout(240)
 def test_reproduce_seed_004_quick(tmp_path: Path):
     out = tmp_path / "seed-004"
-    p = run_cli("reproduce", "seed-004", "--quick", "--out", str(out), "--workers", "2")
-    assert p.returncode == 0, p.stderr[-2000:]
-    r = reproductions.load("seed-004")
-    for f in r.figures:
-        if f.kind in ("config", "table"):
-            assert (out / "figures" / f"{f.id}.csv").is_file(), f.id
-        else:
-            assert (out / "figures" / f"{f.id}.png").read_bytes().startswith(PNG), f.id
-    rows = pd.read_csv(out / "claims.csv")
-    assert rows["id"].tolist() == [c.id for c in r.claims]
-    verdicts = dict(zip(rows["id"], rows["verdict"]))
-    for c in r.claims:
-        if c.quick:
-            assert verdicts[c.id] in ("holds", "holds in direction", "does not hold"), (c.id, verdicts[c.id])
-        else:
-            assert verdicts[c.id] == "not run in quick mode", c.id
+    r, _, m = run_quick("seed-004", out)
+    drawn_figures(r, out)
     page = (out / "report.html").read_text()
     assert page.count("<figure ") == len(r.figures) and "Quick mode" in page
-    m = json.loads((out / "reproduction.json").read_text())
-    assert (m["mode"], m["runs"]) == ("quick", 85)
+    assert m["runs"] == 85
     with open(out / "sweeps" / "edge" / "sweep.toml", "rb") as fh:
         assert tomllib.load(fh)["set"]["duration"] == "3s"
 
@@ -443,20 +428,11 @@ def test_seed_003_split_definition_is_consistent():
 @pytest.mark.timeout(400)
 def test_reproduce_seed_003_split_quick(tmp_path: Path):
     out = tmp_path / "seed-003-split"
-    p = run_cli("reproduce", "seed-003-split", "--quick", "--out", str(out), "--workers", "2")
-    assert p.returncode == 0, p.stderr[-2000:]
-    r = reproductions.load("seed-003-split")
-    for f in r.figures:
-        assert (out / "figures" / f"{f.id}.png").read_bytes().startswith(PNG), f.id
-    rows = pd.read_csv(out / "claims.csv")
-    assert rows["id"].tolist() == [c.id for c in r.claims]
-    quick_off = {c.id for c in r.claims if not c.quick}
-    assert quick_off == {"fig53-rises-to-0.5pct-then-falls"}
-    for cid, verdict in zip(rows["id"], rows["verdict"]):
-        allowed = ("not run in quick mode",) if cid in quick_off else ("holds", "holds in direction", "does not hold")
-        assert verdict in allowed, (cid, verdict)
-    m = json.loads((out / "reproduction.json").read_text())
-    assert (m["mode"], m["runs"]) == ("quick", 150 + 30 + 2 + 2)  # gain 2 x 3 x 5 x 5, loss 3 x 2 x 5, fig48, fig47
+    r, _, m = run_quick("seed-003-split", out)
+    assert {f.kind for f in r.figures}.isdisjoint({"config", "table"})
+    drawn_figures(r, out)
+    assert {c.id for c in r.claims if not c.quick} == {"fig53-rises-to-0.5pct-then-falls"}
+    assert m["runs"] == 150 + 30 + 2 + 2  # gain 2 x 3 x 5 x 5, loss 3 x 2 x 5, fig48, fig47
 
 
 def test_seed_001_definition_is_consistent():
@@ -487,27 +463,12 @@ def test_seed_001_definition_is_consistent():
 @pytest.mark.timeout(300)
 def test_reproduce_seed_001_quick(tmp_path: Path):
     out = tmp_path / "seed-001"
-    p = run_cli("reproduce", "seed-001", "--quick", "--out", str(out), "--workers", "2")
-    assert p.returncode == 0, p.stderr[-2000:]
-    r = reproductions.load("seed-001")
-    for f in r.figures:
-        if f.kind in ("config", "table"):
-            assert (out / "figures" / f"{f.id}.csv").is_file(), f.id
-        else:
-            assert (out / "figures" / f"{f.id}.png").read_bytes().startswith(PNG), f.id
-    rows = pd.read_csv(out / "claims.csv")
-    assert rows["id"].tolist() == [c.id for c in r.claims]
-    verdicts = dict(zip(rows["id"], rows["verdict"]))
-    for c in r.claims:
-        if c.quick:
-            assert verdicts[c.id] in ("holds", "holds in direction", "does not hold"), (c.id, verdicts[c.id])
-        else:
-            assert verdicts[c.id] == "not run in quick mode", c.id
+    r, verdicts, m = run_quick("seed-001", out)
+    drawn_figures(r, out)
     # Whatever the verdicts, the model's facts the claims rest on: nothing reaches the UE in
     # NLOS, and γ of Eq. 2 is the seed's.
     assert verdicts["fig1-nlos-no-packets"] == "holds" and verdicts["gamma-0.2"] == "holds"
-    m = json.loads((out / "reproduction.json").read_text())
-    assert (m["mode"], m["runs"]) == ("quick", 1 + 18 + 18 + 18 + 9)
+    assert m["runs"] == 1 + 18 + 18 + 18 + 9
     # The urban table: every scheme x controller once (one repetition: no interval), the gain
     # over plain TCP with the same controller is the paired difference of the runs' goodputs.
     urban = pd.read_csv(out / "figures" / "urban.csv")
@@ -553,18 +514,10 @@ def test_seed_002_definition_is_consistent():
 @pytest.mark.timeout(300)
 def test_reproduce_seed_002_quick(tmp_path: Path):
     out = tmp_path / "seed-002"
-    p = run_cli("reproduce", "seed-002", "--quick", "--out", str(out), "--workers", "2")
-    assert p.returncode == 0, p.stderr[-2000:]
-    r = reproductions.load("seed-002")
-    for f in r.figures:
-        if f.kind != "table":
-            assert (out / "figures" / f"{f.id}.png").read_bytes().startswith(PNG), f.id
-    rows = pd.read_csv(out / "claims.csv")
-    assert rows["id"].tolist() == [c.id for c in r.claims]
+    r, _, m = run_quick("seed-002", out)
+    drawn_figures(r, out)
     # Every claim gets a verdict from the runs (none lacks data).
-    for cid, verdict in zip(rows["id"], rows["verdict"]):
-        assert verdict in ("holds", "holds in direction", "does not hold"), (cid, verdict)
-    m = json.loads((out / "reproduction.json").read_text())
+    assert all(c.quick for c in r.claims)
     # fig1 16, table1 16, fig5 8, fig8 4, fig8co 1, fig9 2, fig9co 1, beyond_bbr 3,
     # beyond_delay 6, beyond_mmwave 3: one repetition each.
-    assert (m["mode"], m["runs"]) == ("quick", 16 + 16 + 8 + 4 + 1 + 2 + 1 + 3 + 6 + 3)
+    assert m["runs"] == 16 + 16 + 8 + 4 + 1 + 2 + 1 + 3 + 6 + 3

@@ -3,7 +3,6 @@ quick mode's axis subsets, and `rantcp reproduce seed-000 --quick` end to end.""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
@@ -13,9 +12,7 @@ import rantcp
 from rantcp import reproductions
 from rantcp.reproductions.spec import load_folder
 
-from conftest import run_cli
-
-PNG = b"\x89PNG\r\n\x1a\n"
+from reproduce_helpers import drawn_figures, run_quick
 
 
 def test_seed_000_definition_is_consistent():
@@ -107,30 +104,11 @@ def test_quick_axes_must_be_values_of_the_sweeps(tmp_path: Path):
 @pytest.mark.timeout(300)
 def test_reproduce_seed_000_quick(tmp_path: Path):
     out = tmp_path / "seed-000"
-    p = run_cli("reproduce", "seed-000", "--quick", "--out", str(out), "--workers", "2")
-    assert p.returncode == 0, p.stderr[-2000:]
-    r = reproductions.load("seed-000")
-    drawn = 0
-    for f in r.figures:
-        png, csv = out / "figures" / f"{f.id}.png", out / "figures" / f"{f.id}.csv"
-        if f.kind in ("config", "table"):
-            assert csv.is_file(), f.id
-        elif png.is_file():
-            assert png.read_bytes().startswith(PNG), f.id
-            drawn += 1
-    assert drawn >= 10
-    rows = pd.read_csv(out / "claims.csv")
-    assert rows["id"].tolist() == [c.id for c in r.claims]
-    verdicts = dict(zip(rows["id"], rows["verdict"]))
-    for c in r.claims:
-        if c.quick:
-            assert verdicts[c.id] in ("holds", "holds in direction", "does not hold"), (c.id, verdicts[c.id])
-        else:
-            assert verdicts[c.id] == "not run in quick mode", c.id
-    m = json.loads((out / "reproduction.json").read_text())
+    r, _, m = run_quick("seed-000", out)
+    assert drawn_figures(r, out, every_plot=False) >= 10
     # schemes: 2 UE counts × 3 modes × 2 BSR models × 1 RLC buffer; hybrid094: 2 × 2 × 1;
     # ackpolicy: 3 policies × 2 modes, ackpolicy-quickack 2 modes; mmwave: 3 modes.
-    assert (m["mode"], m["runs"]) == ("quick", 16 + 8 + 3)
+    assert m["runs"] == 16 + 8 + 3
     # Table I: ten UEs with their T_opt from Equ. (2).
     t1 = pd.read_csv(out / "figures" / "table1.csv")
     assert len(t1) == 10 and t1["T_opt [num]"].between(1, 20).all()

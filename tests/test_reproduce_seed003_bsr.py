@@ -4,7 +4,6 @@ to end (about 15 s)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
@@ -12,9 +11,7 @@ import pytest
 
 from rantcp import reproductions
 
-from conftest import run_cli
-
-PNG = b"\x89PNG\r\n\x1a\n"
+from reproduce_helpers import drawn_figures, run_quick
 
 
 def test_seed_003_bsr_definition_is_consistent():
@@ -43,21 +40,10 @@ def test_seed_003_bsr_definition_is_consistent():
 @pytest.mark.timeout(180)
 def test_reproduce_seed_003_bsr_quick(tmp_path: Path):
     out = tmp_path / "seed-003-bsr"
-    p = run_cli("reproduce", "seed-003-bsr", "--quick", "--out", str(out), "--workers", "1")
-    assert p.returncode == 0, p.stderr[-2000:]
-    r = reproductions.load("seed-003-bsr")
-    for f in r.figures:
-        if f.kind != "table":
-            assert (out / "figures" / f"{f.id}.png").read_bytes().startswith(PNG), f.id
-    rows = pd.read_csv(out / "claims.csv")
-    assert rows["id"].tolist() == [c.id for c in r.claims]
-    quick_off = {c.id for c in r.claims if not c.quick}
-    assert quick_off == {c for c in rows["id"] if c.startswith("fig12-")}
-    for cid, verdict in zip(rows["id"], rows["verdict"]):
-        allowed = ("not run in quick mode",) if cid in quick_off else ("holds", "holds in direction", "does not hold")
-        assert verdict in allowed, (cid, verdict)
-    m = json.loads((out / "reproduction.json").read_text())
-    assert (m["mode"], m["runs"]) == ("quick", 4 + 4 + 2)
+    r, verdicts, m = run_quick("seed-003-bsr", out, workers=1)
+    drawn_figures(r, out)
+    assert {c.id for c in r.claims if not c.quick} == {c for c in verdicts if c.startswith("fig12-")}
+    assert m["runs"] == 4 + 4 + 2
     # The signalling table puts the BSR count beside the delays, one row per run of fig10/fig11.
     sig = pd.read_csv(out / "figures" / "signalling.csv")
     assert len(sig) == 8 and {"BSRs / transaction", "upload max (s)", "UL delay max (s)"} <= set(sig.columns)

@@ -13,8 +13,8 @@ import pytest
 from rantcp import reproductions
 
 from conftest import run_cli
+from reproduce_helpers import drawn_figures, run_quick
 
-PNG = b"\x89PNG\r\n\x1a\n"
 
 VIDEO = """scenario = "lte-cell"
 duration = "15s"
@@ -110,20 +110,10 @@ def test_seed_003_rst_definition_is_consistent():
 @pytest.mark.timeout(120)
 def test_reproduce_seed_003_rst_quick(tmp_path: Path):
     out = tmp_path / "seed-003-rst"
-    p = run_cli("reproduce", "seed-003-rst", "--quick", "--out", str(out), "--workers", "2")
-    assert p.returncode == 0, p.stderr[-2000:]
-    r = reproductions.load("seed-003-rst")
-    for f in r.figures:
-        if f.kind == "table":
-            assert (out / "figures" / f"{f.id}.csv").is_file(), f.id
-        else:
-            assert (out / "figures" / f"{f.id}.png").read_bytes().startswith(PNG), f.id
-    rows = pd.read_csv(out / "claims.csv")
-    assert rows["id"].tolist() == [c.id for c in r.claims]
-    for cid, verdict in zip(rows["id"], rows["verdict"]):
-        assert verdict in ("holds", "holds in direction", "does not hold"), (cid, verdict)
-    m = json.loads((out / "reproduction.json").read_text())
-    assert (m["mode"], m["runs"]) == ("quick", 8)  # 2 presets x tracker off/on at the 10 s gap, 4 holds
+    r, _, m = run_quick("seed-003-rst", out)
+    drawn_figures(r, out)
+    assert all(c.quick for c in r.claims)
+    assert m["runs"] == 8  # 2 presets x tracker off/on at the 10 s gap, 4 holds
     pts = pd.read_csv(out / "figures" / "points.csv")
     ios = pts[pts["preset"] == "ios"].iloc[0]
     # The tracker removes most of the iOS-like client's waste and RSTs.
