@@ -247,6 +247,21 @@ fn flow_summaries(label: &str, sim: &Sim, end: Time) -> Vec<Value> {
             m.insert("segments_sent".into(), json!(tx.segments_sent));
             m.insert("persist_probes".into(), json!(tx.persist_probes));
             m.insert("idle_restarts".into(), json!(tx.idle_restarts));
+            // The end of the first slow start (null while it lasts): cwnd in segments as the
+            // kernel's TcpExtTCPHystart*Cwnd counters count it, seconds after the flow's start.
+            let sse = tx.slow_start_exit;
+            m.insert(
+                "slow_start_exit_cause".into(),
+                json!(sse.map(|e| e.cause.name())),
+            );
+            m.insert(
+                "slow_start_exit_cwnd_segments".into(),
+                json!(sse.map(|e| r6(e.cwnd as f64 / e.mss.max(1) as f64))),
+            );
+            m.insert(
+                "slow_start_exit_s".into(),
+                json!(sse.map(|e| r6(e.at.saturating_since(spec.start).as_secs_f64()))),
+            );
             if let Some(rx) = rx {
                 m.insert("receiver_segments_sent".into(), json!(rx.segments_sent));
             }

@@ -23,7 +23,7 @@
 //! BtlBw), `AckSample::rtt` with Karn's rule applied (RTprop), `in_recovery` / `newly_lost` and
 //! the recovery hooks (packet conservation), and `on_packet_sent` (idle restart).
 
-use super::{AckSample, CcParams, CcTrace, CongestionControl};
+use super::{AckSample, CcParams, CcTrace, CongestionControl, SlowStartCause};
 use rantcp_core::{entity_id, Duration, Rng, Time};
 
 /// §4.3.2 "Startup": high gain 2/ln 2 ≈ 2.885, the smallest that doubles the delivery rate per
@@ -667,6 +667,10 @@ impl CongestionControl for Bbr {
         self.full_bw = 0.0;
         self.round_start = true;
         self.packet_conservation = false;
+    }
+
+    fn slow_start_cause(&self) -> SlowStartCause {
+        SlowStartCause::FullBandwidth // ssthresh is set only on entering DRAIN
     }
 
     fn trace(&self) -> CcTrace {

@@ -19,7 +19,7 @@
 //!   one BDP or less the queue can overflow before it fires; that is the algorithm, not a defect
 //!   of this model.
 
-use super::{AckSample, CcParams, CcTrace, CongestionControl, Hystart};
+use super::{AckSample, CcParams, CcTrace, CongestionControl, Hystart, SlowStartCause};
 use rantcp_core::{Duration, Time};
 
 /// RFC 9438 §4.1.1: C = 0.4 (segments / s³).
@@ -551,6 +551,15 @@ impl CongestionControl for Cubic {
         self.w_max = None;
         // Linux cubictcp_state(TCP_CA_Loss): HyStart starts afresh for the next slow start.
         self.classic = ClassicHystart::new();
+    }
+
+    fn slow_start_cause(&self) -> SlowStartCause {
+        match (self.hystart_exit, self.params.hystart) {
+            (Some(HystartExit::AckTrain), _) => SlowStartCause::HystartTrain,
+            (Some(HystartExit::Delay), _) => SlowStartCause::HystartDelay,
+            (None, Hystart::PlusPlus) => SlowStartCause::HystartPlusPlus,
+            (None, _) => SlowStartCause::Threshold,
+        }
     }
 
     fn trace(&self) -> CcTrace {

@@ -106,6 +106,41 @@ pub struct CcTrace {
     pub radio_queue_bytes: Option<u64>,
 }
 
+/// What ended a connection's first slow start (see [`crate::SlowStartExit`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SlowStartCause {
+    /// Linux HyStart's ACK-train detector (tcp_cubic.c `hystart_update`, HYSTART_ACK_TRAIN;
+    /// the kernel counts it in `TcpExtTCPHystartTrainDetect` / `TCPHystartTrainCwnd`).
+    HystartTrain,
+    /// Linux HyStart's delay-increase detector (HYSTART_DELAY; `TcpExtTCPHystartDelayDetect` /
+    /// `TCPHystartDelayCwnd`).
+    HystartDelay,
+    /// HyStart++ left Conservative Slow Start (RFC 9406 §4.2).
+    HystartPlusPlus,
+    /// BBR's STARTUP found the pipe full and moved to DRAIN (Linux `bbr_check_drain`).
+    FullBandwidth,
+    /// A loss (fast recovery, or a tail-loss probe that repaired one) set ssthresh.
+    Loss,
+    /// A retransmission timeout set ssthresh.
+    Timeout,
+    /// The controller set ssthresh for a reason it does not name.
+    Threshold,
+}
+
+impl SlowStartCause {
+    pub fn name(self) -> &'static str {
+        match self {
+            SlowStartCause::HystartTrain => "hystart-train",
+            SlowStartCause::HystartDelay => "hystart-delay",
+            SlowStartCause::HystartPlusPlus => "hystart++",
+            SlowStartCause::FullBandwidth => "bbr-full-bw",
+            SlowStartCause::Loss => "loss",
+            SlowStartCause::Timeout => "rto",
+            SlowStartCause::Threshold => "ssthresh",
+        }
+    }
+}
+
 /// Information about the path from outside TCP, handed to the controller by
 /// [`crate::Endpoint::handle_feedback`] rather than inferred from ACKs: RAN-side information such
 /// as seed 002's achievable data rate R(t) (predicted from CQI and cell load) and layer-2 queue
@@ -171,6 +206,11 @@ pub trait CongestionControl {
     /// An external signal about the path ([`Feedback`]); ignored unless the controller uses
     /// it.
     fn on_feedback(&mut self, _now: Time, _fb: &Feedback) {}
+    /// Why the controller set ssthresh on an ACK (asked by the endpoint on the ACK that ends the
+    /// first slow start without a loss): HyStart's detector, BBR's full pipe…
+    fn slow_start_cause(&self) -> SlowStartCause {
+        SlowStartCause::Threshold
+    }
     /// Internal state for the time series.
     fn trace(&self) -> CcTrace {
         CcTrace::default()
@@ -374,6 +414,10 @@ impl CongestionControl for Cc {
     #[inline]
     fn on_feedback(&mut self, now: Time, fb: &Feedback) {
         dispatch!(self, c => c.on_feedback(now, fb))
+    }
+    #[inline]
+    fn slow_start_cause(&self) -> SlowStartCause {
+        dispatch!(self, c => c.slow_start_cause())
     }
     #[inline]
     fn trace(&self) -> CcTrace {

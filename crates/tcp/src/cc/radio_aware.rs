@@ -29,7 +29,9 @@
 //!   behaviour from there: slow start until the first loss, then its own rules). A report
 //!   without a rate, or received before any RTT sample, counts as missing.
 
-use super::{AckSample, Cc, CcKind, CcParams, CcTrace, CongestionControl, Feedback};
+use super::{
+    AckSample, Cc, CcKind, CcParams, CcTrace, CongestionControl, Feedback, SlowStartCause,
+};
 use rantcp_core::{Duration, Time};
 
 /// The window never drops below this many segments.
@@ -275,6 +277,13 @@ impl CongestionControl for RadioAware {
             queue_bytes: fb.queue_bytes,
         });
         self.update(now);
+    }
+    fn slow_start_cause(&self) -> SlowStartCause {
+        if self.active {
+            SlowStartCause::Threshold // the radio window took over
+        } else {
+            self.fallback.slow_start_cause()
+        }
     }
     fn trace(&self) -> CcTrace {
         let mut t = if self.active {

@@ -9,8 +9,8 @@
 use super::rack::RackScan;
 use super::rate::RsBuild;
 use super::scoreboard::{Delivered, F_LOST, F_SACKED};
-use super::{ts_ms, CwndRules, Endpoint, Prr, ReductionBound, State, DUP_THRESH};
-use crate::cc::{AckSample, CongestionControl};
+use super::{ts_ms, CwndRules, Endpoint, Prr, ReductionBound, SlowStartExit, State, DUP_THRESH};
+use crate::cc::{AckSample, CongestionControl, SlowStartCause};
 use rantcp_core::{Duration, Time};
 use rantcp_wire::TcpHeader;
 
@@ -24,6 +24,27 @@ impl Endpoint {
         s.rtt_sum_ns += r.0 as u128;
         s.rtt_min = Some(s.rtt_min.map_or(r, |m| m.min(r)));
         s.rtt_max = Some(s.rtt_max.map_or(r, |m| m.max(r)));
+    }
+
+    /// After a call into the controller that may have set ssthresh (an ACK, a congestion event,
+    /// a timeout): note the end of the first slow start ([`super::TcpStats::slow_start_exit`])
+    /// when ssthresh has left infinity. `cwnd_before` is cwnd before the call; `cause` is `None`
+    /// for an ACK (the controller names its reason).
+    pub(super) fn note_slow_start_exit(
+        &mut self,
+        now: Time,
+        cwnd_before: u64,
+        cause: Option<SlowStartCause>,
+    ) {
+        if self.stats.slow_start_exit.is_none() && self.cc.ssthresh() != u64::MAX {
+            let cause = cause.unwrap_or_else(|| self.cc.slow_start_cause());
+            self.stats.slow_start_exit = Some(SlowStartExit {
+                at: now,
+                cwnd: cwnd_before,
+                mss: self.smss,
+                cause,
+            });
+        }
     }
 
     /// Sender-side ACK processing (RFC 9293 §3.10.7.4 fifth step; RFC 5681; RFC 6582; RFC 6675).
@@ -244,7 +265,9 @@ impl Endpoint {
                 snd_una: self.snd_una,
                 snd_nxt: self.snd_max,
             };
+            let cwnd_before = self.cc.cwnd();
             self.cc.on_ack(&sample);
+            self.note_slow_start_exit(now, cwnd_before, None);
         }
         if was_in_recovery && !self.in_recovery {
             self.cc.on_recovery_exit(now, self.smss);
@@ -305,7 +328,9 @@ impl Endpoint {
         self.rack.tlp_end = None;
         self.rack.pto_deadline = None;
         let basis = self.reduction_basis();
+        let cwnd_before = self.cc.cwnd();
         self.cc.on_congestion_event(now, basis, self.smss);
+        self.note_slow_start_exit(now, cwnd_before, Some(SlowStartCause::Loss));
         if self.cfg.prr && self.sack_ok && !self.cc.controls_recovery_window() {
             let ssthresh = self.cc.ssthresh();
             self.prr = Some(Prr::new(ReductionBound::SafeAck, ssthresh, recover_fs));

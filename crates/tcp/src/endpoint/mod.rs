@@ -64,7 +64,9 @@ pub use input::reset_for;
 pub use prr::{Prr, ReductionBound};
 pub use rtt::RttEstimator;
 
-use crate::cc::{Cc, CcKind, CcParams, CcTrace, CongestionControl, Feedback, RateSample};
+use crate::cc::{
+    Cc, CcKind, CcParams, CcTrace, CongestionControl, Feedback, RateSample, SlowStartCause,
+};
 use rack::Rack;
 use rantcp_core::{Duration, Time};
 use rantcp_wire::Packet;
@@ -127,6 +129,22 @@ pub struct TcpStats {
     pub tlp_probes: u64,
     /// Window restarts after an idle period longer than the RTO (RFC 5681 §4.1).
     pub idle_restarts: u64,
+    /// The end of the connection's first slow start (sender side), `None` while it lasts.
+    pub slow_start_exit: Option<SlowStartExit>,
+}
+
+/// The end of a connection's first slow start: when the controller first set ssthresh below
+/// infinity, the cwnd just before, and why. The kernel's counterpart is the per-namespace
+/// `TcpExtTCPHystart{Train,Delay}{Detect,Cwnd}` counters (tcp_cubic.c), which count HyStart's
+/// exits only; a loss exit has no kernel counter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlowStartExit {
+    pub at: Time,
+    /// cwnd before the event (a loss then cuts it), bytes.
+    pub cwnd: u64,
+    /// The sender's MSS then (cwnd / mss: Linux's cwnd in segments).
+    pub mss: u32,
+    pub cause: SlowStartCause,
 }
 
 /// Instantaneous sender/receiver state for the time series.

@@ -22,7 +22,7 @@
 
 use super::scoreboard::{Scoreboard, Seg, F_EVER_RETRANS};
 use super::{ts_ms, Endpoint, DUP_THRESH};
-use crate::cc::CongestionControl;
+use crate::cc::{CongestionControl, SlowStartCause};
 use rantcp_core::{Duration, Time};
 use std::collections::VecDeque;
 
@@ -375,7 +375,9 @@ impl Endpoint {
         } else if ack > end {
             self.rack.tlp_end = None;
             let basis = self.reduction_basis();
+            let cwnd_before = self.cc.cwnd();
             self.cc.on_congestion_event(now, basis, self.smss);
+            self.note_slow_start_exit(now, cwnd_before, Some(SlowStartCause::Loss));
             self.cc.on_recovery_exit(now, self.smss);
         } else if pure_dup && !advanced {
             self.rack.tlp_end = None;

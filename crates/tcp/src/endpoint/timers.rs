@@ -5,7 +5,7 @@
 //! [`super::output`]. [`Endpoint::poll_timeout`] is the earliest of them.
 
 use super::{Endpoint, State};
-use crate::cc::CongestionControl;
+use crate::cc::{CongestionControl, SlowStartCause};
 use rantcp_core::{Duration, Time};
 
 impl Endpoint {
@@ -86,7 +86,9 @@ impl Endpoint {
                 let same_segment_again = self.rto_recovery && !self.acked_since_rto;
                 let reduce = !self.in_recovery && !same_segment_again;
                 let basis = self.reduction_basis().max(self.smss as u64);
+                let cwnd_before = self.cc.cwnd();
                 self.cc.on_rto(now, basis, self.smss, reduce);
+                self.note_slow_start_exit(now, cwnd_before, Some(SlowStartCause::Timeout));
                 if self.rack_on() {
                     // RFC 8985 §6.3: SND.UNA and what was sent RACK.rtt + reo_wnd ago are lost;
                     // RFC 6298 §5.4: the earliest segment goes again at once.
