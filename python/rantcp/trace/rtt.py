@@ -1,0 +1,78 @@
+"""The RTT of a capture's bulk transfer, from the trace analysis's per-packet samples: one
+definition for a kernel's capture and a simulated one (issue 17's fidelity table).
+
+    >>> from rantcp.trace.rtt import capture_rtt
+    >>> capture_rtt("out/run/pcap/sender-eth0.pcap")["mean_ms"]
+
+The capture is ingested into an in-memory trace database (`rantcp trace ingest`'s code, so the
+sessions, repairs and flags are exactly those of the `sessions` / `packets` tables), and the
+session that carried the most new data (`data_bytes`) is the transfer. Its RTT samples are the
+`rtt_us` column of the ACKs going back (README "Trace analysis"): from a data segment seen at the
+capture point to the first ACK covering it, the newest segment an advancing ACK covers, none
+for data any byte of which was sent twice (Karn, RFC 6298 §3). At the sender's own interface
+that is the sender's RTT, minus its stack's time to send and to take in the ACK.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rantcp.trace.ingest import TraceInputError, connect, ingest_file
+
+
+def capture_rtt(capture: str | Path) -> dict[str, Any]:
+    """RTT of the capture's largest transfer: {"samples", "mean_ms", "min_ms", "median_ms",
+    "p95_ms", "max_ms"} of its data→ACK samples (None without samples), "ts_rtt_median_ms" (the
+    session's timestamp-echo RTT median), "data_bytes", "resent_segments" (data segments below
+    the highest sequence sent: the sender's retransmissions when captured at the sender) and
+    "session" (client port->server port). Raises TraceInputError when the file is not a capture
+    or holds no TCP data."""
+    path = Path(capture)
+    con = connect(":memory:")
+    try:
+        res = ingest_file(con, path, {})
+        if res.status != "ingested":
+            raise TraceInputError(f"{path}: {res.message or res.status}")
+        row = con.execute(
+            "SELECT session_id, data_dir, data_bytes, client_port, server_port, ts_rtt_median_ms FROM sessions "
+            "ORDER BY data_bytes DESC, session_id LIMIT 1"
+        ).fetchone()
+        if row is None or not row[2]:
+            raise TraceInputError(f"{path}: no TCP session with data")
+        sid, data_dir, data_bytes, cport, sport, ts_median = row
+        # dir 0 is client → server; the ACKs travel against the data.
+        data = 1 if data_dir == "s2c" else 0
+        ack_dir = 1 - data
+        # Data segments below the highest sequence sent: at the sender's own interface these are
+        # all retransmissions, whether Wireshark's timing rule calls them "retransmission" or,
+        # when sent within one handshake RTT of the newest segment, "out-of-order".
+        (resent,) = con.execute(
+            "SELECT count(*) FROM packets WHERE session_id = ? AND dir = ? AND payload_len > 0 "
+            "AND (retransmission OR out_of_order)",
+            [sid, data],
+        ).fetchone()
+        n, mean, lo, med, p95, hi = con.execute(
+            "SELECT count(rtt_us), avg(rtt_us), min(rtt_us), quantile_disc(rtt_us, 0.5), "
+            "quantile_disc(rtt_us, 0.95), max(rtt_us) FROM packets "
+            "WHERE session_id = ? AND dir = ? AND rtt_us IS NOT NULL",
+            [sid, ack_dir],
+        ).fetchone()
+    finally:
+        con.close()
+
+    def ms(us: Any) -> float | None:
+        return None if us is None else float(us) / 1e3
+
+    return {
+        "samples": int(n),
+        "mean_ms": ms(mean),
+        "min_ms": ms(lo),
+        "median_ms": ms(med),
+        "p95_ms": ms(p95),
+        "max_ms": ms(hi),
+        "ts_rtt_median_ms": ts_median,
+        "data_bytes": int(data_bytes),
+        "resent_segments": int(resent),
+        "session": f"{cport}->{sport}",
+    }
