@@ -1,31 +1,56 @@
 """The kernel's TCP against rantcp's, side by side on the same scenarios (issue 17).
 
-    sudo .venv/bin/python -m rantcp._emu_fidelity [--seconds 20] [--out fidelity.json]
+    sudo .venv/bin/python -m rantcp._emu_fidelity [--seconds 20] [--repeats 3] [--only lte]
+        [--cc cubic] [--out fidelity.json]
+    .venv/bin/python -m rantcp._emu_fidelity --from a.json b.json    # the table of saved runs
 
 For each case (p2p-bulk at loss 0, 1e-4, 1e-3; lte-cell with 1 UE; mmwave-blockage) and each
-congestion control (Linux reno, cubic, bbr against rantcp's NewReno, CUBIC, BBR):
+congestion control (Linux reno, cubic, bbr against rantcp's NewReno, CUBIC, BBR), `--repeats`
+times (repeat i uses seed i on both sides: the model's randomness in the emulation, the whole
+run in simulation):
 
 * emulated: `rantcp emulate` of the scenario, iperf3 (Debian) sending from the data sender's
   namespace (p2p-bulk's sender, a RAN scenario's server) to the receiver's for `--seconds`;
-  goodput is iperf3's received rate, the RTT its sender's mean smoothed RTT (tcp_info);
+  goodput is iperf3's received rate;
 * simulated: the same scenario with rantcp's TCP on its Linux stack profile (`flow.stack =
   "linux"`: classic HyStart, RACK-TLP, PRR, quick-ACKs, 40 ms delayed-ACK timeout, 200 ms minimum
   RTO, Linux's cwnd and RTO rules; also where the scenario's own profile is "rfc"), its flow
   starting when iperf3's did in the emulation (the radio's blockage schedule is aligned) and
-  lasting as long; goodput and the sender's mean RTT sample from summary.json.
+  lasting as long; goodput from summary.json.
+
+RTT and retransmissions come from one definition on both sides: both runs capture the data
+sender's interface in the model (`output.pcap`; in the emulation the packets the sender's
+kernel hands the TUN device enter the model there) and `rantcp.trace.rtt.capture_rtt` computes
+them from that pcap with the trace analyser: the mean of the data→ACK samples of the transfer's
+session (Karn's rule), and the segments flagged as retransmissions. (iperf3's own RTT, the mean
+of one smoothed RTT per interval from tcp_info, and rantcp's mean of every RTT sample, which
+counts timestamp samples during recovery, are kept in the JSON only: they are not comparable.)
+
+The end of the first slow start, per run: the kernel's from `nstat` in the sender's namespace
+(a new namespace per run, so its counters start at 0): `TcpExtTCPHystart{Train,Delay}Detect`
+and `…Cwnd` (tcp_cubic.c adds the cwnd in segments at each detection), and the first ssthresh
+`ss -ti` shows (polled every 20 ms: HyStart sets ssthresh = cwnd, a loss β·cwnd, BBR its
+in-flight target on entering DRAIN); rantcp's from summary.json (`slow_start_exit_cause`,
+`slow_start_exit_cwnd_segments`) and the first ssthresh of its flows time series.
 
 The kernel is set to rantcp's defaults where it can be (below: `KERNEL_SYSCTLS`): 6 MB socket
-buffers; MSS 1448 follows from the TUN device's 1500-byte MTU with timestamps. Prints a Markdown
-table (the README's) with the ratio emulated / simulated for each figure.
+buffers; MSS 1448 follows from the TUN device's 1500-byte MTU with timestamps. Prints Markdown
+tables (the README's): per case and controller the mean and range over the repeats of each
+side, the ratio of the means (kernel / rantcp), and the slow-start exits run by run.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import subprocess
 import sys
+import tempfile
+import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import rantcp
@@ -61,54 +86,187 @@ NOT_MATCHED = [
     "delayed ACKs: Linux's adaptive ATO (40 ms floor, grows with the RTT); rantcp a fixed 40 ms",
     "quick-ACK mode: Linux re-enters it after idle and on out-of-order data; rantcp only for the first 16 segments",
     "BBR: Linux tcp_bbr.c (v1) as shipped in this kernel; rantcp's BBR v1 port",
-    "RTT: iperf3's mean of per-interval smoothed RTT (tcp_info) vs rantcp's mean of every RTT sample",
+    "TCP small queues, TSO autosizing and the advertised window's share of tcp_rmem (Linux only)",
 ]
 SIM_STACK = {"flow.stack": "linux"}
 """rantcp's side runs its Linux profile everywhere (the kernel is the reference here)."""
 
 
-def emulated(scenario: str, ov: dict[str, Any], snd: str, rcv: str, cc: str, seconds: int) -> dict[str, float]:
-    with emulation.emulate(scenario, overrides=ov, duration=f"{seconds + 30}s") as emu:
+SS_POLL_S = 0.02
+"""How often the kernel's ssthresh is polled with `ss -ti` until it is first set."""
+HYSTART_COUNTERS = ("TcpExtTCPHystartTrainDetect", "TcpExtTCPHystartTrainCwnd",
+                    "TcpExtTCPHystartDelayDetect", "TcpExtTCPHystartDelayCwnd")
+
+
+def capture_iface(sender: str) -> str:
+    """The interface of the data sender's node in the model (both scenarios name it so)."""
+    return f"{sender}-eth0"
+
+
+def parse_nstat(text: str) -> dict[str, int]:
+    """`nstat -a` output as {counter: value}."""
+    out = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and parts[0].startswith(("Tcp", "Ip", "Udp")) and parts[1].isdigit():
+            out[parts[0]] = int(parts[1])
+    return out
+
+
+def kernel_hystart(counters: dict[str, int]) -> dict[str, Any]:
+    """The kernel's HyStart exits from its namespace's counters: detections per detector and the
+    mean cwnd (segments) at them. tcp_cubic.c adds the cwnd to `…Cwnd` at every detection, so
+    with one detection it is that exit's cwnd; 0 detections mean slow start ended otherwise (a
+    loss) or not at all."""
+    train, train_cwnd = counters.get(HYSTART_COUNTERS[0], 0), counters.get(HYSTART_COUNTERS[1], 0)
+    delay, delay_cwnd = counters.get(HYSTART_COUNTERS[2], 0), counters.get(HYSTART_COUNTERS[3], 0)
+    cause, cwnd = None, None
+    if train and not delay:
+        cause, cwnd = "hystart-train", train_cwnd / train
+    elif delay and not train:
+        cause, cwnd = "hystart-delay", delay_cwnd / delay
+    elif train and delay:
+        cause, cwnd = "hystart-train+delay", (train_cwnd + delay_cwnd) / (train + delay)
+    return {"train_detect": train, "train_cwnd": train_cwnd, "delay_detect": delay, "delay_cwnd": delay_cwnd,
+            "cause": cause, "cwnd_segments": cwnd}
+
+
+_SS_CWND = re.compile(r"\bcwnd:(\d+)")
+_SS_SSTHRESH = re.compile(r"\bssthresh:(\d+)")
+
+
+def parse_ss(text: str) -> list[tuple[int, int | None]]:
+    """(cwnd, ssthresh or None) of every socket in `ss -ti` output (ss prints ssthresh only once
+    the kernel has set it below infinity)."""
+    out = []
+    for line in text.splitlines():
+        c = _SS_CWND.search(line)
+        if c:
+            s = _SS_SSTHRESH.search(line)
+            out.append((int(c.group(1)), int(s.group(1)) if s else None))
+    return out
+
+
+class SsthreshWatch(threading.Thread):
+    """Polls `ss -ti` (a command line, run in the sender's namespace) until a socket shows an
+    ssthresh: the first one, its cwnd and when, seconds after `start`."""
+
+    def __init__(self, argv: list[str], limit_s: float) -> None:
+        super().__init__(daemon=True)
+        self.argv, self.limit_s = argv, limit_s
+        self.first: dict[str, float] | None = None
+        self.polls = 0
+        self._stop_ev = threading.Event()
+
+    def run(self) -> None:
+        t0 = time.monotonic()
+        while not self._stop_ev.is_set() and time.monotonic() - t0 < self.limit_s:
+            try:
+                r = subprocess.run(self.argv, capture_output=True, text=True, timeout=5)
+            except subprocess.TimeoutExpired:
+                continue
+            self.polls += 1
+            for cwnd, ss in parse_ss(r.stdout):
+                if ss is not None:
+                    self.first = {"t_s": time.monotonic() - t0, "cwnd": cwnd, "ssthresh": ss}
+                    return
+            self._stop_ev.wait(SS_POLL_S)
+
+    def stop(self) -> None:
+        self._stop_ev.set()
+
+
+def emulated(scenario: str, ov: dict[str, Any], snd: str, rcv: str, cc: str, seconds: int, seed: int,
+             work: Path) -> dict[str, Any]:
+    from rantcp.trace.rtt import capture_rtt
+
+    iface = capture_iface(snd)
+    out = work / "emulated"
+    with emulation.emulate(scenario, overrides={**ov, "output.pcap": [iface]}, seed=seed, out=out,
+                           duration=f"{seconds + 30}s") as emu:
         for host in (snd, rcv):
             args = [f"{k}={v}" for k, v in KERNEL_SYSCTLS.items()]
             emu.run(host, ["sysctl", "-q", "-w", *args], check=True)
         server = emu.popen(rcv, ["iperf3", "-s", "-1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(0.5)
+        watch = SsthreshWatch(emu.command(snd, ["ss", "-tinH", "state", "established"]), limit_s=min(seconds, 10))
         start_s = emu.now_s
+        watch.start()
         r = emu.run(snd, ["iperf3", "-c", rcv, "-t", str(seconds), "-C", cc, "-J"], capture_output=True, text=True,
                     timeout=seconds + 60)
+        watch.stop()
+        watch.join(timeout=10)
+        ns = emu.run(snd, ["nstat", "-saz", "TcpExtTCPHystart*"], capture_output=True, text=True, timeout=30)
         server.wait(timeout=10)
+    load1 = os.getloadavg()[0]
     if r.returncode != 0:
         raise RuntimeError(f"iperf3 failed: {r.stdout[-500:]} {r.stderr[-500:]}")
     j = json.loads(r.stdout)
     end = j["end"]
     health = emu.summary["emulation"] if emu.summary else {}
+    lateness = health.get("model_lateness", {})
     return {
         "goodput_mbps": end["sum_received"]["bits_per_second"] / 1e6,
-        "rtt_ms": end["streams"][0]["sender"]["mean_rtt"] / 1e3,
-        "retransmits": end["sum_sent"].get("retransmits", 0),
+        "rtt": capture_rtt(out / "pcap" / f"{iface}.pcap"),
+        "rtt_iperf3_ms": end["streams"][0]["sender"]["mean_rtt"] / 1e3,
+        "retransmits_iperf3": end["sum_sent"].get("retransmits", 0),
+        "hystart": kernel_hystart(parse_nstat(ns.stdout)),
+        "first_ssthresh": watch.first,
+        "ss_polls": watch.polls,
         "start_s": start_s,
         "emulator_drops": health.get("emulator_drops", -1),
-        "lateness_p99_us": health.get("model_lateness", {}).get("p99_us", -1),
+        "lateness_p99_us": lateness.get("p99_us", -1),
+        "lateness_max_us": lateness.get("max_us", -1),
+        "load1": load1,
     }
 
 
-def simulated(scenario: str, ov: dict[str, Any], cc: str, start_s: float, seconds: int) -> dict[str, float]:
+def simulated(scenario: str, ov: dict[str, Any], snd: str, cc: str, start_s: float, seconds: int, seed: int,
+              work: Path) -> dict[str, Any]:
+    from rantcp.trace.rtt import capture_rtt
+
+    iface = capture_iface(snd)
     start = round(start_s, 3)
-    r = rantcp.run(scenario, overrides={**ov, **SIM_STACK, "flow.cc": cc, "flow.start": f"{start}s",
-                                         "duration": f"{start + seconds:.3f}s"})
+    r = rantcp.run(scenario, seed=seed, out=work / "simulated",
+                   overrides={**ov, **SIM_STACK, "flow.cc": cc, "flow.start": f"{start}s",
+                              "duration": f"{start + seconds:.3f}s", "output.pcap": [iface]})
     f = r.summary["flows"][0]
+    mss = int(r.summary["config"]["flow"]["mss"])
+    first_ss = None
+    fl = r.flows
+    ss = fl[fl["ssthresh_bytes"].notna()]
+    if len(ss):
+        first_ss = {"t_s": float(ss["time_s"].iloc[0]) - start, "ssthresh": float(ss["ssthresh_bytes"].iloc[0]) / mss}
     # goodput over [flow start, end of run] (summary.json's definition): the flow's `seconds`.
-    return {"goodput_mbps": f["goodput_mbps"], "rtt_ms": f.get("rtt_mean_ms") or float("nan"),
-            "retransmits": f.get("retransmitted_segments", 0)}
+    return {
+        "goodput_mbps": f["goodput_mbps"],
+        "rtt": capture_rtt(work / "simulated" / "pcap" / f"{iface}.pcap"),
+        "rtt_summary_ms": f.get("rtt_mean_ms"),
+        "retransmits_summary": f.get("retransmitted_segments", 0),
+        "exit_cause": f.get("slow_start_exit_cause"),
+        "exit_cwnd_segments": f.get("slow_start_exit_cwnd_segments"),
+        "exit_s": f.get("slow_start_exit_s"),
+        "first_ssthresh": first_ss,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m rantcp._emu_fidelity")
     ap.add_argument("--seconds", type=int, default=20)
+    ap.add_argument("--repeats", type=int, default=1, help="runs per case and controller on each side (seeds 1..N)")
+    ap.add_argument("--first-seed", type=int, default=1)
     ap.add_argument("--out", help="also write every figure as JSON")
     ap.add_argument("--only", help="run the cases whose label contains this")
+    ap.add_argument("--cc", help="only this kernel controller (reno, cubic, bbr)")
+    ap.add_argument("--keep", help="keep each run's folders (pcaps) under this folder")
+    ap.add_argument("--from", dest="sources", nargs="+", help="print the tables of saved JSON files; run nothing")
     args = ap.parse_args(argv)
+    if args.sources:
+        rows = [r for src in args.sources for r in json.loads(Path(src).read_text())]
+        print(tables(rows))
+        return 0
+    if args.repeats < 1:
+        ap.error("--repeats: at least 1")
     why = emulation.why_not()
     if why:
         print(f"fidelity: skipped: {why}", file=sys.stderr)
@@ -118,34 +276,115 @@ def main(argv: list[str] | None = None) -> int:
         if args.only and args.only not in label:
             continue
         for kcc, rcc in CCS:
-            e = emulated(scenario, ov, snd, rcv, kcc, args.seconds)
-            s = simulated(scenario, ov, rcc, e["start_s"], args.seconds)
-            rows.append({"case": label, "kernel_cc": kcc, "rantcp_cc": rcc, "emulated": e, "simulated": s})
-            print(f"{label:<22} {kcc:<6} kernel {e['goodput_mbps']:8.2f} Mbit/s {e['rtt_ms']:7.1f} ms | "
-                  f"rantcp {s['goodput_mbps']:8.2f} Mbit/s {s['rtt_ms']:7.1f} ms | drops {e['emulator_drops']} "
-                  f"p99 {e['lateness_p99_us']} us", file=sys.stderr, flush=True)
-    print(table(rows, args.seconds))
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump(rows, f, indent=2)
+            if args.cc and args.cc != kcc:
+                continue
+            for i in range(args.repeats):
+                seed = args.first_seed + i
+                with tempfile.TemporaryDirectory(prefix="rantcp-fidelity-") as tmp:
+                    work = Path(args.keep) / f"{label.replace(' ', '').replace(',', '_')}-{kcc}-{seed}" \
+                        if args.keep else Path(tmp)
+                    work.mkdir(parents=True, exist_ok=True)
+                    e = emulated(scenario, ov, snd, rcv, kcc, args.seconds, seed, work)
+                    s = simulated(scenario, ov, snd, rcc, e["start_s"], args.seconds, seed, work)
+                row = {"case": label, "kernel_cc": kcc, "rantcp_cc": rcc, "seed": seed, "seconds": args.seconds,
+                       "emulated": e, "simulated": s}
+                rows.append(row)
+                print(f"{label:<20} {kcc:<5} seed {seed}: kernel {e['goodput_mbps']:7.2f} Mbit/s "
+                      f"{e['rtt']['mean_ms']:7.1f} ms {exit_text_kernel(e)} | rantcp {s['goodput_mbps']:7.2f} Mbit/s "
+                      f"{s['rtt']['mean_ms']:7.1f} ms {exit_text_rantcp(s)} | drops {e['emulator_drops']} "
+                      f"p99 {e['lateness_p99_us']} us load {e['load1']:.1f}", file=sys.stderr, flush=True)
+                if args.out:  # after every run: an interrupted sweep keeps what it did
+                    Path(args.out).write_text(json.dumps(rows, indent=2))
+    print(tables(rows))
     return 0
 
 
-def table(rows: list[dict[str, Any]], seconds: int) -> str:
-    lines = [
-        f"| case | Linux cc / rantcp cc | kernel goodput Mbit/s | rantcp goodput Mbit/s | ratio | kernel RTT ms | rantcp RTT ms | ratio | kernel / rantcp retx |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
-    ]
+# -- tables ------------------------------------------------------------------------------------
+
+
+def _stats(xs: list[float]) -> tuple[float, float, float]:
+    return sum(xs) / len(xs), min(xs), max(xs)
+
+
+def _fmt(xs: list[float], nd: int) -> str:
+    m, lo, hi = _stats(xs)
+    if len(xs) == 1:
+        return f"{m:.{nd}f}"
+    return f"{m:.{nd}f} ({lo:.{nd}f}–{hi:.{nd}f})"
+
+
+def _flag(x: float) -> str:
+    return f"**{x:.2f}**" if abs(x - 1) > 0.2 else f"{x:.2f}"
+
+
+def _overlap(a: list[float], b: list[float]) -> str:
+    if len(a) < 2 or len(b) < 2:
+        return "–"
+    return "yes" if max(min(a), min(b)) <= min(max(a), max(b)) else "no"
+
+
+def exit_text_kernel(e: dict[str, Any]) -> str:
+    h = e["hystart"]
+    parts = []
+    if h["cause"]:
+        n = h["train_detect"] + h["delay_detect"]
+        parts.append(f"{h['cause']} @ {h['cwnd_segments']:.0f}" + (f" ({n} exits)" if n > 1 else ""))
+    else:
+        parts.append("no HyStart exit")
+    fs = e.get("first_ssthresh")
+    parts.append(f"ssthresh {fs['ssthresh']} at {fs['t_s']:.2f} s" if fs else "no ssthresh seen")  # t: after iperf3 began
+    return "; ".join(parts)
+
+
+def exit_text_rantcp(s: dict[str, Any]) -> str:
+    parts = []
+    if s["exit_cause"]:
+        parts.append(f"{s['exit_cause']} @ {s['exit_cwnd_segments']:.0f} at {s['exit_s']:.2f} s")
+    else:
+        parts.append("still in slow start")
+    fs = s.get("first_ssthresh")
+    parts.append(f"ssthresh {fs['ssthresh']:.0f}" if fs else "no ssthresh")
+    return "; ".join(parts)
+
+
+def tables(rows: list[dict[str, Any]]) -> str:
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in rows:
-        e, s = r["emulated"], r["simulated"]
-        g = e["goodput_mbps"] / s["goodput_mbps"] if s["goodput_mbps"] else float("nan")
-        t = e["rtt_ms"] / s["rtt_ms"] if s["rtt_ms"] else float("nan")
-        flag = lambda x: f"**{x:.2f}**" if abs(x - 1) > 0.2 else f"{x:.2f}"  # noqa: E731
+        groups.setdefault((r["case"], r["kernel_cc"]), []).append(r)
+    lines = [
+        "| case | Linux cc / rantcp cc | runs | kernel goodput Mbit/s | rantcp goodput Mbit/s | ratio | kernel RTT ms | "
+        "rantcp RTT ms | ratio | ranges overlap (goodput / RTT) | kernel / rantcp retx |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|",
+    ]
+    for (case, kcc), rs in groups.items():
+        kg = [r["emulated"]["goodput_mbps"] for r in rs]
+        sg = [r["simulated"]["goodput_mbps"] for r in rs]
+        kr = [r["emulated"]["rtt"]["mean_ms"] for r in rs]
+        sr = [r["simulated"]["rtt"]["mean_ms"] for r in rs]
+        kx = [r["emulated"]["rtt"]["resent_segments"] for r in rs]
+        sx = [r["simulated"]["rtt"]["resent_segments"] for r in rs]
+        g = _stats(kg)[0] / _stats(sg)[0] if _stats(sg)[0] else float("nan")
+        t = _stats(kr)[0] / _stats(sr)[0] if _stats(sr)[0] else float("nan")
         lines.append(
-            f"| {r['case']} | {r['kernel_cc']} / {r['rantcp_cc']} | {e['goodput_mbps']:.2f} | {s['goodput_mbps']:.2f} | "
-            f"{flag(g)} | {e['rtt_ms']:.1f} | {s['rtt_ms']:.1f} | {flag(t)} | {e['retransmits']} / {s['retransmits']} |"
+            f"| {case} | {kcc} / {rs[0]['rantcp_cc']} | {len(rs)} | {_fmt(kg, 2)} | {_fmt(sg, 2)} | {_flag(g)} | "
+            f"{_fmt(kr, 1)} | {_fmt(sr, 1)} | {_flag(t)} | {_overlap(kg, sg)} / {_overlap(kr, sr)} | "
+            f"{_stats(kx)[0]:.0f} / {_stats(sx)[0]:.0f} |"
         )
-    return "\n".join(lines) + f"\n\n{seconds} s transfers; ratios beyond ±20 % in bold."
+    secs = sorted({r.get("seconds", 0) for r in rows})
+    out = "\n".join(lines) + (
+        f"\n\n{'/'.join(str(s) for s in secs)} s transfers; mean (min–max) over the runs; ratios kernel / rantcp of "
+        "the means, beyond ±20 % in bold; RTT and retransmissions from the data sender's pcap (same code both sides)."
+    )
+    ex = ["| case | cc | seed | kernel: HyStart exit @ cwnd; first ssthresh (ss) | rantcp: first exit @ cwnd; first ssthresh |",
+          "|---|---|---:|---|---|"]
+    for r in rows:
+        ex.append(f"| {r['case']} | {r['kernel_cc']} | {r['seed']} | {exit_text_kernel(r['emulated'])} | "
+                  f"{exit_text_rantcp(r['simulated'])} |")
+    health = [r["emulated"] for r in rows]
+    hl = (f"Emulation health over {len(rows)} runs: model lateness p99 ≤ {max(h['lateness_p99_us'] for h in health):.0f} µs "
+          f"(max {max(h['lateness_max_us'] for h in health):.0f} µs), emulator drops {sum(h['emulator_drops'] for h in health)}, "
+          f"load average {min(h['load1'] for h in health):.1f}–{max(h['load1'] for h in health):.1f}.") if health else ""
+    return out + "\n\n" + "\n".join(ex) + "\n\n" + hl
 
 
 if __name__ == "__main__":
