@@ -196,13 +196,14 @@ def emulated(scenario: str, ov: dict[str, Any], snd: str, rcv: str, cc: str, sec
                     timeout=seconds + 60)
         watch.stop()
         watch.join(timeout=10)
-        ns = emu.run(snd, ["nstat", "-saz", "TcpExtTCPHystart*"], capture_output=True, text=True, timeout=30)
+        ns = emu.run(snd, ["nstat", "-saz"], capture_output=True, text=True, timeout=30)
         server.wait(timeout=10)
     load1 = os.getloadavg()[0]
     if r.returncode != 0:
         raise RuntimeError(f"iperf3 failed: {r.stdout[-500:]} {r.stderr[-500:]}")
     j = json.loads(r.stdout)
     end = j["end"]
+    counters = parse_nstat(ns.stdout)
     health = emu.summary["emulation"] if emu.summary else {}
     lateness = health.get("model_lateness", {})
     return {
@@ -210,7 +211,9 @@ def emulated(scenario: str, ov: dict[str, Any], snd: str, rcv: str, cc: str, sec
         "rtt": capture_rtt(out / "pcap" / f"{iface}.pcap"),
         "rtt_iperf3_ms": end["streams"][0]["sender"]["mean_rtt"] / 1e3,
         "retransmits_iperf3": end["sum_sent"].get("retransmits", 0),
-        "hystart": kernel_hystart(parse_nstat(ns.stdout)),
+        "hystart": kernel_hystart(counters),
+        # The sender namespace's TCP counters (timeouts, undos, SACK, HyStart…), the non-zero ones.
+        "nstat": {k: v for k, v in counters.items() if v and k.startswith(("Tcp", "TcpExt"))},
         "first_ssthresh": watch.first,
         "ss_polls": watch.polls,
         "start_s": start_s,
@@ -260,9 +263,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cc", help="only this kernel controller (reno, cubic, bbr)")
     ap.add_argument("--keep", help="keep each run's folders (pcaps) under this folder")
     ap.add_argument("--from", dest="sources", nargs="+", help="print the tables of saved JSON files; run nothing")
+    ap.add_argument("--resimulate", action="store_true",
+                    help="with --from: run rantcp's side of each saved run again (same seed and start), "
+                         "keep the kernel's; write the result to --out")
     args = ap.parse_args(argv)
     if args.sources:
         rows = [r for src in args.sources for r in json.loads(Path(src).read_text())]
+        if args.resimulate:
+            by_label = {c[0]: c for c in CASES}
+            for r in rows:
+                _, scenario, ov, snd, _ = by_label[r["case"]]
+                with tempfile.TemporaryDirectory(prefix="rantcp-fidelity-") as tmp:
+                    r["simulated"] = simulated(scenario, ov, snd, r["rantcp_cc"], r["emulated"]["start_s"],
+                                               r.get("seconds", args.seconds), r["seed"], Path(tmp))
+            if args.out:
+                Path(args.out).write_text(json.dumps(rows, indent=2))
         print(tables(rows))
         return 0
     if args.repeats < 1:
