@@ -476,3 +476,46 @@ fn test_rate_limited_acks_neither_grow_cwnd_nor_advance_t() {
         epoch + Duration::from_millis(500)
     );
 }
+
+/// Linux tcp_cubic.c `bictcp_update`: while no loss has set W_max (`last_max_cwnd == 0`: from
+/// the start, after HyStart's exit, after a timeout) cwnd grows by at least one segment per 20
+/// acknowledged (`ca->cnt` ≤ 20: 5 % per RTT), under the Linux cwnd rules. RFC 9438 alone grows
+/// from K = 0 by C·t³ (and W_est), far slower at first at a long RTT. A loss ends the floor.
+#[test]
+fn test_linux_initial_growth_floor_until_the_first_loss() {
+    let rtt = Duration::from_millis(500);
+    let ratios = |cc: &mut Cubic, clock: &mut Clock, rounds: usize| -> Vec<f64> {
+        (0..rounds)
+            .map(|_| {
+                let before = segs(cc);
+                clock.round(cc, rtt, rtt);
+                segs(cc) / before
+            })
+            .collect()
+    };
+    let mut first_round = Vec::new();
+    for linux in [true, false] {
+        let mut cc = Cubic::new(&CcParams {
+            abc_limit_segments: if linux { None } else { Some(2) },
+            ..params(false)
+        });
+        let mut clock = Clock::new();
+        grow_to(&mut cc, &mut clock, 100.0, rtt);
+        // A timeout: ssthresh = β·cwnd, W_max forgotten (Linux: last_max_cwnd = 0).
+        cc.on_rto(clock.now, cc.cwnd(), MSS, true);
+        while cc.cwnd() < cc.ssthresh() {
+            clock.round(&mut cc, rtt, rtt);
+        }
+        let r = ratios(&mut cc, &mut clock, 8);
+        first_round.push(r[1]);
+        if linux {
+            assert!(r[1..].iter().all(|&x| x >= 1.049), "{r:?}");
+            // After a loss W_max is known: the plateau round near t = K grows by ~nothing.
+            force_loss(&mut cc, &clock);
+            let after = ratios(&mut cc, &mut clock, 20);
+            assert!(after.iter().any(|&x| x < 1.02), "{after:?}");
+        }
+    }
+    // RFC 9438 alone: the cubic term from K = 0 and α/RTT, far below 5 % in the first rounds.
+    assert!(first_round[1] < 1.02, "{first_round:?}");
+}

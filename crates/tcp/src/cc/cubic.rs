@@ -38,6 +38,12 @@ const CSS_GROWTH_DIVISOR: u64 = 4;
 const CSS_ROUNDS: u32 = 5;
 /// RFC 9406 §4.3: L = 8 when not pacing (infinity when pacing).
 const L_UNPACED: u64 = 8;
+/// Linux tcp_cubic.c `bictcp_update`: "The initial growth of cubic function may be too
+/// conservative when the available bandwidth is still unknown": while `last_max_cwnd == 0`
+/// (no loss since the connection began or since the last timeout) cwnd grows by at least one
+/// segment per this many segments acknowledged (`ca->cnt` at most 20: 5 % per RTT). Not in
+/// RFC 9438; applied under the Linux cwnd rules.
+pub const LINUX_INITIAL_GROWTH_CNT: f64 = 20.0;
 
 // Linux tcp_cubic.c HyStart constants.
 /// `hystart_low_window`: HyStart acts only from a cwnd of 16 segments.
@@ -222,6 +228,13 @@ impl Cubic {
     /// Start of the current congestion-avoidance epoch.
     pub fn epoch_start(&self) -> Option<Time> {
         self.epoch_start
+    }
+
+    /// Linux's cwnd rules are in force (they grow slow start by all that an ACK acknowledged,
+    /// `CcParams::abc_limit_segments` = None); they bring tcp_cubic.c's own rules too.
+    #[inline]
+    fn linux_rules(&self) -> bool {
+        self.params.abc_limit_segments.is_none()
     }
 
     #[inline]
@@ -422,6 +435,13 @@ impl Cubic {
             // [cwnd, 1.5·cwnd]; cwnd += (target − cwnd)/cwnd per ACK-ed segment.
             let target = self.w_cubic(t + rtt.as_secs_f64()).clamp(cwnd, 1.5 * cwnd);
             cwnd + (target - cwnd) / cwnd * acked_segs
+        };
+        // Linux's floor while no loss has set W_max (after slow start or a timeout, where
+        // after_congestion is false, as Linux's last_max_cwnd is 0 then).
+        let new_cwnd = if self.linux_rules() && !self.after_congestion {
+            new_cwnd.max(cwnd + acked_segs / LINUX_INITIAL_GROWTH_CNT)
+        } else {
+            new_cwnd
         };
         let inc = (new_cwnd - cwnd) * self.mss as f64 + self.frac_bytes;
         let whole = inc.floor().max(0.0);
