@@ -2,7 +2,7 @@
 //! written). Each scenario runs `REPEAT` times; the best wall time is reported, as is usual for
 //! benchmarks on a shared machine. Benchmarks report; they are not timed tests.
 //!
-//! `RANTCP_BENCH_REPEAT=1 valgrind --tool=callgrind target/release/rantcp-bench "ackf none"`
+//! `RANTCP_BENCH_REPEAT=1 valgrind --tool=callgrind target/release/rantcp-bench "lte-7cell 40 UEs 10s ackf none"`
 //! counts the instructions of one run, which a shared machine does not blur as it blurs wall
 //! time (how the attached-but-off ACK filter's cost was measured, issue 19).
 
@@ -70,10 +70,12 @@ const CASES: &[Case] = &[
             ("functions.ack_filter.mode", "hybrid-opt"),
         ],
     },
-    // Seed 001's mmPEP (issue 12 target: mmPEP on within 20 % of the wall time without). The
-    // proxy carries about twice the traffic here (86 vs 47 Mbit/s: it delivers the NLOS
-    // backlog), so its run has 1.9x the events; compare events/s, which the proxy should not
-    // lower (it reads only the RLC queue per packet: RanView::rlc_queue_bytes).
+    // Seed 001's mmPEP (issue 12 target: mmPEP on within 20 % of the wall time without). With
+    // blockage the two runs do different work: the proxy delivers what plain TCP loses in NLOS
+    // (86 vs 47 Mbit/s), so its run has about twice the events. The same pair held in LOS (no
+    // blockage: both reach the 100 Mbit/s server cap) compares the proxy's cost on equal work.
+    // After each mmPEP case the bench prints its ratios to the run without a proxy: wall, events
+    // and wall per delivered MB.
     Case {
         name: "mmwave-blockage 20s no proxy",
         spec: "builtin:mmwave-blockage",
@@ -89,6 +91,26 @@ const CASES: &[Case] = &[
         spec: "builtin:mmwave-blockage",
         overrides: &[
             ("duration", "20s"),
+            ("functions.proxy.mode", "mmpep"),
+            ("functions.proxy.alpha", "1.12"),
+        ],
+    },
+    Case {
+        name: "mmwave-blockage 20s LOS no proxy",
+        spec: "builtin:mmwave-blockage",
+        overrides: &[
+            ("duration", "20s"),
+            ("ue.los_duration", "1000s"),
+            ("ue.nlos_duration", "0s"),
+        ],
+    },
+    Case {
+        name: "mmwave-blockage 20s LOS mmpep",
+        spec: "builtin:mmwave-blockage",
+        overrides: &[
+            ("duration", "20s"),
+            ("ue.los_duration", "1000s"),
+            ("ue.nlos_duration", "0s"),
             ("functions.proxy.mode", "mmpep"),
             ("functions.proxy.alpha", "1.12"),
         ],
@@ -137,8 +159,31 @@ const CASES: &[Case] = &[
     },
 ];
 
+/// What one case measured: best wall time, events, bytes the flows' receivers got.
+#[derive(Clone, Copy)]
+struct Measured {
+    wall: f64,
+    events: u64,
+    delivered: u64,
+}
+
+impl Measured {
+    /// Wall seconds per delivered MB (10^6 bytes).
+    fn wall_per_mb(&self) -> f64 {
+        self.wall / (self.delivered as f64 / 1e6)
+    }
+}
+
+/// The case without a proxy that an mmPEP case is judged against (its name with "mmpep"
+/// replaced by "no proxy").
+fn proxy_baseline(name: &str) -> Option<String> {
+    name.contains("mmpep").then(|| name.replace("mmpep", "no proxy"))
+}
+
 fn main() {
-    // `rantcp-bench SUBSTRING` runs only the cases whose name contains it.
+    // `rantcp-bench SUBSTRING` runs only the cases whose name contains it (and, for an mmPEP
+    // case, the run without a proxy it is compared with); a whole case name runs that case
+    // alone (for `valgrind --tool=callgrind`).
     let only = std::env::args().nth(1);
     let repeat = std::env::var("RANTCP_BENCH_REPEAT")
         .ok()
@@ -146,10 +191,21 @@ fn main() {
         .filter(|&n| n > 0)
         .unwrap_or(REPEAT);
     println!(
-        "{:<36} {:>12} {:>10} {:>12}",
-        "scenario", "events", "wall s", "events/s"
+        "{:<36} {:>12} {:>10} {:>12} {:>12} {:>11}",
+        "scenario", "events", "wall s", "events/s", "delivered MB", "wall ms/MB"
     );
-    for c in CASES.iter().filter(|c| only.as_ref().is_none_or(|o| c.name.contains(o.as_str()))) {
+    let wanted = |name: &str| match &only {
+        None => true,
+        Some(o) if CASES.iter().any(|c| c.name == o.as_str()) => name == o.as_str(),
+        Some(o) => {
+            name.contains(o.as_str())
+                || CASES.iter().any(|c| {
+                    c.name.contains(o.as_str()) && proxy_baseline(c.name).as_deref() == Some(name)
+                })
+        }
+    };
+    let mut done: Vec<(&str, Measured)> = Vec::new();
+    for c in CASES.iter().filter(|c| wanted(c.name)) {
         let ov: Vec<(String, String)> = c
             .overrides
             .iter()
@@ -157,6 +213,7 @@ fn main() {
             .collect();
         let mut best = f64::INFINITY;
         let mut events = 0;
+        let mut delivered = 0;
         let mut sim_s = 0.0;
         for _ in 0..repeat {
             let t0 = Instant::now();
@@ -171,19 +228,50 @@ fn main() {
             best = best.min(wall);
             events = out.summary["events"].as_u64().unwrap_or(0);
             sim_s = out.summary["duration_s"].as_f64().unwrap_or(0.0);
+            delivered = out.summary["flows"]
+                .as_array()
+                .map_or(0, |fs| fs.iter().filter_map(|f| f["bytes_delivered"].as_u64()).sum());
         }
-        if best.is_finite() {
-            println!(
-                "{:<36} {:>12} {:>10.4} {:>12.3e}",
-                c.name,
-                events,
-                best,
-                events as f64 / best
-            );
-            if c.name.starts_with("lte-m2m") && sim_s > 0.0 {
-                println!("{:<36} {:>36.4}", "  wall s per simulated s", best / sim_s);
+        if !best.is_finite() {
+            continue;
+        }
+        let m = Measured {
+            wall: best,
+            events,
+            delivered,
+        };
+        let per_mb = if delivered > 0 {
+            format!("{:>11.3}", 1e3 * m.wall_per_mb())
+        } else {
+            format!("{:>11}", "-")
+        };
+        println!(
+            "{:<36} {:>12} {:>10.4} {:>12.3e} {:>12.1} {per_mb}",
+            c.name,
+            events,
+            best,
+            events as f64 / best,
+            delivered as f64 / 1e6
+        );
+        if c.name.starts_with("lte-m2m") && sim_s > 0.0 {
+            println!("{:<36} {:>36.4}", "  wall s per simulated s", best / sim_s);
+        }
+        if let Some((_, b)) = proxy_baseline(c.name)
+            .and_then(|n| done.iter().find(|(d, _)| *d == n))
+        {
+            if b.delivered > 0 && m.delivered > 0 {
+                println!(
+                    "  mmPEP / no proxy: wall {:.2}x (target <= 1.20x), events {:.2}x, \
+                     delivered {:.2}x, wall per MB {:.2}x, events/s {:.2}x",
+                    m.wall / b.wall,
+                    m.events as f64 / b.events as f64,
+                    m.delivered as f64 / b.delivered as f64,
+                    m.wall_per_mb() / b.wall_per_mb(),
+                    (m.events as f64 / m.wall) / (b.events as f64 / b.wall)
+                );
             }
         }
+        done.push((c.name, m));
     }
     if only.is_none() {
         println!();

@@ -227,16 +227,10 @@ impl Sim {
     pub fn udp_in_flight_packets(&self, f: FlowId) -> u64 {
         let spec = &self.flows[f].spec;
         let (dst, port) = (self.nodes[spec.dst].addr, spec.dst_port);
-        let mut free = vec![false; self.packets.len()];
-        for &i in &self.free_packets {
-            free[i as usize] = true;
-        }
-        self.packets
+        self.links
             .iter()
-            .zip(free)
-            .filter(|(p, is_free)| {
-                !is_free && p.ip.dst == dst && p.as_udp().is_some_and(|u| u.dst_port == port)
-            })
+            .flat_map(|l| l.in_flight.iter())
+            .filter(|(_, _, p)| p.ip.dst == dst && p.as_udp().is_some_and(|u| u.dst_port == port))
             .count() as u64
     }
 

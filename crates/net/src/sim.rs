@@ -22,10 +22,9 @@ use std::net::Ipv4Addr;
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Ev {
-    /// A packet fully received on an interface.
+    /// The first packet travelling on a link is fully received at its far end.
     Arrive {
-        iface: u32,
-        pkt: u32,
+        link: u32,
     },
     /// A connection's timer.
     Timer {
@@ -82,9 +81,6 @@ pub struct Sim {
     pub(crate) devices: Vec<DeviceSlot>,
     pub(crate) conns: Vec<Conn>,
     pub(crate) flows: Vec<Flow>,
-    /// Packets on links (slab indexed by `Ev::Arrive::pkt`).
-    pub(crate) packets: Vec<Packet>,
-    pub(crate) free_packets: Vec<u32>,
     /// Feedback in flight (slab indexed by `Ev::Feedback::slot`).
     pub(crate) feedback: Vec<PendingFeedback>,
     pub(crate) free_feedback: Vec<u32>,
@@ -109,8 +105,6 @@ impl Sim {
             devices: Vec::new(),
             conns: Vec::new(),
             flows: Vec::new(),
-            packets: Vec::with_capacity(4096),
-            free_packets: Vec::with_capacity(4096),
             feedback: Vec::new(),
             free_feedback: Vec::new(),
             fn_samples: SampleSink::default(),
@@ -135,7 +129,7 @@ impl Sim {
     pub fn run_until(&mut self, until: Time) -> Result<Time, String> {
         while let Some((now, ev)) = self.q.pop_until(until) {
             match ev {
-                Ev::Arrive { iface, pkt } => self.on_arrive(now, iface as usize, pkt),
+                Ev::Arrive { link } => self.on_arrive(now, link as usize),
                 Ev::Timer { conn } => self.on_timer(now, conn as usize),
                 Ev::FlowStart { flow } => self.on_flow_start(now, flow as usize),
                 Ev::DeviceTimer { dev } => self.on_device_timer(now, dev as usize),
@@ -153,20 +147,6 @@ impl Sim {
         match self.io_error.take() {
             Some(e) => Err(e),
             None => Ok(until),
-        }
-    }
-
-    #[inline]
-    fn alloc_packet(&mut self, p: Packet) -> u32 {
-        match self.free_packets.pop() {
-            Some(i) => {
-                self.packets[i as usize] = p;
-                i
-            }
-            None => {
-                self.packets.push(p);
-                (self.packets.len() - 1) as u32
-            }
         }
     }
 
@@ -193,17 +173,29 @@ impl Sim {
             } => {
                 self.record(now, tx_start, iface, &p);
                 if !corrupted {
-                    let rx = self.links[link].rx_iface as u32;
-                    let pkt = self.alloc_packet(p);
-                    self.q.schedule(arrival, Ev::Arrive { iface: rx, pkt });
+                    // A link delivers in the order it sends (arrival = serialisation end + a
+                    // fixed delay), so only its first packet's arrival is in the event heap;
+                    // the others wait here with the sequence number `schedule` would have
+                    // given them (EventQueue::reserve): same order, smaller heap.
+                    let seq = self.q.reserve();
+                    let l = &mut self.links[link];
+                    debug_assert!(l.in_flight.back().is_none_or(|b| b.0 <= arrival));
+                    if l.in_flight.is_empty() {
+                        self.q.schedule_reserved(arrival, seq, Ev::Arrive { link: link as u32 });
+                    }
+                    l.in_flight.push_back((arrival, seq, p));
                 }
             }
         }
     }
 
-    fn on_arrive(&mut self, now: Time, iface: usize, pkt: u32) {
-        let p = self.packets[pkt as usize];
-        self.free_packets.push(pkt);
+    fn on_arrive(&mut self, now: Time, link: usize) {
+        let l = &mut self.links[link];
+        let (_, _, p) = l.in_flight.pop_front().expect("an arrival has its packet");
+        if let Some(&(t, seq, _)) = l.in_flight.front() {
+            self.q.schedule_reserved(t, seq, Ev::Arrive { link: link as u32 });
+        }
+        let iface = l.rx_iface;
         self.receive(now, iface, p);
     }
 

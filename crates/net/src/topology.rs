@@ -8,7 +8,9 @@ use crate::pcapsink::PcapSink;
 use crate::{Device, NodeId, Sim};
 use rantcp_core::{Rng, Time};
 use rantcp_nf::Chain;
+use rantcp_wire::Packet;
 use std::net::Ipv4Addr;
+use std::collections::VecDeque;
 use std::path::Path;
 
 /// Index of an interface (one end of a link).
@@ -69,6 +71,9 @@ pub(crate) struct LinkEnd {
     pub(crate) link: Link,
     /// Interface at the receiving end.
     pub(crate) rx_iface: IfaceId,
+    /// Packets travelling on the link, in the order they arrive: (arrival, event sequence
+    /// number, packet). The first one's arrival is in the event queue (`Ev::Arrive`).
+    pub(crate) in_flight: VecDeque<(Time, u64, Packet)>,
 }
 
 impl Sim {
@@ -137,10 +142,12 @@ impl Sim {
         self.links.push(LinkEnd {
             link: Link::new(ab, rng_a),
             rx_iface: ib,
+            in_flight: VecDeque::new(),
         });
         self.links.push(LinkEnd {
             link: Link::new(ba, rng_b),
             rx_iface: ia,
+            in_flight: VecDeque::new(),
         });
         self.nodes[a].ifaces.push(ia);
         self.nodes[b].ifaces.push(ib);

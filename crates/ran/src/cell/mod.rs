@@ -96,7 +96,8 @@ use rantcp_nf::{
     UlBuffer,
 };
 use rantcp_wire::Packet;
-use std::collections::{HashMap, VecDeque};
+use rustc_hash::FxHashMap;
+use std::collections::VecDeque;
 use std::net::Ipv4Addr;
 use ue::{Ue, UeSetup, ENB, UE};
 
@@ -156,8 +157,10 @@ struct RanState {
     enb_node: NodeId,
     ues: Vec<Ue>,
     rntis: Vec<Rnti>,
-    by_addr: HashMap<Ipv4Addr, usize>,
-    by_node: HashMap<NodeId, usize>,
+    /// UE index by address and by node: looked up for every packet, hence FxHash (keys are
+    /// the model's own, SipHash's flooding resistance buys nothing; never iterated).
+    by_addr: FxHashMap<Ipv4Addr, usize>,
+    by_node: FxHashMap<NodeId, usize>,
     /// UE index by RNTI (`u32::MAX` = none).
     by_rnti: Vec<u32>,
     cells: Vec<Cell>,
@@ -253,8 +256,8 @@ impl RanDevice {
             enb_node,
             ues: Vec::new(),
             rntis: Vec::new(),
-            by_addr: HashMap::new(),
-            by_node: HashMap::new(),
+            by_addr: FxHashMap::default(),
+            by_node: FxHashMap::default(),
             by_rnti: Vec::new(),
             cells,
             slot: carrier.slot,

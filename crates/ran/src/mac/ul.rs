@@ -42,7 +42,7 @@ use super::mux::{mac_subheader_bytes, max_sdu};
 use super::sap::{Lcid, Rnti, TxOpportunity, UlGrant};
 use super::sched::{Allocation, SchedConfig, SchedUe, Scheduler};
 use rantcp_core::{Duration, Time};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 // ---------------------------------------------------------------------------------------------
 // Buffer size levels.
@@ -507,14 +507,15 @@ pub struct UlBufferView {
 /// Tracks reported uplink buffers at the eNB and sizes the scheduler's uplink backlog.
 #[derive(Debug, Default)]
 pub struct UlBufferTracker {
-    ues: HashMap<Rnti, UlBufferView>,
+    /// By RNTI: looked up on every BSR and grant, hence FxHash (never iterated).
+    ues: FxHashMap<Rnti, UlBufferView>,
     /// Grant given in answer to an SR (bytes; enough for a BSR and some data).
     pub sr_grant_bytes: u32,
 }
 
 impl UlBufferTracker {
     pub fn new(sr_grant_bytes: u32) -> Self {
-        UlBufferTracker { ues: HashMap::new(), sr_grant_bytes }
+        UlBufferTracker { ues: FxHashMap::default(), sr_grant_bytes }
     }
     pub fn handle_sr(&mut self, rnti: Rnti) {
         self.ues.entry(rnti).or_default().sr_pending = true;

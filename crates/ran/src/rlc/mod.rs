@@ -57,12 +57,14 @@
 //! a byte missing before the last received byte of RX_Next (38.322 §5.2.3.2.3); the same
 //! rules with VR(MS) / RX_Highest_Status decide the restart at expiry.
 
+mod few;
 mod rx;
 mod tx;
 
 use crate::mac::sap::{BufferStatus, Lcid, Rnti, TxOpportunity};
 use rantcp_core::{Duration, Time};
 
+pub use few::Few;
 pub use rx::RlcRx;
 pub use tx::RlcTx;
 
@@ -167,7 +169,7 @@ impl RlcConfig {
 }
 
 /// A piece of one SDU inside an RLC data PDU.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Field {
     pub sdu_id: u64,
     /// Length of the whole SDU (bytes).
@@ -191,6 +193,10 @@ impl Field {
     }
 }
 
+/// The SDU pieces of a PDU or an SN: one or two inline (an NR PDU carries one), more on the
+/// heap (LTE concatenation).
+pub type Fields = Few<Field, 2>;
+
 /// An AMD / UMD PDU or PDU segment (descriptor; payload bytes are not stored).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DataPdu {
@@ -210,7 +216,7 @@ pub struct DataPdu {
     /// Retransmission (AM only).
     pub is_retx: bool,
     /// The SDU pieces carried, in order.
-    pub fields: Vec<Field>,
+    pub fields: Fields,
 }
 
 impl DataPdu {

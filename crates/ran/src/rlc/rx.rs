@@ -3,7 +3,7 @@
 //! (TS 36.322 §5.1.2.2, §5.1.3.2, §5.2.3, §5.3.3.3, §5.4; TS 38.322 §5.2.2.2, §5.2.3.2,
 //! §5.3.4).
 
-use super::{DataPdu, Field, Nack, RlcConfig, RlcCounters, RlcMode, RlcPdu, RlcPduBody, StatusPdu};
+use super::{DataPdu, Few, Field, Fields, Nack, RlcConfig, RlcCounters, RlcMode, RlcPdu, RlcPduBody, StatusPdu};
 use rantcp_core::Time;
 use std::collections::VecDeque;
 
@@ -11,11 +11,11 @@ use std::collections::VecDeque;
 #[derive(Clone, Debug, Default)]
 struct RxUnit {
     /// Received byte ranges of the data field, sorted and disjoint.
-    ranges: Vec<(u32, u32)>,
+    ranges: Few<(u32, u32), 2>,
     /// Data field length, known once the last piece arrived.
     total: Option<u32>,
     /// SDU pieces carried by the received PDUs.
-    frags: Vec<Field>,
+    frags: Fields,
     /// NR UM: the SDU was delivered as soon as it was complete.
     delivered: bool,
 }
@@ -48,7 +48,7 @@ impl RxUnit {
         }
         self.ranges.push((a, b));
         self.ranges.sort_unstable();
-        let mut merged: Vec<(u32, u32)> = Vec::with_capacity(self.ranges.len());
+        let mut merged: Few<(u32, u32), 2> = Few::new();
         for &(s, e) in &self.ranges {
             match merged.last_mut() {
                 Some(l) if s <= l.1 => l.1 = l.1.max(e),

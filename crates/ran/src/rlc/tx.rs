@@ -1,7 +1,7 @@
 //! Transmitting side of an RLC entity: SDU queue, segmentation/concatenation, retransmission
 //! buffer and polling (TS 36.322 §5.1.3.1, §5.2.1, §5.2.2; TS 38.322 §5.2.3.1, §5.3.2, §5.3.3).
 
-use super::{pdu_budget, pdu_cost, DataPdu, Field, RlcConfig, RlcCounters, RlcMode, RlcPdu, RlcPduBody, RlcSdu, StatusPdu, LTE_MAX_LI};
+use super::{pdu_budget, pdu_cost, DataPdu, Field, Fields, RlcConfig, RlcCounters, RlcMode, RlcPdu, RlcPduBody, RlcSdu, StatusPdu, LTE_MAX_LI};
 use crate::mac::sap::BufferStatus;
 use rantcp_core::Time;
 use std::collections::VecDeque;
@@ -20,7 +20,7 @@ struct TxUnit {
     /// Bytes of the data field transmitted at least once (NR: an SDU may still be in the middle
     /// of its first segmentation).
     sent_hi: u32,
-    fields: Vec<Field>,
+    fields: Fields,
     acked: bool,
     /// RETX_COUNT; `None` until first considered for retransmission (§5.2.1).
     retx_count: Option<u32>,
@@ -230,8 +230,8 @@ impl RlcTx {
         out.push(pdu);
     }
 
-    fn unit_fields(unit: &TxUnit, a: u32, b: u32) -> Vec<Field> {
-        let mut v = Vec::with_capacity(2);
+    fn unit_fields(unit: &TxUnit, a: u32, b: u32) -> Fields {
+        let mut v = Fields::new();
         for f in &unit.fields {
             let fs = f.unit_offset;
             let fe = fs + f.len;
@@ -345,7 +345,7 @@ impl RlcTx {
 
     /// LTE: one new AMD/UMD PDU concatenating as many SDU pieces as fit (§5.1.3.1.1).
     fn new_lte_pdu(&mut self, room: u32, cfg: &RlcConfig) -> Option<RlcPdu> {
-        let mut fields: Vec<Field> = Vec::with_capacity(2);
+        let mut fields = Fields::new();
         let mut data = 0u32;
         for (i, q) in self.queue.iter().enumerate() {
             let off = if i == 0 { self.head_offset } else { 0 };
@@ -402,7 +402,7 @@ impl RlcTx {
                 self.vt_s += 1;
                 if cfg.mode == RlcMode::Am {
                     let f = Field { sdu_id: q.sdu.sdu_id, sdu_bytes: q.sdu.bytes, sdu_offset: 0, len: q.sdu.bytes, unit_offset: 0 };
-                    self.units.push_back(TxUnit { len: q.sdu.bytes, sent_hi: 0, fields: vec![f], acked: false, retx_count: None, queued_pieces: 0 });
+                    self.units.push_back(TxUnit { len: q.sdu.bytes, sent_hi: 0, fields: Fields::one(f), acked: false, retx_count: None, queued_pieces: 0 });
                 }
                 sn
             }
@@ -416,7 +416,7 @@ impl RlcTx {
         }
         self.consume(take);
         let f = Field { sdu_id: q.sdu.sdu_id, sdu_bytes: q.sdu.bytes, sdu_offset: off, len: take, unit_offset: off };
-        let d = DataPdu { sn, so: off, len: take, last, has_so: off > 0, poll: false, is_retx: false, fields: vec![f] };
+        let d = DataPdu { sn, so: off, len: take, last, has_so: off > 0, poll: false, is_retx: false, fields: Fields::one(f) };
         Some(RlcPdu { bytes: hdr + take, header_bytes: hdr, body: RlcPduBody::Data(d) })
     }
 
