@@ -145,6 +145,14 @@ def test_flatten_multi_flow_summary():
     assert "wall.seconds" not in flat and not any(k.startswith("config") for k in flat)
 
 
+def test_flatten_skips_a_flow_field_that_is_text_in_one_flow_and_null_in_another():
+    # As `slow_start_exit_cause`: null while a flow has not left slow start, text once it has.
+    summary = {"flows": [{"x": None, "cause": None, "n": 1}, {"x": 2.0, "cause": "hystart-train", "n": 3}]}
+    flat = store.flatten_summary(summary)
+    assert flat["x"] == 2.0 and flat["n"] == 4 and flat["n_flows"] == 2
+    assert not any(k == "cause" or k.endswith(".cause") for k in flat)
+
+
 def test_api_sweep_resume_and_load(tmp_path: Path):
     out = tmp_path / "sw"
     spec = {**SMALL, "axes": {"flow.cc": ["newreno", "bbr"]}}

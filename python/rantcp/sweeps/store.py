@@ -135,11 +135,17 @@ def flatten_summary(summary: Mapping[str, Any]) -> dict[str, Any]:
     """The summary.json of a run as {column: value} (see the module doc for the mapping)."""
     out: dict[str, Any] = {}
     flows = [f for f in summary.get("flows", []) if isinstance(f, Mapping)]
+    # A per-flow figure is aggregated when it is a number (or null) in every flow: a field that
+    # is null in one flow and text in another (e.g. `slow_start_exit_cause`) is not a column.
     names: list[str] = []
+    textual: set[str] = set()
     for f in flows:
         for k, v in f.items():
-            if (v is None or isinstance(v, (int, float))) and not isinstance(v, bool) and k not in names:
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+                textual.add(k)
+            elif k not in names:
                 names.append(k)
+    names = [k for k in names if k not in textual]
     out["n_flows"] = len(flows)
     for k in names:
         vals: list[Any] = [f[k] for f in flows if f.get(k) is not None]
