@@ -59,7 +59,7 @@ use crate::mobility::Mobility;
 use crate::obstacles::{BlockageSchedule, Obstacles};
 use crate::pathloss::{LinkGeometry, PathlossModel};
 use crate::phy::{tb_size_bits, BlerModel, HarqSoftBuffers, McsTable, NrAllocation};
-use crate::ul_phy::{best_mcs, grant_limit, mcs_thresholds, pusch_sizes, UlPowerConfig};
+use crate::ul_phy::{best_mcs, grant_limit, lowest_mcs_for, mcs_thresholds, min_useful_grant, pusch_sizes, UlPowerConfig};
 use rantcp_core::{Duration, Rng, Time};
 use std::collections::VecDeque;
 
@@ -906,6 +906,48 @@ impl RadioEnvironment {
             |_, m_db| pc.psd_dbm_at(pl, m_db, mu) + g,
             |m, mcs| self.tb_size_bytes(rnti, slot, m, mcs, layers),
         )
+    }
+
+    /// The smallest useful uplink grant to `rnti` at `now` for slot `slot`: `(PRBs, MCS, TBS
+    /// bytes)` of the smallest allocation that carries `min_tbs` bytes at the BLER target, or
+    /// if none does, the most robust one that carries them within `max_tx` HARQ transmissions
+    /// ([`crate::ul_phy::min_useful_grant`]). `None` if none does: the UE is out of uplink
+    /// coverage (or the slot carries no PUSCH).
+    pub fn ul_min_useful_grant(
+        &mut self,
+        rnti: u16,
+        now: Time,
+        slot: u64,
+        layers: u8,
+        min_tbs: u32,
+        max_tx: u32,
+    ) -> Option<(u32, u8, u32)> {
+        self.sinr_db(rnti, now);
+        let ue = &self.ues[self.idx(rnti)];
+        let pl = -lin2db(ue.coupling_lin);
+        let g = -pl + lin2db(ue.fade) - self.ul_noise_prb_dbm - lin2db(layers.clamp(1, 4) as f64);
+        let (pc, mu) = (self.ul_pc, self.ul_mu_db);
+        min_useful_grant(
+            &self.ul_sizes,
+            &self.ul_thr_db,
+            min_tbs,
+            lin2db(max_tx.max(1) as f64),
+            |_, m_db| pc.psd_dbm_at(pl, m_db, mu) + g,
+            |m, mcs| self.tb_size_bytes(rnti, slot, m, mcs, layers),
+        )
+    }
+
+    /// MCS of an uplink grant of `n_prb` PRBs: the link-adaptation MCS ([`Self::ul_mcs`]),
+    /// raised if its transport block is below `min_tbs` bytes to the lowest MCS whose block
+    /// reaches it (a grant too small to carry a BSR and an RLC PDU is of no use,
+    /// [`crate::ul_phy::min_useful_grant`]).
+    pub fn ul_grant_mcs(&mut self, rnti: u16, now: Time, slot: u64, n_prb: u32, layers: u8, min_tbs: u32) -> u8 {
+        let la = self.ul_mcs(rnti, now, n_prb, layers);
+        if self.tb_size_bytes(rnti, slot, n_prb, la, layers) >= min_tbs {
+            return la;
+        }
+        lowest_mcs_for(&self.ul_thr_db, min_tbs, |mcs| self.tb_size_bytes(rnti, slot, n_prb, mcs, layers))
+            .map_or(la, |m| m.max(la))
     }
 
     /// Decode an uplink transport block (separate HARQ soft buffers from the downlink); see
