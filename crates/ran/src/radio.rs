@@ -909,10 +909,13 @@ impl RadioEnvironment {
     }
 
     /// The smallest useful uplink grant to `rnti` at `now` for slot `slot`: `(PRBs, MCS, TBS
-    /// bytes)` of the smallest allocation that carries `min_tbs` bytes at the BLER target, or
-    /// if none does, the most robust one that carries them within `max_tx` HARQ transmissions
-    /// ([`crate::ul_phy::min_useful_grant`]). `None` if none does: the UE is out of uplink
-    /// coverage (or the slot carries no PUSCH).
+    /// bytes)` of the smallest allocation that carries `min_tbs` bytes at the BLER target at
+    /// the current SINR, or if none does, the most robust one that carries them
+    /// ([`crate::ul_phy::min_useful_grant`]). `None` if the UE is out of uplink coverage: not
+    /// even that block reaches its threshold within `max_tx` HARQ transmissions at the UE's
+    /// large-scale SINR (path loss and shadowing, without fast fading: coverage is a property
+    /// of the average link, and a fade at grant time has passed by the transmission k2 slots
+    /// later and by its HARQ retransmissions); or if the slot carries no PUSCH.
     pub fn ul_min_useful_grant(
         &mut self,
         rnti: u16,
@@ -925,16 +928,13 @@ impl RadioEnvironment {
         self.sinr_db(rnti, now);
         let ue = &self.ues[self.idx(rnti)];
         let pl = -lin2db(ue.coupling_lin);
-        let g = -pl + lin2db(ue.fade) - self.ul_noise_prb_dbm - lin2db(layers.clamp(1, 4) as f64);
+        let g_large = -pl - self.ul_noise_prb_dbm - lin2db(layers.clamp(1, 4) as f64);
+        let fade_db = lin2db(ue.fade);
         let (pc, mu) = (self.ul_pc, self.ul_mu_db);
-        min_useful_grant(
-            &self.ul_sizes,
-            &self.ul_thr_db,
-            min_tbs,
-            lin2db(max_tx.max(1) as f64),
-            |_, m_db| pc.psd_dbm_at(pl, m_db, mu) + g,
-            |m, mcs| self.tb_size_bytes(rnti, slot, m, mcs, layers),
-        )
+        let mut tbs = |m, mcs| self.tb_size_bytes(rnti, slot, m, mcs, layers);
+        let (sizes, thr) = (&self.ul_sizes, &self.ul_thr_db);
+        min_useful_grant(sizes, thr, min_tbs, lin2db(max_tx.max(1) as f64), |_, m_db| pc.psd_dbm_at(pl, m_db, mu) + g_large, &mut tbs)?;
+        min_useful_grant(sizes, thr, min_tbs, f64::INFINITY, |_, m_db| pc.psd_dbm_at(pl, m_db, mu) + g_large + fade_db, &mut tbs)
     }
 
     /// MCS of an uplink grant of `n_prb` PRBs: the link-adaptation MCS ([`Self::ul_mcs`]),

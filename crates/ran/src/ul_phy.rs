@@ -46,8 +46,9 @@
 //!   the grant widens to the most robust allocation that carries the minimum, below the BLER
 //!   target if it must (HARQ combining carries it), as ns-3 LENA's uplink schedulers never
 //!   grant fewer than 3 PRBs "to ensure TxOpportunity >= 7 bytes"; a UE that not even HARQ
-//!   combining over all transmissions would carry there is out of uplink coverage and gets no
-//!   new grant (ns-3 LENA grants nothing to a UE whose SRS CQI is 0).
+//!   combining over all transmissions would carry there at its large-scale SINR (without fast
+//!   fading) is out of uplink coverage and gets no new grant (ns-3 LENA grants nothing to a
+//!   UE whose SRS CQI is 0).
 //!
 //! Defaults ([`UlPowerConfig::default`]): P_CMAX = 23 dBm (power class 3, TS 36.101 §6.2.2 /
 //! TS 38.101-1 §6.2.1), α = 1 (full path-loss compensation; TS 36.331 `alpha` al1),
@@ -186,10 +187,10 @@ pub fn grant_limit(
 ///   the SINR per PRB;
 /// * `None` if even that block cannot reach its threshold with the HARQ budget, i.e. margin +
 ///   `combining_db` < 0, where `combining_db` = 10·log10 of the transmissions HARQ allows
-///   (chase combining adds their SINRs, [`crate::phy::HarqSoftBuffers`]): the UE is out of
-///   uplink coverage and gets no grant for new data until its SINR recovers — every grant would
-///   fail (ns-3 LENA grants nothing to a UE whose uplink CQI is 0, already at −∞ margin here
-///   on one transmission).
+///   (chase combining adds their SINRs, [`crate::phy::HarqSoftBuffers`]): evaluated on the
+///   UE's large-scale SINR, the UE is then out of uplink coverage and gets no grant for new
+///   data until that recovers — every grant would fail (ns-3 LENA grants nothing to a UE whose
+///   uplink CQI is 0; [`crate::radio::RadioEnvironment::ul_min_useful_grant`]).
 ///
 /// The search stops at the first M where MCS 0 reaches `min_tbs`: beyond it the SINR only
 /// falls and the MCS cannot. `None` too if no size of `sizes` can carry `min_tbs`.

@@ -222,8 +222,8 @@ impl RanState {
             // §5.4.3.1, TS 36.322 §6.2.1): where the limit's TBS is below it, the grant widens
             // to the most robust allocation that carries it, below the BLER target if it must
             // (HARQ combining), instead of a stream of grants that carry nothing; a UE that
-            // not even HARQ combining would carry there is out of uplink coverage and gets no
-            // new grant (HARQ retransmissions go on).
+            // not even HARQ combining would carry there at its large-scale SINR is out of
+            // uplink coverage and gets no new grant (HARQ retransmissions go on).
             let mut min_prb = 0;
             match self.radio.ul_min_useful_grant(rnti, now, tx_slot, layers, min_tbs, max_tx) {
                 Some((m, _, b)) => {
