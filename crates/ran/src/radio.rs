@@ -59,7 +59,7 @@ use crate::mobility::Mobility;
 use crate::obstacles::{BlockageSchedule, Obstacles};
 use crate::pathloss::{LinkGeometry, PathlossModel};
 use crate::phy::{tb_size_bits, BlerModel, HarqSoftBuffers, McsTable, NrAllocation};
-use crate::ul_phy::{best_mcs, grant_limit, mcs_thresholds, pusch_sizes, UlPowerConfig};
+use crate::ul_phy::{best_mcs, grant_limit, lowest_mcs_for, mcs_thresholds, min_useful_grant, pusch_sizes, UlPowerConfig};
 use rantcp_core::{Duration, Rng, Time};
 use std::collections::VecDeque;
 
@@ -906,6 +906,48 @@ impl RadioEnvironment {
             |_, m_db| pc.psd_dbm_at(pl, m_db, mu) + g,
             |m, mcs| self.tb_size_bytes(rnti, slot, m, mcs, layers),
         )
+    }
+
+    /// The smallest useful uplink grant to `rnti` at `now` for slot `slot`: `(PRBs, MCS, TBS
+    /// bytes)` of the smallest allocation that carries `min_tbs` bytes at the BLER target at
+    /// the current SINR, or if none does, the most robust one that carries them
+    /// ([`crate::ul_phy::min_useful_grant`]). `None` if the UE is out of uplink coverage: not
+    /// even that block reaches its threshold within `max_tx` HARQ transmissions at the UE's
+    /// large-scale SINR (path loss and shadowing, without fast fading: coverage is a property
+    /// of the average link, and a fade at grant time has passed by the transmission k2 slots
+    /// later and by its HARQ retransmissions); or if the slot carries no PUSCH.
+    pub fn ul_min_useful_grant(
+        &mut self,
+        rnti: u16,
+        now: Time,
+        slot: u64,
+        layers: u8,
+        min_tbs: u32,
+        max_tx: u32,
+    ) -> Option<(u32, u8, u32)> {
+        self.sinr_db(rnti, now);
+        let ue = &self.ues[self.idx(rnti)];
+        let pl = -lin2db(ue.coupling_lin);
+        let g_large = -pl - self.ul_noise_prb_dbm - lin2db(layers.clamp(1, 4) as f64);
+        let fade_db = lin2db(ue.fade);
+        let (pc, mu) = (self.ul_pc, self.ul_mu_db);
+        let mut tbs = |m, mcs| self.tb_size_bytes(rnti, slot, m, mcs, layers);
+        let (sizes, thr) = (&self.ul_sizes, &self.ul_thr_db);
+        min_useful_grant(sizes, thr, min_tbs, lin2db(max_tx.max(1) as f64), |_, m_db| pc.psd_dbm_at(pl, m_db, mu) + g_large, &mut tbs)?;
+        min_useful_grant(sizes, thr, min_tbs, f64::INFINITY, |_, m_db| pc.psd_dbm_at(pl, m_db, mu) + g_large + fade_db, &mut tbs)
+    }
+
+    /// MCS of an uplink grant of `n_prb` PRBs: the link-adaptation MCS ([`Self::ul_mcs`]),
+    /// raised if its transport block is below `min_tbs` bytes to the lowest MCS whose block
+    /// reaches it (a grant too small to carry a BSR and an RLC PDU is of no use,
+    /// [`crate::ul_phy::min_useful_grant`]).
+    pub fn ul_grant_mcs(&mut self, rnti: u16, now: Time, slot: u64, n_prb: u32, layers: u8, min_tbs: u32) -> u8 {
+        let la = self.ul_mcs(rnti, now, n_prb, layers);
+        if self.tb_size_bytes(rnti, slot, n_prb, la, layers) >= min_tbs {
+            return la;
+        }
+        lowest_mcs_for(&self.ul_thr_db, min_tbs, |mcs| self.tb_size_bytes(rnti, slot, n_prb, mcs, layers))
+            .map_or(la, |m| m.max(la))
     }
 
     /// Decode an uplink transport block (separate HARQ soft buffers from the downlink); see

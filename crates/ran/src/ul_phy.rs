@@ -38,7 +38,16 @@
 //!   power-limited, more PRBs lower the SINR per PRB and beyond the limit they add no bits —
 //!   so a cell-edge UE gets few PRBs at a robust MCS rather than many PRBs at an SINR no MCS
 //!   can carry. If not even one PRB at P_CMAX reaches the target for MCS 0, the limit is one
-//!   PRB at MCS 0 (HARQ combining may still deliver it; ns-3 LENA instead grants nothing to a
+//!   PRB at MCS 0 (then the floor below decides).
+//! * **Smallest useful grant** ([`min_useful_grant`]): a grant must carry a short BSR and one
+//!   RLC PDU with a data byte (7 bytes in LTE: TS 36.321 §6.1.2/§6.1.3.1, TS 36.322 §6.2.1;
+//!   `RanConfig::ul_min_useful_tbs`), or it carries nothing the eNB can use and the eNB, still
+//!   seeing the backlog, grants again every slot. Where the headroom limit's block is smaller,
+//!   the grant widens to the most robust allocation that carries the minimum, below the BLER
+//!   target if it must (HARQ combining carries it), as ns-3 LENA's uplink schedulers never
+//!   grant fewer than 3 PRBs "to ensure TxOpportunity >= 7 bytes"; a UE that not even HARQ
+//!   combining over all transmissions would carry there at its large-scale SINR (without fast
+//!   fading) is out of uplink coverage and gets no new grant (ns-3 LENA grants nothing to a
 //!   UE whose SRS CQI is 0).
 //!
 //! Defaults ([`UlPowerConfig::default`]): P_CMAX = 23 dBm (power class 3, TS 36.101 §6.2.2 /
@@ -163,6 +172,63 @@ pub fn grant_limit(
     best.unwrap_or_else(|| (1, 0, tbs(1, 0)))
 }
 
+/// The smallest useful uplink grant: a grant must carry at least `min_tbs` bytes, what a short
+/// BSR and one RLC PDU with one byte of data take ([`crate::cell::RanConfig::ul_min_useful_tbs`]);
+/// a smaller one carries nothing the eNB can use (the UE sends no data, or a BSR alone).
+/// Over `sizes` (ascending, with 10·log10 M), with `sinr_at` and `tbs` as for [`grant_limit`]:
+/// * the first M whose link-adaptation MCS (at the BLER target) gives a TBS of at least
+///   `min_tbs`, with that MCS: the BLER target holds, so nothing is lost;
+/// * if no M does (a power-limited UE whose SINR per PRB falls as fast as the PRBs grow), the
+///   most robust way to carry `min_tbs`: over M, the lowest MCS whose TBS on M PRBs reaches
+///   `min_tbs`, the M with the largest SINR margin over that MCS's threshold (smallest M on a
+///   tie). The BLER target is then missed on the first transmission and HARQ combining
+///   carries the block — as ns-3 LENA widens every uplink grant to at least 3 PRBs "to ensure
+///   TxOpportunity >= 7 bytes" (`pf-ff-mac-scheduler.cc`, `DoSchedUlTriggerReq`) whatever
+///   the SINR per PRB;
+/// * `None` if even that block cannot reach its threshold with the HARQ budget, i.e. margin +
+///   `combining_db` < 0, where `combining_db` = 10·log10 of the transmissions HARQ allows
+///   (chase combining adds their SINRs, [`crate::phy::HarqSoftBuffers`]): evaluated on the
+///   UE's large-scale SINR, the UE is then out of uplink coverage and gets no grant for new
+///   data until that recovers — every grant would fail (ns-3 LENA grants nothing to a UE whose
+///   uplink CQI is 0; [`crate::radio::RadioEnvironment::ul_min_useful_grant`]).
+///
+/// The search stops at the first M where MCS 0 reaches `min_tbs`: beyond it the SINR only
+/// falls and the MCS cannot. `None` too if no size of `sizes` can carry `min_tbs`.
+pub fn min_useful_grant(
+    sizes: &[(u32, f64)],
+    thresholds: &[f64; 29],
+    min_tbs: u32,
+    combining_db: f64,
+    mut sinr_at: impl FnMut(u32, f64) -> f64,
+    mut tbs: impl FnMut(u32, u8) -> u32,
+) -> Option<(u32, u8, u32)> {
+    let mut robust: Option<(f64, u32, u8, u32)> = None;
+    for &(m, m_db) in sizes {
+        let sinr = sinr_at(m, m_db);
+        if let Some(la) = best_mcs(thresholds, sinr) {
+            let b = tbs(m, la);
+            if b >= min_tbs {
+                return Some((m, la, b));
+            }
+        }
+        if let Some(mcs) = lowest_mcs_for(thresholds, min_tbs, |mcs| tbs(m, mcs)) {
+            let margin = sinr - thresholds[mcs as usize];
+            if robust.is_none_or(|(best, ..)| margin > best) {
+                robust = Some((margin, m, mcs, tbs(m, mcs)));
+            }
+            if mcs == 0 {
+                break;
+            }
+        }
+    }
+    robust.filter(|&(margin, ..)| margin + combining_db >= 0.0).map(|(_, m, mcs, b)| (m, mcs, b))
+}
+
+/// The lowest MCS (with a finite threshold) whose TBS `tbs(mcs)` is at least `min_tbs`.
+pub fn lowest_mcs_for(thresholds: &[f64; 29], min_tbs: u32, mut tbs: impl FnMut(u8) -> u32) -> Option<u8> {
+    (0..29u8).find(|&mcs| thresholds[mcs as usize].is_finite() && tbs(mcs) >= min_tbs)
+}
+
 /// TS 36.213 Table 8.6.1-1 PUSCH I_MCS of the transport block index that PDSCH-table MCS
 /// `dl_mcs` carries (the uplink MCS as the eNB signals it).
 pub fn ul_imcs(dl_mcs: u8) -> u8 {
@@ -250,6 +316,46 @@ mod tests {
         assert_eq!((m, mcs, tb), (6, 0, 19));
         // Hopeless link: one PRB at MCS 0.
         assert_eq!(grant_limit(&sizes, &thr, -30.0, |_, _| -20.0, tbs), (1, 0, 2));
+    }
+
+    #[test]
+    fn min_useful_grant_by_hand() {
+        let b = BlerModel::new(McsTable::Lte);
+        let thr = mcs_thresholds(&b, 0.1);
+        let sizes = pusch_sizes(100);
+        let tbs = |m: u32, mcs: u8| lte_tbs_bits_for_mcs(mcs, m as u16, 1).unwrap() / 8;
+        let four_tx = 10.0 * 4f64.log10();
+        // TS 36.213 Table 7.1.7.2.1-1 (bytes): 1 PRB: MCS 0..4 = 2, 3, 4, 5, 7; 2 PRBs: MCS 0,
+        // 1 = 4, 7; 3 PRBs: MCS 0 = 7. 10 % thresholds: MCS 0 −7.30, 1 −6.22, 2 −5.32,
+        // 3 −3.90, 4 −2.91 dB.
+        assert_eq!((tbs(1, 4), tbs(2, 1), tbs(3, 0), tbs(1, 2), tbs(2, 0)), (7, 7, 7, 4, 4));
+        // Headroom (10 dB at any M): one PRB at the link-adaptation MCS already carries 7 B.
+        let la = best_mcs(&thr, 10.0).unwrap();
+        assert_eq!(min_useful_grant(&sizes, &thr, 7, four_tx, |_, _| 10.0, tbs), Some((1, la, tbs(1, la))));
+        // Power-limited at −2 dB on one PRB, −3 dB per doubling: 1 PRB at MCS 4 = 7 B meets
+        // the target.
+        assert_eq!(min_useful_grant(&sizes, &thr, 7, four_tx, |_, m_db| -2.0 - m_db, tbs), Some((1, 4, 7)));
+        // The lte-m2m livelock: −4.5 dB on one PRB. The headroom limit is a 4-byte block (1 PRB
+        // at MCS 2, or 2 at MCS 0), which carries no RLC PDU. Margins of the 7-byte blocks:
+        // 1 PRB MCS 4: −4.5 + 2.91 = −1.59; 2 PRBs MCS 1: −4.5 − 3.01 + 6.22 = −1.30;
+        // 3 PRBs MCS 0: −4.5 − 4.77 + 7.30 = −1.97 dB. The most robust: 2 PRBs at MCS 1.
+        let at = |_m: u32, m_db: f64| -4.5 - m_db;
+        assert_eq!(grant_limit(&sizes, &thr, -10.0, at, tbs).2, 4);
+        assert_eq!(min_useful_grant(&sizes, &thr, 7, four_tx, at, tbs), Some((2, 1, 7)));
+        // Without HARQ combining (one transmission) −1.30 dB is short: out of coverage.
+        assert_eq!(min_useful_grant(&sizes, &thr, 7, 0.0, at, tbs), None);
+        // Four transmissions give +6.02 dB: −7.5 dB on one PRB → 2 PRBs MCS 1 at −4.30 dB
+        // margin still decodes; −12 dB on one PRB → best margin 1 PRB MCS 4 −9.09 or 3 PRBs MCS 0
+        // −9.47: hopeless.
+        assert_eq!(min_useful_grant(&sizes, &thr, 7, four_tx, |_, m_db| -7.5 - m_db, tbs), Some((2, 1, 7)));
+        assert_eq!(min_useful_grant(&sizes, &thr, 7, four_tx, |_, m_db| -12.0 - m_db, tbs), None);
+        assert_eq!(min_useful_grant(&sizes, &thr, 7, four_tx, |_, _| -20.0, tbs), None);
+        // A hopeless link with headroom (SINR flat in M): MCS 0 on 3 PRBs is the most robust.
+        assert_eq!(min_useful_grant(&sizes, &thr, 7, four_tx, |_, _| -9.0, tbs), Some((3, 0, 7)));
+        // lowest_mcs_for: 1 PRB reaches 5 B at MCS 3, 2 PRBs 7 B at MCS 1.
+        assert_eq!(lowest_mcs_for(&thr, 5, |m| tbs(1, m)), Some(3));
+        assert_eq!(lowest_mcs_for(&thr, 7, |m| tbs(2, m)), Some(1));
+        assert_eq!(lowest_mcs_for(&thr, 100_000, |m| tbs(1, m)), None);
     }
 
     #[test]

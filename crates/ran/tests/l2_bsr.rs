@@ -78,7 +78,7 @@ fn run_fig6(enhanced: bool, restart_on_grant: bool) -> Fig6 {
         }
         // eNB uplink scheduler (for the next-but-4 TTI).
         ul_grants.clear();
-        let ues = [SchedUe { rnti: 1, bytes_per_prb: 100.0, backlog_bytes: 0, harq_retx: None, free_harq: Some(0), max_prb: u16::MAX }];
+        let ues = [SchedUe { rnti: 1, bytes_per_prb: 100.0, backlog_bytes: 0, harq_retx: None, free_harq: Some(0), max_prb: u16::MAX, min_prb: 0 }];
         enb.schedule_with(now, &ues, 3, |u, n| Scheduler::linear_tbs(u, n).min(u.backlog_bytes as u32), &mut ul_grants);
         for g in &ul_grants {
             grants.push((now, g.tb_bytes));
@@ -342,7 +342,7 @@ fn test_ul_scheduler_sizes_grants_from_reports_within_pdcch_budget() {
     s.handle_bsr(1, &bsr(bsr_index(1500))); // read as 1552
     s.handle_bsr(2, &bsr(bsr_index(190))); // read as 200
     s.handle_sr(3);
-    let ues: Vec<SchedUe> = (1..=4).map(|r| SchedUe { rnti: r, bytes_per_prb: 100.0, backlog_bytes: 0, harq_retx: None, free_harq: Some(0), max_prb: u16::MAX }).collect();
+    let ues: Vec<SchedUe> = (1..=4).map(|r| SchedUe { rnti: r, bytes_per_prb: 100.0, backlog_bytes: 0, harq_retx: None, free_harq: Some(0), max_prb: u16::MAX, min_prb: 0 }).collect();
     let mut g = Vec::new();
     // PDCCH budget of 2 grants: RR serves two of the three UEs with a backlog, sized from the
     // reports (ceil to whole PRBs), and nothing for UE 4 (no report).

@@ -107,6 +107,7 @@ fn run(nr: bool, bler: f64, seed: u64) -> (Vec<Ue>, u64) {
                 harq_retx: u.harq.pending_retx().next(),
                 free_harq: u.harq.free_process(),
                 max_prb: u16::MAX,
+                min_prb: 0,
             });
         }
         allocs.clear();

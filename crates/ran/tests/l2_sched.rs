@@ -26,7 +26,7 @@ fn run_full_buffer(kind: SchedulerKind, n_ue: usize, slots: u64, max_grants: u16
     for t in 0..slots {
         ues.clear();
         for (i, r) in rngs.iter_mut().enumerate() {
-            ues.push(SchedUe { rnti: 100 + i as u16, bytes_per_prb: bpp(i, r), backlog_bytes: 1 << 30, harq_retx: None, free_harq: Some(0), max_prb: u16::MAX });
+            ues.push(SchedUe { rnti: 100 + i as u16, bytes_per_prb: bpp(i, r), backlog_bytes: 1 << 30, harq_retx: None, free_harq: Some(0), max_prb: u16::MAX, min_prb: 0 });
         }
         out.clear();
         s.schedule(Time::from_millis(t), &ues, max_grants, &mut out);
@@ -80,7 +80,7 @@ fn test_pf_beats_rr_with_unequal_fading_channels() {
 fn test_rr_rotates_under_pdcch_limit() {
     // 5 UEs, 2 grants per slot: over 10 slots each UE gets exactly 4 slots.
     let mut s = Scheduler::new(cfg(SchedulerKind::RoundRobin));
-    let ues: Vec<SchedUe> = (0..5).map(|i| SchedUe { rnti: i, bytes_per_prb: 10.0, backlog_bytes: 1 << 20, harq_retx: None, free_harq: Some(0), max_prb: u16::MAX }).collect();
+    let ues: Vec<SchedUe> = (0..5).map(|i| SchedUe { rnti: i, bytes_per_prb: 10.0, backlog_bytes: 1 << 20, harq_retx: None, free_harq: Some(0), max_prb: u16::MAX, min_prb: 0 }).collect();
     let mut count = [0; 5];
     let mut out = Vec::new();
     for t in 0..10 {
@@ -107,6 +107,7 @@ fn test_pdcch_limit_respected_by_every_policy() {
                 harq_retx: if i % 7 == 0 { Some((1, 3, 30)) } else { None },
                 free_harq: Some(0),
                 max_prb: u16::MAX,
+                min_prb: 0,
             })
             .collect();
         // PDCCH of 4 DCIs per slot, one used by an uplink grant: 3 left for the downlink.
@@ -127,8 +128,8 @@ fn test_pdcch_limit_respected_by_every_policy() {
 fn test_harq_retx_before_new_data() {
     let mut s = Scheduler::new(cfg(SchedulerKind::MaxRate));
     let ues = [
-        SchedUe { rnti: 1, bytes_per_prb: 10.0, backlog_bytes: 100_000, harq_retx: Some((3, 60, 600)), free_harq: Some(0), max_prb: u16::MAX },
-        SchedUe { rnti: 2, bytes_per_prb: 90.0, backlog_bytes: 100_000, harq_retx: None, free_harq: Some(0), max_prb: u16::MAX },
+        SchedUe { rnti: 1, bytes_per_prb: 10.0, backlog_bytes: 100_000, harq_retx: Some((3, 60, 600)), free_harq: Some(0), max_prb: u16::MAX, min_prb: 0 },
+        SchedUe { rnti: 2, bytes_per_prb: 90.0, backlog_bytes: 100_000, harq_retx: None, free_harq: Some(0), max_prb: u16::MAX, min_prb: 0 },
     ];
     let mut out = Vec::new();
     s.schedule(Time::ZERO, &ues, 10, &mut out);
@@ -150,9 +151,9 @@ fn test_harq_retx_before_new_data() {
 fn test_backlog_limits_allocation() {
     let mut s = Scheduler::new(cfg(pf()));
     let ues = [
-        SchedUe { rnti: 1, bytes_per_prb: 50.0, backlog_bytes: 120, harq_retx: None, free_harq: Some(0), max_prb: u16::MAX },
-        SchedUe { rnti: 2, bytes_per_prb: 50.0, backlog_bytes: 1_000_000, harq_retx: None, free_harq: Some(0), max_prb: u16::MAX },
-        SchedUe { rnti: 3, bytes_per_prb: 50.0, backlog_bytes: 1_000_000, harq_retx: None, free_harq: None, max_prb: u16::MAX },
+        SchedUe { rnti: 1, bytes_per_prb: 50.0, backlog_bytes: 120, harq_retx: None, free_harq: Some(0), max_prb: u16::MAX, min_prb: 0 },
+        SchedUe { rnti: 2, bytes_per_prb: 50.0, backlog_bytes: 1_000_000, harq_retx: None, free_harq: Some(0), max_prb: u16::MAX, min_prb: 0 },
+        SchedUe { rnti: 3, bytes_per_prb: 50.0, backlog_bytes: 1_000_000, harq_retx: None, free_harq: None, max_prb: u16::MAX, min_prb: 0 },
     ];
     let mut out = Vec::new();
     s.schedule(Time::ZERO, &ues, 10, &mut out);
@@ -160,6 +161,34 @@ fn test_backlog_limits_allocation() {
     let mut got: Vec<(u16, u16)> = out.iter().map(|a| (a.rnti, a.n_prb)).collect();
     got.sort();
     assert_eq!(got, vec![(1, 3), (2, 97)]);
+}
+
+/// A UE's floor (`min_prb`, the uplink's smallest useful grant): an allocation never goes
+/// below it, even for a tiny backlog; a UE whose floor does not fit the PRBs left gets nothing
+/// this slot (not a narrower grant it cannot use), with round robin and with PF.
+#[test]
+fn test_min_prb_floor() {
+    // A power-limited UE: 2 PRBs at most and at least (7 bytes: 3.5 B/PRB), 3 bytes reported.
+    let edge = SchedUe { rnti: 1, bytes_per_prb: 3.5, backlog_bytes: 3, harq_retx: None, free_harq: Some(0), max_prb: 2, min_prb: 2 };
+    let full = SchedUe { rnti: 2, bytes_per_prb: 50.0, backlog_bytes: 500, harq_retx: None, free_harq: Some(0), max_prb: u16::MAX, min_prb: 0 };
+    for kind in [SchedulerKind::RoundRobin, pf(), SchedulerKind::MaxRate] {
+        let mut s = Scheduler::new(cfg(kind));
+        let mut out = Vec::new();
+        s.schedule(Time::ZERO, &[edge, full], 10, &mut out);
+        let mut got: Vec<(u16, u16)> = out.iter().map(|a| (a.rnti, a.n_prb)).collect();
+        got.sort();
+        assert_eq!(got, vec![(1, 2), (2, 10)], "{kind:?}");
+        // A floor wider than what is left: no allocation at all. A HARQ retransmission holds
+        // 99 of the 100 PRBs; the UE with a 2-PRB floor gets none, the 1-PRB UE gets the last.
+        let hog = SchedUe { rnti: 3, harq_retx: Some((0, 99, 990)), free_harq: None, ..full };
+        let small = SchedUe { rnti: 4, backlog_bytes: 10, ..full };
+        let mut s = Scheduler::new(cfg(kind));
+        out.clear();
+        s.schedule(Time::ZERO, &[edge, hog, small], 10, &mut out);
+        let mut got: Vec<(u16, u16)> = out.iter().map(|a| (a.rnti, a.n_prb)).collect();
+        got.sort();
+        assert_eq!(got, vec![(3, 99), (4, 1)], "{kind:?}");
+    }
 }
 
 #[test]
@@ -191,7 +220,7 @@ fn test_dl_loop_with_harq_bler() {
         });
         ues.clear();
         for (i, h) in harq.iter().enumerate() {
-            ues.push(SchedUe { rnti: i as u16, bytes_per_prb: 40.0, backlog_bytes: 1 << 20, harq_retx: h.pending_retx().next(), free_harq: h.free_process(), max_prb: u16::MAX });
+            ues.push(SchedUe { rnti: i as u16, bytes_per_prb: 40.0, backlog_bytes: 1 << 20, harq_retx: h.pending_retx().next(), free_harq: h.free_process(), max_prb: u16::MAX, min_prb: 0 });
         }
         out.clear();
         s.schedule(now, &ues, 4, &mut out);

@@ -110,7 +110,7 @@ fn run(enhanced: bool, lose_every: u64) -> (Vec<u64>, UeMacCounters, UlBufferCou
             }
         }
         grants.clear();
-        let ues = [SchedUe { rnti, bytes_per_prb: 40.0, backlog_bytes: 0, harq_retx: None, free_harq: Some(0), max_prb: u16::MAX }];
+        let ues = [SchedUe { rnti, bytes_per_prb: 40.0, backlog_bytes: 0, harq_retx: None, free_harq: Some(0), max_prb: u16::MAX, min_prb: 0 }];
         enb.schedule_with(now, &ues, 1, rantcp_ran::mac::sched::Scheduler::linear_tbs, &mut grants);
         for g in &grants {
             grants_due.push((now + Duration::from_millis(4), *g));

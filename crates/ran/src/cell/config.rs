@@ -155,4 +155,45 @@ impl RanConfig {
     pub fn ul_overhead_bytes(&self) -> u32 {
         self.pdcp.header_bytes() + 3
     }
+
+    /// The smallest useful uplink transport block (bytes): a short BSR with its subheader
+    /// (TS 36.321 §6.1.3.1, §6.1.2: 2 bytes), one MAC SDU subheader (§6.1.2: 2 bytes with a
+    /// 7-bit L) and an RLC PDU with one data byte behind its fixed header (TS 36.322
+    /// §6.2.1.3/§6.2.1.4: 2 bytes for a UMD PDU with a 10-bit SN or an AMD PDU; TS 38.322
+    /// §6.2.2.3/§6.2.2.4 for NR, whose RLC PDU is a MAC subPDU of its own). A triggered
+    /// regular or periodic BSR goes before data (TS 36.321 §5.4.3.1), so a grant below this
+    /// carries a BSR and no data, or nothing. LTE: 2 + 2 + 2 + 1 = 7 bytes, the TBS of 3 PRBs
+    /// at I_TBS 0 (TS 36.213 Table 7.1.7.2.1-1: 56 bits) and the floor of ns-3 LENA's uplink
+    /// schedulers ("at least 3 rbg per flow … to ensure TxOpportunity >= 7 bytes").
+    pub fn ul_min_useful_tbs(&self) -> u32 {
+        use crate::rlc::RlcLayout;
+        let rlc = &self.rlc;
+        // The first piece of an SDU: LTE's fixed header (a segment of a new SDU is no AMD PDU
+        // segment); NR's header of a first segment.
+        let rlc_header = rlc
+            .layout
+            .data_header_bytes(rlc.mode, 1, 0, rlc.layout == RlcLayout::Lte);
+        let nr_subpdu = if rlc.mac_subheader_per_pdu { crate::rlc::nr_mac_subheader_bytes(1) } else { 0 };
+        crate::mac::ul::SHORT_BSR_BYTES + crate::mac::mux::mac_subheader_bytes(1) + nr_subpdu + rlc_header + 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rlc::RlcMode;
+
+    #[test]
+    fn smallest_useful_uplink_block() {
+        let ms = Duration::from_millis(1);
+        // LTE AM or UM (10-bit SN): BSR 2 + MAC subheader 2 + RLC header 2 + 1 data byte.
+        let mut lte = RanConfig::lte(ms);
+        assert_eq!(lte.ul_min_useful_tbs(), 7);
+        lte.rlc.mode = RlcMode::Um;
+        assert_eq!(lte.ul_min_useful_tbs(), 7);
+        // NR AM, 18-bit SN (3-byte header), each RLC PDU a MAC subPDU of its own (+2).
+        let nr = RanConfig::nr(Duration::from_micros(125));
+        let per_pdu = if nr.rlc.mac_subheader_per_pdu { 2 } else { 0 };
+        assert_eq!(nr.ul_min_useful_tbs(), 2 + 2 + per_pdu + 3 + 1);
+    }
 }

@@ -111,6 +111,7 @@ impl RanState {
                 harq_retx,
                 free_harq,
                 max_prb: u16::MAX,
+                min_prb: 0,
             });
         }
         if sc.sched_ues.is_empty() {
@@ -184,6 +185,8 @@ impl RanState {
 
     fn schedule_ul(&mut self, now: Time, c: usize, tx_slot: u64) {
         let layers = self.cfg.ul_layers;
+        let min_tbs = self.cfg.ul_min_useful_tbs();
+        let max_tx = 1 + self.cfg.ul_harq_max_retx as u32;
         let (pro_bytes, pro_period) = (
             self.cfg.ul_proactive_grant_bytes,
             self.cfg.ul_proactive_period,
@@ -211,10 +214,31 @@ impl RanState {
                 continue;
             }
             let rnti = u.rnti;
-            let free_harq = u.link(Dir::Ul).harq.free_process();
+            let mut free_harq = u.link(Dir::Ul).harq.free_process();
             // The power-headroom limit of a grant and the rate there (`crate::ul_phy`): a
             // power-limited UE gets at most the PRBs beyond which its TBS would not grow.
-            let (max_prb, _, tb) = self.radio.ul_grant_limit(rnti, now, tx_slot, layers);
+            let (mut max_prb, _, mut tb) = self.radio.ul_grant_limit(rnti, now, tx_slot, layers);
+            // ... and at least the smallest grant it can use (a BSR and an RLC PDU, TS 36.321
+            // §5.4.3.1, TS 36.322 §6.2.1): where the limit's TBS is below it, the grant widens
+            // to the most robust allocation that carries it, below the BLER target if it must
+            // (HARQ combining), instead of a stream of grants that carry nothing; a UE that
+            // not even HARQ combining would carry there at its large-scale SINR is out of
+            // uplink coverage and gets no new grant (HARQ retransmissions go on).
+            let mut min_prb = 0;
+            match self.radio.ul_min_useful_grant(rnti, now, tx_slot, layers, min_tbs, max_tx) {
+                Some((m, _, b)) => {
+                    min_prb = m;
+                    if tb < min_tbs {
+                        (max_prb, tb) = (m, b);
+                    }
+                }
+                None => {
+                    free_harq = None;
+                    if harq_retx.is_none() {
+                        continue;
+                    }
+                }
+            }
             let bpp = tb as f64 / max_prb.max(1) as f64;
             sc.sched_ues.push(SchedUe {
                 rnti,
@@ -223,6 +247,7 @@ impl RanState {
                 harq_retx,
                 free_harq,
                 max_prb: max_prb.min(u16::MAX as u32) as u16,
+                min_prb: min_prb.min(u16::MAX as u32) as u16,
             });
         }
         if sc.sched_ues.is_empty() {
@@ -237,7 +262,7 @@ impl RanState {
                 &sc.sched_ues,
                 budget,
                 |su, n| {
-                    let mcs = radio.ul_mcs(su.rnti, now, n as u32, layers);
+                    let mcs = radio.ul_grant_mcs(su.rnti, now, tx_slot, n as u32, layers, min_tbs);
                     radio.tb_size_bytes(su.rnti, tx_slot, n as u32, mcs, layers)
                 },
                 &mut sc.grants,
@@ -259,7 +284,7 @@ impl RanState {
                 if g.tb_bytes == 0 {
                     continue;
                 }
-                let mcs = self.radio.ul_mcs(g.rnti, now, g.n_prb as u32, layers);
+                let mcs = self.radio.ul_grant_mcs(g.rnti, now, tx_slot, g.n_prb as u32, layers, min_tbs);
                 let u = &mut self.ues[i];
                 let l = u.link_mut(Dir::Ul);
                 l.harq.start_new(now, g.harq_id, g.n_prb, g.tb_bytes, ());

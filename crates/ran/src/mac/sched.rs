@@ -15,8 +15,10 @@
 //!    redistributed), max rate (metric = achievable rate), proportional fair (metric =
 //!    achievable rate / EWMA of served rate, time-domain PF: best metric first, each UE
 //!    gets the PRBs its backlog needs).
-//! 3. No more allocations than the remaining PDCCH budget, and no new allocation wider than
-//!    the UE's `max_prb` (the uplink's power-headroom limit, [`crate::ul_phy`]).
+//! 3. No more allocations than the remaining PDCCH budget, no new allocation wider than
+//!    the UE's `max_prb` (the uplink's power-headroom limit, [`crate::ul_phy`]) and none
+//!    narrower than its `min_prb` (the uplink's smallest useful grant: a UE whose floor does
+//!    not fit this slot gets nothing).
 //!
 //! The PF average is `R ← (1 − 1/τ)·R + (1/τ)·r`, `τ` = time constant in slots, updated every
 //! slot for every UE in the input (served rate `r` = 0 when not scheduled), like ns-3's
@@ -63,6 +65,10 @@ pub struct SchedUe {
     /// Most PRBs one new allocation may span (`u16::MAX`: no limit). The uplink's
     /// power-headroom limit ([`crate::ul_phy`]).
     pub max_prb: u16,
+    /// Fewest PRBs a new allocation to this UE may span (at most `max_prb`; 0 or 1: no floor):
+    /// the uplink's smallest useful grant ([`crate::ul_phy::min_useful_grant`]). A UE that
+    /// cannot get that many this slot gets none, rather than a grant it cannot use.
+    pub min_prb: u16,
 }
 
 /// One scheduling decision.
@@ -90,13 +96,32 @@ pub struct Scheduler {
     pub last_prbs: u16,
 }
 
-/// PRBs the backlog needs at `bytes_per_prb`, at least `min_prb`, at most the UE's `max_prb`.
+/// PRBs the backlog needs at `bytes_per_prb`, at least `min_prb` and the UE's own floor, at
+/// most the UE's `max_prb`.
 fn needed_prb(ue: &SchedUe, min_prb: u16) -> u16 {
     if ue.bytes_per_prb <= 0.0 {
         return 0;
     }
     let n = (ue.backlog_bytes as f64 / ue.bytes_per_prb).ceil();
-    (n.min(u16::MAX as f64) as u16).max(min_prb).min(ue.max_prb.max(1))
+    (n.min(u16::MAX as f64) as u16).max(min_prb).max(ue.min_prb).min(ue.max_prb.max(1))
+}
+
+/// The fewest PRBs a new allocation to `ue` may span.
+fn floor_prb(ue: &SchedUe) -> u16 {
+    ue.min_prb.min(ue.max_prb.max(1))
+}
+
+/// `n` PRBs for `ue` unless they are below its floor (`min_prb`): then its floor if `left`
+/// holds it, else none.
+fn floored(ue: &SchedUe, n: u16, left: u16) -> u16 {
+    let floor = floor_prb(ue);
+    if n >= floor {
+        n
+    } else if floor <= left {
+        floor
+    } else {
+        0
+    }
 }
 
 impl Scheduler {
@@ -145,7 +170,13 @@ impl Scheduler {
         // 2. New data.
         self.order.clear();
         for (i, ue) in ues.iter().enumerate() {
-            if self.alloc_prb[i] == 0 && ue.backlog_bytes > 0 && ue.free_harq.is_some() && ue.bytes_per_prb > 0.0 {
+            // A UE whose floor does not fit the PRBs the retransmissions left waits.
+            if self.alloc_prb[i] == 0
+                && ue.backlog_bytes > 0
+                && ue.free_harq.is_some()
+                && ue.bytes_per_prb > 0.0
+                && floor_prb(ue) <= prb_left
+            {
                 let metric = match self.cfg.kind {
                     SchedulerKind::RoundRobin => 0.0,
                     SchedulerKind::MaxRate => ue.bytes_per_prb,
@@ -173,11 +204,14 @@ impl Scheduler {
                     let share = prb_left / k as u16;
                     for &(_, i) in &self.order {
                         let want = needed_prb(&ues[i], self.cfg.min_prb);
-                        let a = want.min(share);
+                        let a = floored(&ues[i], want.min(share), prb_left);
                         self.alloc_prb[i] = a;
                         prb_left -= a;
                     }
                     for &(_, i) in &self.order {
+                        if self.alloc_prb[i] == 0 {
+                            continue; // below its floor: no grant this slot
+                        }
                         let want = needed_prb(&ues[i], self.cfg.min_prb);
                         let extra = want.saturating_sub(self.alloc_prb[i]).min(prb_left);
                         self.alloc_prb[i] += extra;
@@ -192,7 +226,7 @@ impl Scheduler {
                             break;
                         }
                         let want = needed_prb(&ues[i], self.cfg.min_prb);
-                        let a = want.min(prb_left);
+                        let a = floored(&ues[i], want.min(prb_left), prb_left);
                         self.alloc_prb[i] = a;
                         prb_left -= a;
                     }
