@@ -18,6 +18,7 @@ LINUX = {
     "min_rto": "200ms",
     "rack_tlp": True,
     "prr": True,
+    "rto_undo": True,
     "hystart": "classic",
     "cwnd_rules": "linux",
 }
@@ -27,6 +28,7 @@ RFC = {
     "min_rto": "1s",
     "rack_tlp": False,
     "prr": False,
+    "rto_undo": False,
     "hystart": "hystart++",
     "cwnd_rules": "rfc",
 }

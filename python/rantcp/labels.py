@@ -40,6 +40,7 @@ TABLE: dict[str, Label] = {
     "retransmitted_bytes": Label("retransmitted bytes", "B", 0.0),
     "fast_retransmits": Label("fast retransmits", None, 0.0),
     "rtos": Label("retransmission timeouts", None, 0.0),
+    "rto_undos": Label("spurious timeouts undone", None, 0.0),
     "bytes_delivered": Label("bytes delivered", "B", 0.0),
     "download_time_s": Label("download time", "s", 0.0),
     "jain_goodput": Label("Jain fairness index of goodput", None, 0.0, 1.0),

@@ -320,7 +320,7 @@ pub struct FlowConfigInput {
     #[serde(default = "d_udp_packet")]
     pub udp_packet: Bytes,
     /// TCP stack profile: "linux" (default) or "rfc"; sets the defaults of cc, delack_timeout,
-    /// min_rto, quickack, rack_tlp, prr, hystart and cwnd_rules.
+    /// min_rto, quickack, rack_tlp, prr, rto_undo, hystart and cwnd_rules.
     #[serde(default = "d_stack")]
     pub stack: StackName,
     /// Congestion control: "newreno", "cubic", "highspeed", "bbr" or "radio-aware" (seed 002;
@@ -362,6 +362,10 @@ pub struct FlowConfigInput {
     /// Proportional Rate Reduction in fast recovery (RFC 6937; linux: true, rfc: false).
     #[serde(default)]
     pub prr: Option<bool>,
+    /// Undo a retransmission timeout whose ACKs echo timestamps from before its retransmission
+    /// (Linux tcp_try_undo_loss, RFC 3522 §3.2; needs timestamps) (linux: true, rfc: false).
+    #[serde(default)]
+    pub rto_undo: Option<bool>,
     /// TCP timestamps (RFC 7323).
     #[serde(default = "d_true")]
     pub timestamps: bool,
@@ -432,6 +436,7 @@ pub struct FlowConfig {
     pub sack: bool,
     pub rack_tlp: bool,
     pub prr: bool,
+    pub rto_undo: bool,
     pub timestamps: bool,
     pub window_scaling: bool,
     pub rcv_buf: Bytes,
@@ -475,6 +480,7 @@ impl From<FlowConfigInput> for FlowConfig {
             sack: i.sack,
             rack_tlp: i.rack_tlp.unwrap_or(p.rack_tlp),
             prr: i.prr.unwrap_or(p.prr),
+            rto_undo: i.rto_undo.unwrap_or(p.rto_undo),
             timestamps: i.timestamps,
             window_scaling: i.window_scaling,
             rcv_buf: i.rcv_buf,
@@ -671,6 +677,7 @@ impl FlowConfig {
             sack: self.sack,
             rack_tlp: self.rack_tlp,
             prr: self.prr,
+            rto_undo: self.rto_undo,
             timestamps: self.timestamps,
             window_scaling: self.window_scaling,
             cc: self.cc.kind(),

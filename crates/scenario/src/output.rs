@@ -231,6 +231,7 @@ fn flow_summaries(label: &str, sim: &Sim, end: Time) -> Vec<Value> {
             m.insert("retransmitted_bytes".into(), json!(tx.retrans_bytes));
             m.insert("retransmitted_segments".into(), json!(tx.retrans_segments));
             m.insert("rtos".into(), json!(tx.rtos));
+            m.insert("rto_undos".into(), json!(tx.rto_undos));
             m.insert("fast_retransmits".into(), json!(tx.fast_retransmits));
             m.insert(
                 "rtt_min_ms".into(),

@@ -20,8 +20,10 @@
 //! MAC/RLC layers deliver ACKs in bursts.
 //!
 //! Inputs it relies on: a [`super::RateSample`] on every ACK that delivers data (round counting,
-//! BtlBw), `AckSample::rtt` with Karn's rule applied (RTprop), `in_recovery` / `newly_lost` and
-//! the recovery hooks (packet conservation), and `on_packet_sent` (idle restart).
+//! BtlBw), `AckSample::rtt` with Karn's rule applied (RTprop), `in_recovery` / `in_loss` /
+//! `newly_lost` and the recovery hooks (packet conservation, the cwnd saved at a timeout and
+//! restored when the endpoint leaves its Loss state or undoes the timeout), and
+//! `on_packet_sent` (idle restart).
 
 use super::{AckSample, CcParams, CcTrace, CongestionControl, SlowStartCause};
 use rantcp_core::{entity_id, Duration, Rng, Time};
@@ -157,11 +159,8 @@ pub struct Bbr {
 
     // Recovery.
     prev_state: CaState,
-    in_loss: bool,
-    loss_end_delivered: u64,
     packet_conservation: bool,
     prior_cwnd: u64,
-    last_delivered: u64,
 
     // ACK aggregation (Linux `bbr_update_ack_aggregation`).
     ack_epoch_start: Time,
@@ -209,11 +208,8 @@ impl Bbr {
             idle_restart: false,
             probe_rtt_app_limited: (0, 0),
             prev_state: CaState::Open,
-            in_loss: false,
-            loss_end_delivered: 0,
             packet_conservation: false,
             prior_cwnd: 0,
-            last_delivered: 0,
             ack_epoch_start: Time::ZERO,
             ack_epoch_acked: 0,
             extra_acked: [0; 2],
@@ -537,9 +533,12 @@ impl Bbr {
         if ack.newly_lost > 0 {
             cwnd = cwnd.saturating_sub(ack.newly_lost).max(self.mss);
         }
+        // The endpoint's loss state after this ACK (Linux reads `icsk_ca_state`): a timeout's
+        // Loss state lasts until everything outstanding at the timeout is acknowledged
+        // (`tcp_process_loss`, SND.UNA ≥ high_seq) or the timeout is undone.
         let state = if ack.in_recovery {
             CaState::Recovery
-        } else if self.in_loss {
+        } else if ack.in_loss {
             CaState::Loss
         } else {
             CaState::Open
@@ -617,10 +616,6 @@ impl CongestionControl for Bbr {
     }
 
     fn on_ack(&mut self, ack: &AckSample) {
-        self.last_delivered = ack.delivered;
-        if self.in_loss && ack.delivered >= self.loss_end_delivered {
-            self.in_loss = false; // everything outstanding at the RTO has been delivered
-        }
         // Linux `bbr_update_model`.
         self.update_bw(ack);
         self.update_ack_aggregation(ack);
@@ -649,21 +644,27 @@ impl CongestionControl for Bbr {
             self.packet_conservation = false;
             self.prev_state = CaState::Open;
         }
-        self.in_loss = false;
+    }
+
+    fn on_undo(&mut self, _now: Time, _cwnd: u64, _ssthresh: u64) {
+        // Linux `bbr_undo_cwnd`: a spurious slow-down; restart full-pipe detection and keep cwnd.
+        // The cwnd saved at the timeout comes back on the next ACK, which sees the Loss state
+        // left (`bbr_set_cwnd_to_recover_or_restore`).
+        self.full_bw = 0.0;
+        self.full_bw_count = 0;
     }
 
     fn controls_recovery_window(&self) -> bool {
         true // Linux: BBR is a `cong_control` module; PRR does not apply.
     }
 
-    fn on_rto(&mut self, _now: Time, bytes_in_flight: u64, _mss: u32, _reduce_ssthresh: bool) {
+    fn on_rto(&mut self, _now: Time, _basis: u64, _mss: u32, _reduce_ssthresh: bool) {
         // Linux tcp_enter_loss + `bbr_set_state(TCP_CA_Loss)`: save cwnd, cwnd = 1 segment,
-        // restart full-pipe accounting, treat the RTO as the end of a round.
+        // restart full-pipe accounting, treat the RTO as the end of a round. The Loss state
+        // lasts as long as the endpoint says (`AckSample::in_loss`).
         self.save_cwnd();
         self.cwnd = self.mss;
         self.prev_state = CaState::Loss;
-        self.in_loss = true;
-        self.loss_end_delivered = self.last_delivered + bytes_in_flight;
         self.full_bw = 0.0;
         self.round_start = true;
         self.packet_conservation = false;

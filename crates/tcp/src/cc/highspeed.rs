@@ -171,6 +171,11 @@ impl CongestionControl for HighSpeed {
         self.bytes_acked = 0;
     }
 
+    fn on_undo(&mut self, _now: Time, cwnd: u64, ssthresh: u64) {
+        // Linux tcp_undo_cwnd_reduction with tcp_reno_undo_cwnd (the endpoint computed both).
+        self.cwnd = cwnd;
+        self.ssthresh = ssthresh;
+    }
     fn on_idle_restart(&mut self, _now: Time, cwnd: u64, ssthresh: u64) -> bool {
         // RFC 5681 §4.1 (the endpoint computed the restart window).
         self.cwnd = cwnd;

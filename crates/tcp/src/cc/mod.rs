@@ -69,6 +69,11 @@ pub struct AckSample {
     pub newly_lost: u64,
     /// The endpoint is in fast recovery.
     pub in_recovery: bool,
+    /// The endpoint is recovering from a retransmission timeout: the data outstanding at the
+    /// timeout has not all been acknowledged yet and the timeout was not undone (Linux
+    /// `icsk_ca_state == TCP_CA_Loss` after `tcp_fastretrans_alert`, which `cong_control`
+    /// modules such as BBR read).
+    pub in_loss: bool,
     /// Total bytes delivered on the connection so far (`C.delivered`).
     pub delivered: u64,
     /// The delivery-rate sample, when one could be taken.
@@ -191,6 +196,12 @@ pub trait CongestionControl {
     /// episode's ssthresh; RFC 5681 eq. 4 with the FlightSize then is no lower) and for a repeated
     /// timeout of one episode (RFC 5681 §3.1: ssthresh is held constant).
     fn on_rto(&mut self, now: Time, basis: u64, mss: u32, reduce_ssthresh: bool);
+    /// The last retransmission timeout was spurious and is undone (Linux `tcp_try_undo_loss` →
+    /// `tcp_undo_cwnd_reduction`): the endpoint hands back the window from before the timeout,
+    /// `cwnd` = max(cwnd now, cwnd before) and `ssthresh` = max(ssthresh now, ssthresh before)
+    /// (`ca_ops->undo_cwnd`, `tcp_reno_undo_cwnd`; `prior_ssthresh`). A window-based controller
+    /// takes them; one that keeps its own model (BBR) resets what its `undo_cwnd` resets.
+    fn on_undo(&mut self, _now: Time, _cwnd: u64, _ssthresh: u64) {}
     /// The controller sets cwnd itself during recovery (Linux `cong_control`, BBR's packet
     /// conservation), so the endpoint does not apply PRR (RFC 6937) on top.
     fn controls_recovery_window(&self) -> bool {
@@ -402,6 +413,10 @@ impl CongestionControl for Cc {
     #[inline]
     fn on_rto(&mut self, now: Time, basis: u64, mss: u32, reduce_ssthresh: bool) {
         dispatch!(self, c => c.on_rto(now, basis, mss, reduce_ssthresh))
+    }
+    #[inline]
+    fn on_undo(&mut self, now: Time, cwnd: u64, ssthresh: u64) {
+        dispatch!(self, c => c.on_undo(now, cwnd, ssthresh))
     }
     #[inline]
     fn controls_recovery_window(&self) -> bool {

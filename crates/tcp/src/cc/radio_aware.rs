@@ -254,6 +254,9 @@ impl CongestionControl for RadioAware {
             self.fallback.on_rto(now, basis, mss, reduce_ssthresh);
         }
     }
+    fn on_undo(&mut self, now: Time, cwnd: u64, ssthresh: u64) {
+        self.fallback.on_undo(now, cwnd, ssthresh);
+    }
     fn on_idle_restart(&mut self, now: Time, cwnd: u64, ssthresh: u64) -> bool {
         // Fresh feedback sets the window from R(t)·RTT: nothing to restart. Otherwise the
         // fallback restarts as it would alone.

@@ -97,6 +97,7 @@ impl Endpoint {
             rtt = cum.rtt;
         }
         let (rs, scan) = (d.rs, d.rack);
+        let spurious_rto = ack > prior_una && self.rto_recovery && self.rto_was_spurious(tcp);
         if ack > self.snd_una {
             self.snd_una = ack;
             self.acked_since_rto = true;
@@ -108,6 +109,9 @@ impl Endpoint {
             let data_hi = ack.min(self.app_end);
             let data_lo = prior_una.max(1).min(data_hi);
             self.stats.bytes_acked += data_hi - data_lo;
+        }
+        if spurious_rto {
+            self.undo_rto(now);
         }
 
         // Window update (RFC 9293 §3.10.7.4: SND.WL1/SND.WL2 rule).
@@ -258,6 +262,7 @@ impl Endpoint {
                 prior_in_flight,
                 newly_lost,
                 in_recovery: was_in_recovery,
+                in_loss: self.rto_recovery,
                 delivered: self.rate.delivered,
                 rate,
                 mss: self.smss,
@@ -271,6 +276,12 @@ impl Endpoint {
         }
         if was_in_recovery && !self.in_recovery {
             self.cc.on_recovery_exit(now, self.smss);
+        }
+        if !self.in_recovery && !self.rto_recovery {
+            // Back in the Open state: the episode can no longer be undone (Linux clears
+            // retrans_stamp in TCP_CA_Open, tcp_fastretrans_alert).
+            self.retrans_stamp = None;
+            self.undo_window = None;
         }
 
         // Our FIN acknowledged?
@@ -304,6 +315,41 @@ impl Endpoint {
                 self.arm_pto(now);
             }
         }
+    }
+
+    /// Linux `tcp_may_undo` in the Loss state without D-SACK: `tcp_packet_delayed`, the ACK
+    /// echoes a timestamp from before the episode's first retransmission (`retrans_stamp`), so
+    /// an original transmission was acknowledged (RFC 3522 §3.2, the Eifel detection).
+    fn rto_was_spurious(&self, tcp: &TcpHeader) -> bool {
+        if !self.cfg.rto_undo || !self.ts_ok || self.undo_window.is_none() {
+            return false;
+        }
+        match (self.retrans_stamp, tcp.options.timestamps) {
+            // tcp_tsopt_ecr_before: a non-zero echo, before the stamp (modulo 2^32).
+            (Some(stamp), Some((_, tsecr))) => tsecr != 0 && (tsecr.wrapping_sub(stamp) as i32) < 0,
+            _ => false,
+        }
+    }
+
+    /// Linux `tcp_try_undo_loss` → `tcp_undo_cwnd_reduction(sk, true)`: nothing is lost any
+    /// more, the window from before the timeout comes back (cwnd = max(cwnd, prior_cwnd),
+    /// ssthresh = max(ssthresh, prior_ssthresh)) and the connection is Open again, free to
+    /// start a fast recovery should RACK or SACK find a real loss.
+    fn undo_rto(&mut self, now: Time) {
+        let Some((cwnd, ssthresh)) = self.undo_window.take() else {
+            return;
+        };
+        self.sb.unmark_lost();
+        self.rto_recovery = false;
+        self.force_rtx = false;
+        if self.sack_ok {
+            self.recover = self.snd_una;
+        }
+        self.retrans_stamp = None;
+        let cwnd = self.cc.cwnd().max(cwnd);
+        let ssthresh = self.cc.ssthresh().max(ssthresh);
+        self.cc.on_undo(now, cwnd, ssthresh);
+        self.stats.rto_undos += 1;
     }
 
     /// What a congestion response reduces from: FlightSize (RFC 5681 §3.1 eq. 4, §3.2 step 2;

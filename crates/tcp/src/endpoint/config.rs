@@ -69,6 +69,12 @@ pub struct TcpConfig {
     pub hystart: Hystart,
     /// Where Linux and the RFCs differ on ssthresh and cwnd.
     pub cwnd_rules: CwndRules,
+    /// Undo a retransmission timeout found spurious (Linux `tcp_try_undo_loss`): an ACK that
+    /// advances SND.UNA during the timeout's recovery and echoes a timestamp older than the
+    /// episode's first retransmission (`tcp_packet_delayed`; the Eifel detection of RFC 3522
+    /// §3.2) shows the original segments arrived, so the window from before the timeout comes
+    /// back and nothing more is resent as lost. Needs timestamps.
+    pub rto_undo: bool,
     /// Pace transmissions even when the controller does not ask for it (BBR always paces).
     pub pacing: bool,
     /// Restart the window after an idle period longer than the RTO (RFC 5681 §4.1 SHOULD;
@@ -103,6 +109,7 @@ impl Default for TcpConfig {
             initial_cwnd_segments: 10,
             hystart: Hystart::PlusPlus,
             cwnd_rules: CwndRules::Rfc,
+            rto_undo: false,
             pacing: false,
             slow_start_after_idle: true,
             radio_aware: RadioAwareParams::default(),
@@ -112,8 +119,8 @@ impl Default for TcpConfig {
 
 impl TcpConfig {
     /// The Linux 6.x stack: IW 10, 200 ms minimum RTO, delayed ACK (every 2nd segment, 40 ms)
-    /// with quick-ACK for the first 16 segments, SACK + RACK-TLP + PRR, CUBIC's HyStart, and
-    /// Linux's ssthresh/cwnd rules ([`CwndRules::Linux`]).
+    /// with quick-ACK for the first 16 segments, SACK + RACK-TLP + PRR, CUBIC's HyStart,
+    /// Linux's ssthresh/cwnd rules ([`CwndRules::Linux`]) and the undo of spurious timeouts.
     pub fn linux() -> Self {
         TcpConfig {
             quickack_segments: 16,
@@ -121,6 +128,7 @@ impl TcpConfig {
             prr: true,
             hystart: Hystart::Classic,
             cwnd_rules: CwndRules::Linux,
+            rto_undo: true,
             ..TcpConfig::default()
         }
     }

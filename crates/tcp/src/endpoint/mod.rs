@@ -43,7 +43,9 @@
 //!   retransmission is repaired by the RTO unless the opt-in lost-retransmission detection
 //!   ([`Endpoint::set_lost_retransmit_detection`]) is on; without SACK, RFC 6582. The sending
 //!   rate in SACK recovery follows PRR (RFC 6937) when [`TcpConfig::prr`] is on. There is no
-//!   D-SACK, no undo of spurious recoveries and no PAWS.
+//!   D-SACK and no PAWS. A timeout found spurious by its timestamps is undone when
+//!   [`TcpConfig::rto_undo`] is on (Linux `tcp_try_undo_loss`); a fast recovery is never
+//!   undone and there is no F-RTO (RFC 5682).
 
 mod ack;
 mod app;
@@ -112,6 +114,8 @@ pub struct TcpStats {
     pub fast_retransmits: u64,
     /// Retransmission timeouts that fired.
     pub rtos: u64,
+    /// Timeouts found spurious and undone ([`TcpConfig::rto_undo`]; Linux `TCPLossUndo`).
+    pub rto_undos: u64,
     pub persist_probes: u64,
     pub segments_received: u64,
     pub dup_acks_received: u64,
@@ -232,6 +236,12 @@ pub struct Endpoint {
     rto_recovery: bool,
     /// An ACK advanced SND.UNA since the last timeout (Linux resets `icsk_retransmits`).
     acked_since_rto: bool,
+    /// TSval of the first retransmission of the current loss episode (Linux `retrans_stamp`),
+    /// for the undo of a spurious timeout ([`TcpConfig::rto_undo`]).
+    retrans_stamp: Option<u32>,
+    /// (cwnd, ssthresh) from before the episode's congestion response, while it may be undone
+    /// (Linux `undo_marker` with `prior_cwnd` / `prior_ssthresh`).
+    undo_window: Option<(u64, u64)>,
     /// RFC 6582 `recover` / RFC 6675 RecoveryPoint, as HighData + 1.
     recover: u64,
     /// NewReno (no SACK) cwnd inflation during fast recovery (RFC 6582 §3.2 steps 3–4).
@@ -334,6 +344,8 @@ impl Endpoint {
             in_recovery: false,
             rto_recovery: false,
             acked_since_rto: false,
+            retrans_stamp: None,
+            undo_window: None,
             recover: 0,
             inflation: 0,
             prr: None,

@@ -283,7 +283,10 @@ impl Endpoint {
         if self.sb.segs[idx].flags & F_SACKED != 0 {
             return None;
         }
+        // Linux sends the probe with __tcp_retransmit_skb, which leaves retrans_stamp alone.
+        let stamp = self.retrans_stamp;
         let p = self.retransmit(now, idx);
+        self.retrans_stamp = stamp;
         self.on_probe_sent(now, true);
         Some(p)
     }
@@ -296,6 +299,10 @@ impl Endpoint {
         self.sb.on_retransmit(idx, now, self.snd_max, track);
         self.stats.retrans_segments += 1;
         self.stats.retrans_bytes += len as u64;
+        // Linux tcp_retransmit_skb: the stamp of the episode's first retransmission.
+        if self.retrans_stamp.is_none() {
+            self.retrans_stamp = Some(ts_ms(now));
+        }
         let start = self.sb.segs[idx].start;
         self.high_rxt = self.high_rxt.max(start + len as u64);
         if self.rack_on() {

@@ -395,6 +395,18 @@ impl Scoreboard {
         self.rxt_hint = snd_una;
     }
 
+    /// A timeout is undone (Linux `tcp_undo_cwnd_reduction` with `unmark_loss`): no segment is
+    /// lost any more. Retransmissions still outstanding keep counting in pipe beside their
+    /// originals (Linux keeps `retrans_out`).
+    pub fn unmark_lost(&mut self) {
+        for idx in 0..self.segs.len() {
+            if self.segs[idx].flags & F_LOST != 0 {
+                self.set_flags(idx, 0, F_LOST);
+            }
+        }
+        self.rxt_hint = self.lost_mark;
+    }
+
     /// The record of the transmission sent at `sent` of the segment ending at `end`, if that
     /// segment is still outstanding and was not sent again since.
     #[inline]

@@ -87,6 +87,18 @@ impl Endpoint {
                 let reduce = !self.in_recovery && !same_segment_again;
                 let basis = self.reduction_basis().max(self.smss as u64);
                 let cwnd_before = self.cc.cwnd();
+                if reduce || self.undo_window.is_none() {
+                    // Linux tcp_enter_loss: prior_cwnd and prior_ssthresh (tcp_current_ssthresh:
+                    // max(ssthresh, ¾ cwnd) outside a window reduction) for an undo, saved when
+                    // the timeout reduces ssthresh; a repeated timeout keeps the first one's.
+                    let (cwnd, ss) = (self.cc.cwnd(), self.cc.ssthresh());
+                    let prior_ss = if self.in_recovery {
+                        ss
+                    } else {
+                        ss.max(cwnd / 2 + cwnd / 4)
+                    };
+                    self.undo_window = Some((cwnd, prior_ss));
+                }
                 self.cc.on_rto(now, basis, self.smss, reduce);
                 self.note_slow_start_exit(now, cwnd_before, Some(SlowStartCause::Timeout));
                 if self.rack_on() {
