@@ -589,10 +589,14 @@ fn radio_summary(sims: &[(String, Sim)], end: Time) -> Value {
                 };
                 // Subframes by DCIs used (index = DCIs); the subframes the device slept
                 // through carried none and are counted at index 0.
+                // A device still busy when the run ends also runs the subframe that starts at
+                // its last instant, one more than the duration holds: the shares are of the
+                // subframes counted, so they never exceed 1.
                 let mut hist = dev.cell_pdcch_histogram(ci).to_vec();
                 hist[0] += (all_slots as u64).saturating_sub(slots);
-                let share = |n: u64| r6(n as f64 / all_slots.max(1.0));
-                sf_all += all_slots as u64;
+                let counted = (all_slots as u64).max(slots);
+                let share = |n: u64| r6(n as f64 / counted as f64);
+                sf_all += counted;
                 sf_idle += hist[0];
                 sf_full += *hist.last().expect("budget >= 1");
                 cells.push(json!({

@@ -203,3 +203,28 @@ fn test_ue_out_of_uplink_coverage_is_not_granted() {
     assert!(u["ul_avg_tbs_bytes"].as_f64().unwrap() >= 7.0, "{u}");
     assert!(out.summary["flows"][0]["m2m_completed"].as_u64().unwrap() >= 1, "{u}");
 }
+
+#[test]
+fn test_pdcch_shares_of_a_cell_busy_to_the_end_stay_within_one() {
+    // A UE out of uplink coverage sends an SR every occasion to the last instant, so the device
+    // also runs the subframe that starts at the run's end: 5001 subframes counted in 5 s.
+    let out = run(&[
+        ("ues", "1"),
+        ("duration", "5s"),
+        ("ue.placement", "fixed"),
+        ("ue.distance_m", "2000"),
+    ]);
+    let cell = &out.summary["radio"]["cells"][0];
+    let hist: u64 = cell["pdcch_histogram"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap())
+        .sum();
+    let idle = cell["pdcch_idle_share"].as_f64().unwrap();
+    let full = cell["pdcch_full_share"].as_f64().unwrap();
+    assert!(hist >= 5000, "{hist}");
+    assert!(idle <= 1.0 && idle + full <= 1.0, "idle {idle} full {full}");
+    let all = out.summary["radio"]["pdcch"]["idle_share"].as_f64().unwrap();
+    assert!(all <= 1.0, "{all}");
+}
