@@ -320,7 +320,7 @@ pub struct FlowConfigInput {
     #[serde(default = "d_udp_packet")]
     pub udp_packet: Bytes,
     /// TCP stack profile: "linux" (default) or "rfc"; sets the defaults of cc, delack_timeout,
-    /// min_rto, quickack, rack_tlp, prr, rto_undo, hystart and cwnd_rules.
+    /// min_rto, quickack, ack_when_read, rack_tlp, prr, rto_undo, hystart and cwnd_rules.
     #[serde(default = "d_stack")]
     pub stack: StackName,
     /// Congestion control: "newreno", "cubic", "highspeed", "bbr" or "radio-aware" (seed 002;
@@ -343,6 +343,12 @@ pub struct FlowConfigInput {
     /// are each ACKed at once, as Linux does (linux: true, rfc: false).
     #[serde(default)]
     pub quickack: Option<bool>,
+    /// With delayed ACKs, the every-`ack_every`th-segment ACK leaves when the application reads,
+    /// after every segment that arrived at the same instant (a radio transport block's burst
+    /// gets one ACK), as Linux's receiver does (`__tcp_ack_snd_check`, `tcp_cleanup_rbuf`);
+    /// false: at once, as RFC 5681 §4.2 reads (linux: true, rfc: false).
+    #[serde(default)]
+    pub ack_when_read: Option<bool>,
     /// Maximum ACK delay (linux: 40ms; rfc: 200ms, the BSD/ns-3 value, also seed 003's
     /// dissertation's).
     #[serde(default)]
@@ -430,6 +436,7 @@ pub struct FlowConfig {
     pub delayed_ack: bool,
     pub ack_every: u32,
     pub quickack: bool,
+    pub ack_when_read: bool,
     pub delack_timeout: Dur,
     pub min_rto: Dur,
     pub initial_rto: Dur,
@@ -474,6 +481,7 @@ impl From<FlowConfigInput> for FlowConfig {
             delayed_ack: i.delayed_ack,
             ack_every: i.ack_every,
             quickack: i.quickack.unwrap_or(p.quickack_segments > 0),
+            ack_when_read: i.ack_when_read.unwrap_or(p.ack_when_read),
             delack_timeout: i.delack_timeout.unwrap_or(Dur(p.delack_timeout)),
             min_rto: i.min_rto.unwrap_or(Dur(p.min_rto)),
             initial_rto: i.initial_rto,
@@ -671,6 +679,7 @@ impl FlowConfig {
             ack_every: self.ack_every,
             quickack_segments: if self.quickack { QUICKACK_SEGMENTS } else { 0 },
             delack_timeout: self.delack_timeout.d(),
+            ack_when_read: self.ack_when_read,
             min_rto: self.min_rto.d(),
             initial_rto: self.initial_rto.d(),
             max_rto: Duration::from_secs(60),

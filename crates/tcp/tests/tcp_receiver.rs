@@ -247,3 +247,53 @@ fn test_ack_every_segment_every_nth_and_quickack() {
     }
     assert_eq!(acks, vec![1000, 2000, 4000]);
 }
+
+#[test]
+fn test_ack_when_read_one_ack_per_instant_burst() {
+    // Linux (`__tcp_ack_snd_check`, `tcp_cleanup_rbuf`): the second full segment is ACKed when
+    // the application reads, after every segment that arrived at the same instant.
+    let mut scfg = cfg(true);
+    scfg.ack_when_read = true;
+    let (_c, mut s) = established(cfg(true), scfg);
+    // A burst of three segments at 50 ms (one transport block): no ACK while it arrives.
+    for k in 0..3u32 {
+        data(&mut s, ms(50), 1000 * k, 1000);
+        none(&mut s, ms(50));
+    }
+    assert_eq!(s.poll_timeout(), Some(ms(50)), "the read after the burst, not +40 ms");
+    s.handle_timeout(ms(50));
+    let a = one(&mut s, ms(50));
+    assert_eq!(sack_off(&a), 3000, "one ACK for the whole burst");
+    assert_eq!(s.poll_timeout(), None);
+    // A lone segment waits (one MSS unacknowledged) and is ACKed with the next burst's.
+    data(&mut s, ms(51), 3000, 1000);
+    none(&mut s, ms(51));
+    assert_eq!(s.poll_timeout(), Some(ms(91)), "delack_timeout = 40 ms");
+    data(&mut s, ms(52), 4000, 1000);
+    data(&mut s, ms(52), 5000, 1000);
+    none(&mut s, ms(52));
+    s.handle_timeout(ms(52));
+    assert_eq!(sack_off(&one(&mut s, ms(52))), 6000);
+    // Segments at distinct instants: every second one, as without the option.
+    let mut acks = Vec::new();
+    for k in 6..10u32 {
+        let t = ms(60 + k as u64);
+        data(&mut s, t, 1000 * k, 1000);
+        s.handle_timeout(t);
+        acks.extend(drain(&mut s, t).iter().map(sack_off));
+    }
+    assert_eq!(acks, vec![8000, 10_000]);
+    // Out-of-order data is still answered at once (RFC 5681 §4.2), and so is the hole's fill.
+    data(&mut s, ms(80), 11_000, 1000);
+    let d = one(&mut s, ms(80));
+    assert_eq!(sack_off(&d), 10_000);
+    data(&mut s, ms(80), 10_000, 1000);
+    assert_eq!(sack_off(&one(&mut s, ms(80))), 12_000);
+}
+
+#[test]
+fn test_ack_when_read_is_the_linux_profile_only() {
+    assert!(rantcp_tcp::TcpConfig::linux().ack_when_read);
+    assert!(!rantcp_tcp::TcpConfig::rfc().ack_when_read);
+    assert!(!rantcp_tcp::TcpConfig::default().ack_when_read);
+}

@@ -44,6 +44,14 @@ pub struct TcpConfig {
     pub quickack_segments: u32,
     /// Maximum delay of a delayed ACK (RFC 1122 §4.2.3.2 allows up to 500 ms; Linux ~40 ms).
     pub delack_timeout: Duration,
+    /// Acknowledge the `ack_every`-th full-sized segment when the application reads, not at
+    /// once: after every segment that arrived at the same instant (a burst a radio transport
+    /// block delivered), so a burst gets one ACK. Linux: `__tcp_ack_snd_check` ACKs at once
+    /// only if the window's right edge advances (`__tcp_select_window(sk) >= tp->rcv_wnd`),
+    /// which it does not while the segment is unread; the ACK then leaves from
+    /// `tcp_recvmsg` → `tcp_cleanup_rbuf` (`rcv_nxt - rcv_wup > rcv_mss`). Assumes the
+    /// application reads whenever data is readable; off: ACK at once (RFC 5681 §4.2).
+    pub ack_when_read: bool,
     /// Lower bound on the RTO (RFC 6298 §2.4 says 1 s; Linux uses 200 ms).
     pub min_rto: Duration,
     /// RTO before any RTT sample (RFC 6298 §2.1: 1 s).
@@ -97,6 +105,7 @@ impl Default for TcpConfig {
             ack_every: 2,
             quickack_segments: 0,
             delack_timeout: Duration::from_millis(40),
+            ack_when_read: false,
             min_rto: Duration::from_millis(200),
             initial_rto: Duration::from_secs(1),
             max_rto: Duration::from_secs(60),
@@ -119,11 +128,13 @@ impl Default for TcpConfig {
 
 impl TcpConfig {
     /// The Linux 6.x stack: IW 10, 200 ms minimum RTO, delayed ACK (every 2nd segment, 40 ms)
-    /// with quick-ACK for the first 16 segments, SACK + RACK-TLP + PRR, CUBIC's HyStart,
+    /// with quick-ACK for the first 16 segments and the ACK when the application reads
+    /// ([`TcpConfig::ack_when_read`]), SACK + RACK-TLP + PRR, CUBIC's HyStart,
     /// Linux's ssthresh/cwnd rules ([`CwndRules::Linux`]) and the undo of spurious timeouts.
     pub fn linux() -> Self {
         TcpConfig {
             quickack_segments: 16,
+            ack_when_read: true,
             rack_tlp: true,
             prr: true,
             hystart: Hystart::Classic,

@@ -147,7 +147,15 @@ impl Receiver {
                 // timeout.
                 self.unacked_bytes += adv;
                 if self.unacked_bytes >= cfg.ack_every.max(1) as u64 * smss as u64 {
-                    self.ack_now = true;
+                    if cfg.ack_when_read {
+                        // Linux: not at once (the window's right edge does not advance while
+                        // the data is unread, `__tcp_ack_snd_check`) but when the woken
+                        // application reads (`tcp_cleanup_rbuf`), i.e. after the segments that
+                        // arrive at this same instant: a timer due now fires after them.
+                        self.delack_deadline = Some(now);
+                    } else {
+                        self.ack_now = true;
+                    }
                 } else if self.delack_deadline.is_none() {
                     self.delack_deadline = Some(now + cfg.delack_timeout);
                 }
