@@ -28,6 +28,7 @@ fn random_cfg(r: &mut Rng) -> TcpConfig {
     c.hystart = Hystart::ALL[r.below(3) as usize];
     c.ack_every = 1 + r.below(4) as u32;
     c.quickack_segments = [0, 16][r.below(2) as usize];
+    c.ack_when_read = r.bernoulli(0.5);
     c
 }
 
