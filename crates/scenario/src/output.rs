@@ -588,10 +588,9 @@ fn radio_summary(sims: &[(String, Sim)], end: Time) -> Value {
                     0.0
                 };
                 // Subframes by DCIs used (index = DCIs); the subframes the device slept
-                // through carried none and are counted at index 0.
-                // A device still busy when the run ends also runs the subframe that starts at
-                // its last instant, one more than the duration holds: the shares are of the
-                // subframes counted, so they never exceed 1.
+                // through carried none and are counted at index 0. A device still busy when
+                // the run ends also runs the subframe that starts at its last instant, one more
+                // than the duration holds: the shares are of the subframes counted (≤ 1).
                 let mut hist = dev.cell_pdcch_histogram(ci).to_vec();
                 hist[0] += (all_slots as u64).saturating_sub(slots);
                 let counted = (all_slots as u64).max(slots);

@@ -54,6 +54,16 @@ fn blocked(cc: CcKind, rto_undo: bool, until: Time) -> (Endpoint, Endpoint, Vec<
 
 /// Deliver `pkts` to the server at `t` and every ACK it sends to the client at `t + 10 ms`;
 /// returns what the client sends in reply.
+/// The last transmission of the segment at offset 0 the blocked link held: the timer's
+/// retransmission of it.
+fn last_copy_of_offset_0(held: &[(Time, Packet)]) -> Packet {
+    held.iter()
+        .filter(|(_, p)| is_data(p) && coff(p) == 0)
+        .map(|(_, p)| *p)
+        .last()
+        .expect("the timer retransmitted offset 0")
+}
+
 fn deliver_and_ack(c: &mut Endpoint, s: &mut Endpoint, t: Time, pkts: &[Packet]) -> Vec<Packet> {
     let mut acks = Vec::new();
     for p in pkts {
@@ -96,16 +106,26 @@ fn test_spurious_rto_is_undone_when_the_held_originals_arrive() {
 
         let sent = deliver_and_ack(&mut c, &mut s, ms(600), &first);
         let st = c.stats();
-        assert_eq!(st.rto_undos, 1, "{cc:?}: the echoed timestamps predate the retransmission");
+        assert_eq!(
+            st.rto_undos, 1,
+            "{cc:?}: the echoed timestamps predate the retransmission"
+        );
         // Nothing is resent as lost: everything sent in reply is new data.
-        assert_eq!(st.retrans_segments, rtx_before, "{cc:?}: no go-back-N after the undo");
+        assert_eq!(
+            st.retrans_segments, rtx_before,
+            "{cc:?}: no go-back-N after the undo"
+        );
         assert!(
             sent.iter().filter(|p| is_data(p)).all(|p| coff(p) >= top),
             "{cc:?}: only new data follows the undo"
         );
         // The window from before the timeout is back (Linux tcp_undo_cwnd_reduction; BBR
         // restores its saved cwnd on leaving the Loss state).
-        assert!(c.info().cwnd >= cwnd_before_rto, "{cc:?}: cwnd {}", c.info().cwnd);
+        assert!(
+            c.info().cwnd >= cwnd_before_rto,
+            "{cc:?}: cwnd {}",
+            c.info().cwnd
+        );
     }
 }
 
@@ -131,12 +151,7 @@ fn test_real_loss_is_not_undone() {
     // echoes the retransmission's own timestamp: no undo, the timeout's recovery goes on.
     for cc in CcKind::ALL {
         let (mut c, mut s, held) = blocked(cc, true, ms(600));
-        let rtx0 = held
-            .iter()
-            .filter(|(_, p)| is_data(p) && coff(p) == 0)
-            .map(|(_, p)| *p)
-            .last()
-            .unwrap();
+        let rtx0 = last_copy_of_offset_0(&held);
         deliver_and_ack(&mut c, &mut s, ms(600), &[rtx0]);
         assert_eq!(c.stats().rto_undos, 0, "{cc:?}");
     }
@@ -153,13 +168,12 @@ fn test_bbr_keeps_its_loss_state_until_the_timeouts_recovery_ends() {
     // after a repeated timeout, and restored the whole window here, into a go-back-N.)
     let (mut c, mut s, held) = blocked(CcKind::Bbr, true, ms(1000));
     assert_eq!(c.stats().rtos, 2, "two timeouts by 1 s");
-    let rtx0 = held
-        .iter()
-        .filter(|(_, p)| is_data(p) && coff(p) == 0)
-        .map(|(_, p)| *p)
-        .last()
-        .unwrap();
+    let rtx0 = last_copy_of_offset_0(&held);
     deliver_and_ack(&mut c, &mut s, ms(1000), &[rtx0]);
     assert_eq!(c.stats().rto_undos, 0);
-    assert_eq!(c.info().cwnd, 4 * MSS as u64, "slow start from the loss window, not the saved cwnd");
+    assert_eq!(
+        c.info().cwnd,
+        4 * MSS as u64,
+        "slow start from the loss window, not the saved cwnd"
+    );
 }

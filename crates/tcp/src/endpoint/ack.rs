@@ -47,6 +47,16 @@ impl Endpoint {
         }
     }
 
+    /// The controller's response to a loss (RFC 5681 §3.2 step 2, RFC 6675 §5 step 4.2; RFC 8985
+    /// §7.4 for a loss a tail-loss probe repaired), from [`Endpoint::reduction_basis`]; the end
+    /// of the first slow start if this is it.
+    pub(super) fn respond_to_loss(&mut self, now: Time) {
+        let basis = self.reduction_basis();
+        let cwnd_before = self.cc.cwnd();
+        self.cc.on_congestion_event(now, basis, self.smss);
+        self.note_slow_start_exit(now, cwnd_before, Some(SlowStartCause::Loss));
+    }
+
     /// Sender-side ACK processing (RFC 9293 §3.10.7.4 fifth step; RFC 5681; RFC 6582; RFC 6675).
     pub(super) fn process_ack(
         &mut self,
@@ -373,10 +383,7 @@ impl Endpoint {
     pub(super) fn enter_recovery(&mut self, now: Time, recover_fs: u64) {
         self.rack.tlp_end = None;
         self.rack.pto_deadline = None;
-        let basis = self.reduction_basis();
-        let cwnd_before = self.cc.cwnd();
-        self.cc.on_congestion_event(now, basis, self.smss);
-        self.note_slow_start_exit(now, cwnd_before, Some(SlowStartCause::Loss));
+        self.respond_to_loss(now);
         if self.cfg.prr && self.sack_ok && !self.cc.controls_recovery_window() {
             let ssthresh = self.cc.ssthresh();
             self.prr = Some(Prr::new(ReductionBound::SafeAck, ssthresh, recover_fs));

@@ -22,7 +22,7 @@
 
 use super::scoreboard::{Scoreboard, Seg, F_EVER_RETRANS};
 use super::{ts_ms, Endpoint, DUP_THRESH};
-use crate::cc::{CongestionControl, SlowStartCause};
+use crate::cc::CongestionControl;
 use rantcp_core::{Duration, Time};
 use std::collections::VecDeque;
 
@@ -374,10 +374,7 @@ impl Endpoint {
             self.rack.tlp_end = None; // a probe of new data was delivered
         } else if ack > end {
             self.rack.tlp_end = None;
-            let basis = self.reduction_basis();
-            let cwnd_before = self.cc.cwnd();
-            self.cc.on_congestion_event(now, basis, self.smss);
-            self.note_slow_start_exit(now, cwnd_before, Some(SlowStartCause::Loss));
+            self.respond_to_loss(now);
             self.cc.on_recovery_exit(now, self.smss);
         } else if pure_dup && !advanced {
             self.rack.tlp_end = None;

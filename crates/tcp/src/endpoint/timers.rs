@@ -91,13 +91,13 @@ impl Endpoint {
                     // Linux tcp_enter_loss: prior_cwnd and prior_ssthresh (tcp_current_ssthresh:
                     // max(ssthresh, ¾ cwnd) outside a window reduction) for an undo, saved when
                     // the timeout reduces ssthresh; a repeated timeout keeps the first one's.
-                    let (cwnd, ss) = (self.cc.cwnd(), self.cc.ssthresh());
+                    let ss = self.cc.ssthresh();
                     let prior_ss = if self.in_recovery {
                         ss
                     } else {
-                        ss.max(cwnd / 2 + cwnd / 4)
+                        ss.max(cwnd_before / 2 + cwnd_before / 4)
                     };
-                    self.undo_window = Some((cwnd, prior_ss));
+                    self.undo_window = Some((cwnd_before, prior_ss));
                 }
                 self.cc.on_rto(now, basis, self.smss, reduce);
                 self.note_slow_start_exit(now, cwnd_before, Some(SlowStartCause::Timeout));
