@@ -327,12 +327,17 @@ def _advance(sim: Any, progress: Callable[[float, float, int], None] | None, ser
         t0 = time.perf_counter()
         now = sim.step(min(now + chunk, end))
         dt = time.perf_counter() - t0
-        if dt < 0.05:
-            chunk *= 2
-        elif dt > 0.2:
-            chunk = max(chunk // 2, 1)
+        rows = 0
         for batch in sim.take_batches():
+            rows += max((len(values) for cols in batch.values() for _, values in cols.values()), default=0)
             series.add(batch)
+        # The rows of a chunk are held until it ends: a chunk grows while it is quick, but not
+        # past ROW_GROUP_ROWS rows, so peak memory does not grow with the run's length (nor with
+        # how fast the machine simulates).
+        if dt > 0.2 or rows > ROW_GROUP_ROWS:
+            chunk = max(chunk // 2, 1)
+        elif dt < 0.05 and rows <= ROW_GROUP_ROWS // 2:
+            chunk *= 2
         if progress is not None:
             progress(now / 1e9, end / 1e9, sim.events)
 
