@@ -15,11 +15,16 @@ from rantcp.api import ROW_GROUP_ROWS
 # 100 flows sampled every millisecond: 100,000 flow rows per simulated second.
 MANY_ROWS = ["--set", "flow.count=100", "--set", "output.sample_interval=1ms", "--quiet"]
 
+# The run's own peak: VmHWM, the high-water mark of this process's address space. Not
+# getrusage's ru_maxrss: Linux carries the forking process's peak over fork/vfork and exec into
+# it, so under pytest it reported pytest's own RSS (415-419 MB for every length, on CI and on a
+# clean clone here, where the run itself peaks at ~150 MB).
 PEAK_RSS = """
-import resource, sys
+import sys
 from rantcp.cli import main
 rc = main(sys.argv[1:])
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+with open("/proc/self/status") as f:
+    print(next(int(l.split()[1]) for l in f if l.startswith("VmHWM:")) // 1024)
 sys.exit(rc)
 """
 
@@ -36,10 +41,9 @@ def _peak_mb(tmp_path: Path, duration: str, rows: int) -> int:
 def test_peak_memory_does_not_grow_with_run_length(tmp_path: Path):
     # Holding the rows until the end cost ~0.85 GB per million rows (0.49 GB peak for 0.5 M
     # rows, 1.76 GB for 2 M). Streamed, the peak is the process's fixed cost plus one chunk of
-    # ROW_GROUP_ROWS rows, whatever the length. The fixed cost is the machine's (interpreter,
-    # libraries, allocator arenas and thread pools sized by the CPUs it sees): 96 MB here, but a
-    # CI machine measured 419 MB for both lengths, so it is measured, not assumed: a 0.2 s run
-    # (20,000 rows, under one chunk) gives it.
+    # ROW_GROUP_ROWS rows, whatever the length. The fixed cost (interpreter, libraries,
+    # allocator) is the machine's, so it is measured rather than assumed: a 0.2 s run (20,000
+    # rows, under one chunk) gives it (96 MB here).
     fixed = _peak_mb(tmp_path, "200ms", 20_000)
     short = _peak_mb(tmp_path, "2s", 200_000)
     long = _peak_mb(tmp_path, "12s", 1_200_000)
