@@ -162,10 +162,13 @@ def test_p2p_ping_rtt_floor_and_kernel_tcp_rate(tmp_path: Path) -> None:
     before = _host_state()
     with emulation.emulate("builtin:p2p-bulk", duration="60s", out=tmp_path / "emu") as emu:
         assert set(emu.namespaces) == {"sender", "receiver"}
-        # The router (a node of the model) answers ping itself.
+        # The router (a node of the model) answers ping itself: its RTT is the 1 us access link's
+        # (measured 0.07 ms), not the 40 ms path to the receiver. Judged on the fastest of the 3
+        # replies, as the floor below: the host only ever adds delay, and one reply held up by
+        # a CI machine's scheduler moves the mean of 3 by a third of that delay.
         r = emu.run("sender", ["ping", "-c", "3", "-i", "0.2", "-W", "2", "10.0.0.254"], capture_output=True, text=True)
         assert r.returncode == 0, r.stdout + r.stderr
-        assert _ping_avg_ms(r.stdout) < 1.0
+        assert _ping_min_ms(r.stdout) < 1.0, r.stdout
         ping = emu.run("sender", ["ping", "-c", "20", "-i", "0.1", "receiver"], capture_output=True, text=True)
         assert ping.returncode == 0, ping.stdout + ping.stderr
         server = emu.popen("receiver", [sys.executable, "-c", BULK_SERVER], stdout=subprocess.PIPE, text=True)
@@ -297,5 +300,11 @@ def test_real_bytes_arrive_intact_with_segmentation_and_receive_offload() -> Non
     rcv = e["hosts"]["receiver"]
     assert rcv["to_host_writes"] < rcv["to_host_packets"] / 2
     assert e["moderation_us"] == 2000
-    # Moderation delays events by at most about its interval.
-    assert e["model_lateness"]["p99_us"] < 2000 + 1000
+    # Moderation delays events by at most about its interval: the typical (median) event waits
+    # out the hold, ~2000 us (measured 2015-2018 us; 17 us without moderation). A hold longer
+    # than the interval moves the median past 3000 us on any machine. The p99 is the machine's:
+    # it is one of ~550 samples (one per turn), so six turns held up by a shared CI machine's
+    # scheduler decide it (measured 2047-2058 us here, max 6.6 ms in one run). It is a bench
+    # figure, as delivery lateness: `make bench` reports the p99 of its offload + moderation mode.
+    late = e["model_lateness"]
+    assert late["p50_us"] < 2000 + 1000, late
