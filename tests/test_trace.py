@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import duckdb
@@ -391,16 +390,21 @@ def test_report_trace_section(lossy_run: Path, tmp_path: Path) -> None:
     assert "Time-sequence graph of session" in page
 
 
-def test_ingest_speed_smoke(tmp_path: Path) -> None:
-    """Not the benchmark (`make bench`): 200k packets end to end, a floor far below the target."""
-    import pyarrow  # noqa: F401  (imports are not what this measures)
-
+def test_large_synthetic_capture_ingests_whole(tmp_path: Path) -> None:
+    """The bench's synthetic capture (64 interleaved bulk downloads with loss), 200k packets end
+    to end: every packet stored, one session per download. Its speed is the benchmark's
+    (`make bench` prints packets/s for 10 M packets), not asserted here: a floor of 100k
+    packets/s was only 3x below this machine's first ingest in a process (310k/s; 1.0 M/s
+    warm), so a slower or busier CI machine could fail it with nothing wrong."""
     big = tmp_path / "s.pcap"
     _native.trace_write_synthetic(str(big), 200_000)
-    t = time.perf_counter()
-    rep = trace.ingest([big], tmp_path / "t.duckdb")
-    assert rep.packets >= 200_000
-    assert rep.packets / (time.perf_counter() - t) > 100_000
+    db = tmp_path / "t.duckdb"
+    rep = trace.ingest([big], db)
+    assert [f.status for f in rep.files] == ["ingested"]
+    assert rep.packets == 200_000
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT count(*) FROM packet_rows").fetchall() == [(200_000,)]
+    assert con.execute("SELECT count(*) FROM sessions").fetchall() == [(64,)]
 
 
 def test_uncompressed_ingest_stores_the_same_rows(tmp_path: Path) -> None:
