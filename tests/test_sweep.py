@@ -501,3 +501,28 @@ def test_workers_that_cannot_start_record_nothing(tmp_path: Path):
     assert r.returncode != 0
     assert "WorkersCannotStart" in r.stderr and "__main__" in r.stderr
     assert len(rantcp.load(out).df) == 0
+
+
+@pytest.mark.parametrize(
+    ("files", "quota", "workers"),
+    [
+        ({}, None, None),  # no cgroup files: the CPUs the process may run on
+        ({"cpu.max": "max 100000\n"}, None, None),
+        ({"cpu.max": "200000 100000\n"}, 2.0, 2),  # CI: 2 CPUs' time, whatever the host shows
+        ({"cpu.max": "150000 100000\n"}, 1.5, 2),
+        ({"cpu.max": "50000 100000\n"}, 0.5, 1),
+        ({"cpu/cpu.cfs_quota_us": "200000\n", "cpu/cpu.cfs_period_us": "100000\n"}, 2.0, 2),  # cgroup v1
+        ({"cpu,cpuacct/cpu.cfs_quota_us": "-1\n", "cpu,cpuacct/cpu.cfs_period_us": "100000\n"}, None, None),
+    ],
+)
+def test_default_workers_follow_the_cpu_quota(tmp_path: Path, files: dict[str, str], quota: float | None, workers: int | None):
+    """The issue's "all cores by default" are the cores the process may use: a CPU quota (a
+    container's, a CI machine's) bounds them, not only the CPUs the host shows."""
+    from rantcp.sweeps.executors import cgroup_cpu_quota, default_workers
+
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    cpus = len(os.sched_getaffinity(0))
+    assert cgroup_cpu_quota(str(tmp_path)) == quota
+    assert default_workers(str(tmp_path)) == (cpus if workers is None else min(cpus, workers))

@@ -4,6 +4,7 @@ each wait round (what finished together is committed together)."""
 
 from __future__ import annotations
 
+import math
 import multiprocessing
 import os
 import sys
@@ -32,12 +33,42 @@ def _mp_context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("spawn")
 
 
-def default_workers() -> int:
-    """All cores this process may use."""
+def default_workers(cgroup_root: str = "/sys/fs/cgroup") -> int:
+    """All cores this process may use: the CPUs it may run on, at most the CPU quota of its
+    cgroup rounded up (a container limited to 2 CPUs' time on a 64-CPU host gets 2 workers,
+    not 64 that share 2 CPUs' time and each hold a process's memory)."""
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        n = len(os.sched_getaffinity(0))
     except AttributeError:
-        return max(1, os.cpu_count() or 1)
+        n = os.cpu_count() or 1
+    quota = cgroup_cpu_quota(cgroup_root)
+    if quota is not None:
+        n = min(n, math.ceil(quota))
+    return max(1, n)
+
+
+def cgroup_cpu_quota(root: str = "/sys/fs/cgroup") -> float | None:
+    """CPUs' worth of time the CFS quota allows (cgroup v2 ``cpu.max``, v1
+    ``cpu.cfs_quota_us`` / ``cpu.cfs_period_us``; see the kernel's
+    Documentation/scheduler/sched-bwc.rst), or None when there is no quota or no cgroup file."""
+    try:
+        quota, period = _read(root, "cpu.max").split()[:2]
+        return int(quota) / int(period) if quota != "max" and int(quota) > 0 and int(period) > 0 else None
+    except (OSError, ValueError):
+        pass
+    for sub in ("cpu", "cpu,cpuacct", "cpuacct,cpu"):
+        try:
+            quota_us = int(_read(root, sub, "cpu.cfs_quota_us"))
+            period_us = int(_read(root, sub, "cpu.cfs_period_us"))
+        except (OSError, ValueError):
+            continue
+        return quota_us / period_us if quota_us > 0 and period_us > 0 else None
+    return None
+
+
+def _read(*parts: str) -> str:
+    with open(os.path.join(*parts)) as f:
+        return f.read()
 
 
 def _crashed(task: RunTask, why: str) -> dict[str, Any]:
