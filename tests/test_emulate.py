@@ -44,9 +44,24 @@ while True:
 print(repr(marks[:: max(1, len(marks) // 2000)] + marks[-1:]))
 """
 
-BULK_CLIENT = r"""
+# The clients connect as soon as their server listens (its interpreter may start slowly on a
+# busy machine; a fixed sleep before the client would race it).
+CONNECT = r"""
+import socket, time
+def connect(host, port, within=20.0):
+    end = time.monotonic() + within
+    while True:
+        try:
+            return socket.create_connection((host, port))
+        except ConnectionRefusedError:
+            if time.monotonic() > end:
+                raise
+            time.sleep(0.05)
+"""
+
+BULK_CLIENT = CONNECT + r"""
 import socket, sys, time
-s = socket.create_connection((sys.argv[1], 5201))
+s = connect(sys.argv[1], 5201)
 buf = b"x" * (1 << 16)
 end = time.monotonic() + float(sys.argv[2])
 while time.monotonic() < end:
@@ -172,7 +187,6 @@ def test_p2p_ping_rtt_floor_and_kernel_tcp_rate(tmp_path: Path) -> None:
         ping = emu.run("sender", ["ping", "-c", "20", "-i", "0.1", "receiver"], capture_output=True, text=True)
         assert ping.returncode == 0, ping.stdout + ping.stderr
         server = emu.popen("receiver", [sys.executable, "-c", BULK_SERVER], stdout=subprocess.PIPE, text=True)
-        time.sleep(0.5)
         c = emu.run("sender", [sys.executable, "-c", BULK_CLIENT, "receiver", "8"], capture_output=True, text=True, timeout=60)
         assert c.returncode == 0, c.stderr
         marks = eval(server.communicate(timeout=30)[0])  # noqa: S307 (our own script's repr)
@@ -267,10 +281,10 @@ while b := c.recv(1 << 20):
 print(n, h.hexdigest())
 """
 
-HASH_CLIENT = r"""
+HASH_CLIENT = CONNECT + r"""
 import random, socket, sys
 data = random.Random(17).randbytes(5 << 20)
-s = socket.create_connection((sys.argv[1], 5202)); s.sendall(data); s.close()
+s = connect(sys.argv[1], 5202); s.sendall(data); s.close()
 """
 
 
@@ -285,7 +299,6 @@ def test_real_bytes_arrive_intact_with_segmentation_and_receive_offload() -> Non
     with emulation.emulate("builtin:p2p-bulk", duration="60s", offload=True, moderation_us=2000,
                            overrides={"bottleneck.loss": 1e-3}) as emu:
         server = emu.popen("receiver", [sys.executable, "-c", HASH_SERVER], stdout=subprocess.PIPE, text=True)
-        time.sleep(0.5)
         c = emu.run("sender", [sys.executable, "-c", HASH_CLIENT, "receiver"], capture_output=True, text=True, timeout=60)
         assert c.returncode == 0, c.stderr
         out = server.communicate(timeout=30)[0].split()
