@@ -69,17 +69,57 @@ def test_parent_and_current_folder_are_refused(cli, tmp_path: Path):
     assert (tmp_path / "a" / "keep.txt").read_text() == "k"
 
 
+# A day of p2p-bulk (the longest run a config allows; --force: above the work bound), and the
+# same run cut to its 24th. A bad --out must be refused before the simulation, so the refused day
+# costs less than the hour actually simulated, on any machine (here: ~0.1 s against ~5 s; a
+# refusal after the simulation would cost the whole day, ~2 min). An absolute "< 20 s" stood
+# here: it held on a slow machine but did not tell the two apart, since 600 s of p2p-bulk
+# simulate in 0.8 s here.
+DAY = ["run", "builtin:p2p-bulk", "--set", "duration=86400s", "--set", "output.plots=false", "--force", "--quiet"]
+
+
+@pytest.fixture(scope="module")
+def hour_wall_s(tmp_path_factory: pytest.TempPathFactory) -> float:
+    """Wall seconds of the same command simulating 1/24 of the day into a good folder."""
+    from conftest import run_cli
+
+    out = tmp_path_factory.mktemp("hour") / "run"
+    t0 = time.perf_counter()
+    r = run_cli(*DAY, "--set", "duration=3600s", "--out", str(out))
+    took = time.perf_counter() - t0
+    assert r.returncode == 0, r.stderr
+    return took
+
+
 @pytest.mark.parametrize("target", ["FILE", "/dev/null", "/proc/rantcp-nope/x", ""])
-def test_bad_targets_fail_before_simulating(cli, tmp_path: Path, target: str):
+def test_bad_targets_fail_before_simulating(cli, tmp_path: Path, target: str, hour_wall_s: float):
     if target == "FILE":
         f = tmp_path / "afile"
         f.write_text("data")
         target = str(f)
     t0 = time.perf_counter()
-    # A long run: the error must come before the simulation, not after it.
-    r = cli("run", "builtin:p2p-bulk", "--set", "duration=600s", "--set", "output.plots=false", "--out", target)
-    assert time.perf_counter() - t0 < 20
+    r = cli(*DAY, "--out", target)
+    took = time.perf_counter() - t0
     _one_line_exit_2(r, "--out")
+    assert took < hour_wall_s, f"refused in {took:.2f} s, but an hour of the run takes {hour_wall_s:.2f} s"
+    if target.endswith("afile"):
+        assert Path(target).read_text() == "data"
+
+
+@pytest.mark.parametrize("target", ["FILE", "/dev/null", "/proc/rantcp-nope/x"])
+def test_api_bad_targets_fail_before_simulating(tmp_path: Path, target: str):
+    """The API refuses them before its first step: the progress callback, called after every
+    step, is never called (on the first call it stops the run, so a regression fails at once)."""
+    if target == "FILE":
+        f = tmp_path / "afile"
+        f.write_text("data")
+        target = str(f)
+
+    def stepped(now: float, total: float) -> None:
+        raise AssertionError(f"simulated to {now} s before refusing --out {target!r}")
+
+    with pytest.raises(rantcp.ConfigError, match="--out"):
+        rantcp.run("builtin:p2p-bulk", overrides={"duration": "86400s"}, out=target, force=True, progress=stepped)
     if target.endswith("afile"):
         assert Path(target).read_text() == "data"
 
