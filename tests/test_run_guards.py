@@ -48,8 +48,12 @@ def test_force_runs_it(cli, tmp_path: Path):
 
 
 def test_python_api_refuses_and_forces():
+    def stepped(now: float, total: float) -> None:
+        raise AssertionError(f"simulated to {now} s before refusing the run")
+
+    # Refused before it starts: the progress callback (called after every step) never runs.
     with pytest.raises(rantcp.ConfigError, match="too large to start"):
-        rantcp.run("builtin:p2p-bulk", overrides=IDLE)
+        rantcp.run("builtin:p2p-bulk", overrides=IDLE, progress=stepped)
     assert rantcp.run("builtin:p2p-bulk", overrides=IDLE, force=True).summary["flows"][0]["bytes_delivered"] == 10_000
 
 
