@@ -253,6 +253,42 @@ fn round_ack(now: Time, delivered: &mut u64, bw_bytes_per_s: f64) -> AckSample {
     }
 }
 
+/// Linux `bbr_check_full_bw_reached` returns early on an app-limited sample
+/// (`rs->is_app_limited`), so rounds whose samples are app-limited never count toward the full
+/// pipe: a sender held back by its application or its send buffer stays in STARTUP however flat
+/// the bandwidth is (seed 004's BBR at PER ≤ 1e-8, README). ns-3's TcpBbr reads the same flag,
+/// but ns-3 sets it only when a write leaves less than one MSS unsent *after* it is queued
+/// (TcpSocketBase::Send → TcpRateLinux::CalculateAppLimited), never with MSS-sized writes;
+/// Linux checks before queuing (tcp_sendmsg_locked → tcp_rate_check_app_limited).
+#[test]
+fn test_startup_ignores_app_limited_rounds_for_full_pipe() {
+    let mut cc = Bbr::new(&params(1));
+    let mut d = 0;
+    let mut now = Time::ZERO;
+    let bw = 1e7;
+    let app_limited = |mut a: AckSample| {
+        a.rate.as_mut().unwrap().is_app_limited = true;
+        a
+    };
+    // One non-app-limited round sets full_bw; then 20 flat rounds, all app-limited.
+    now += Duration::from_millis(10);
+    cc.on_ack(&round_ack(now, &mut d, bw));
+    for i in 0..20 {
+        now += Duration::from_millis(10);
+        cc.on_ack(&app_limited(round_ack(now, &mut d, bw)));
+        assert_eq!(cc.mode(), Mode::Startup, "app-limited round {i}");
+        assert!(!cc.full_bw_reached());
+    }
+    assert!((cc.pacing_gain() - HIGH_GAIN).abs() < 1e-12);
+    // The same flat bandwidth without the flag: three rounds end STARTUP.
+    for i in 1..=3 {
+        now += Duration::from_millis(10);
+        cc.on_ack(&round_ack(now, &mut d, bw));
+        assert_eq!(cc.full_bw_reached(), i == 3, "round {i}");
+    }
+    assert_ne!(cc.mode(), Mode::Startup);
+}
+
 #[test]
 fn test_btl_bw_is_max_over_10_rounds() {
     let mut cc = Bbr::new(&params(1));
