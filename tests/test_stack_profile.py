@@ -19,6 +19,7 @@ LINUX = {
     "rack_tlp": True,
     "prr": True,
     "rto_undo": True,
+    "rcv_win_ratio": 0.625,
     "hystart": "classic",
     "cwnd_rules": "linux",
 }
@@ -29,6 +30,7 @@ RFC = {
     "rack_tlp": False,
     "prr": False,
     "rto_undo": False,
+    "rcv_win_ratio": 1.0,
     "hystart": "hystart++",
     "cwnd_rules": "rfc",
 }
@@ -98,6 +100,8 @@ def test_echoed_config_runs_again_to_the_same_result(tmp_path: Path):
         ("flow.cwnd_rules", "windows", "flow.cwnd_rules"),
         ("flow.ack_every", "0", "flow.ack_every"),
         ("flow.rack_tlp", "maybe", "flow.rack_tlp"),
+        ("flow.rcv_win_ratio", "0", "flow.rcv_win_ratio"),
+        ("flow.rcv_win_ratio", "1.5", "flow.rcv_win_ratio"),
     ],
 )
 def test_bad_profile_values_are_one_line_errors(cli, key, value, needle):

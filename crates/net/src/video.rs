@@ -254,7 +254,10 @@ impl Sim {
         self.conns[srv].video = Some(Box::default());
         let mut rcfg = spec.tcp_receiver.clone();
         if let Some(b) = v.rcv_buf {
+            // The presets' figures are the phones' maximum advertised windows (dissertation
+            // Fig. 15), so all of the buffer is window, whatever the stack profile's share.
             rcfg.rcv_buf_bytes = b;
+            rcfg.rcv_win_ratio = 1.0;
         }
         let cl_ep = Endpoint::connect(
             now,

@@ -320,7 +320,8 @@ pub struct FlowConfigInput {
     #[serde(default = "d_udp_packet")]
     pub udp_packet: Bytes,
     /// TCP stack profile: "linux" (default) or "rfc"; sets the defaults of cc, delack_timeout,
-    /// min_rto, quickack, ack_when_read, rack_tlp, prr, rto_undo, hystart and cwnd_rules.
+    /// min_rto, quickack, ack_when_read, rack_tlp, prr, rto_undo, rcv_win_ratio, hystart and
+    /// cwnd_rules.
     #[serde(default = "d_stack")]
     pub stack: StackName,
     /// Congestion control: "newreno", "cubic", "highspeed", "bbr" or "radio-aware" (seed 002;
@@ -381,6 +382,12 @@ pub struct FlowConfigInput {
     /// Receive buffer (bounds the advertised window).
     #[serde(default = "d_buf")]
     pub rcv_buf: Bytes,
+    /// The share of `rcv_buf` the advertised window may offer: Linux charges the buffer with
+    /// each segment's skb truesize, so it offers `tcp_win_from_space` = rcv_buf × payload /
+    /// truesize (160/256 for 1448-byte segments from a 1500-byte-MTU device) (linux: 0.625,
+    /// rfc: 1).
+    #[serde(default)]
+    pub rcv_win_ratio: Option<f64>,
     /// Send buffer.
     #[serde(default = "d_buf")]
     pub snd_buf: Bytes,
@@ -447,6 +454,7 @@ pub struct FlowConfig {
     pub timestamps: bool,
     pub window_scaling: bool,
     pub rcv_buf: Bytes,
+    pub rcv_win_ratio: f64,
     pub snd_buf: Bytes,
     pub initial_cwnd: u32,
     pub pacing: bool,
@@ -492,6 +500,7 @@ impl From<FlowConfigInput> for FlowConfig {
             timestamps: i.timestamps,
             window_scaling: i.window_scaling,
             rcv_buf: i.rcv_buf,
+            rcv_win_ratio: i.rcv_win_ratio.unwrap_or(p.rcv_win_ratio),
             snd_buf: i.snd_buf,
             initial_cwnd: i.initial_cwnd,
             pacing: i.pacing,
@@ -534,6 +543,16 @@ impl FlowConfig {
             self.rcv_buf.0 >= self.mss as u64 && self.rcv_buf.0 <= 1 << 30,
             &format!("{p}.rcv_buf"),
             "must be between one MSS and 1GiB",
+        )?;
+        check(
+            self.rcv_win_ratio.is_finite() && self.rcv_win_ratio > 0.0 && self.rcv_win_ratio <= 1.0,
+            &format!("{p}.rcv_win_ratio"),
+            "must be > 0 and <= 1",
+        )?;
+        check(
+            (self.rcv_buf.0 as f64 * self.rcv_win_ratio) >= self.mss as f64,
+            &format!("{p}.rcv_win_ratio"),
+            "must leave a window of at least one MSS (rcv_buf × rcv_win_ratio)",
         )?;
         check(
             self.snd_buf.0 >= self.mss as u64 && self.snd_buf.0 <= 1 << 30,
@@ -674,6 +693,7 @@ impl FlowConfig {
         TcpConfig {
             mss: self.mss,
             rcv_buf_bytes: self.rcv_buf.0,
+            rcv_win_ratio: self.rcv_win_ratio,
             snd_buf_bytes: self.snd_buf.0,
             delayed_ack: self.delayed_ack,
             ack_every: self.ack_every,

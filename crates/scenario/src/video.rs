@@ -97,7 +97,8 @@ pub struct VideoFlowConfig {
     /// Bytes the player holds ahead of playback (4.5MB).
     #[serde(default)]
     pub player_buffer: Option<Bytes>,
-    /// The client's TCP receive buffer (ios: 130kB, android: 82kB).
+    /// The client's TCP receive buffer, all of it offered as window whatever the stack's
+    /// `rcv_win_ratio` (ios: 130kB, android: 82kB: the phones' maximum windows, Fig. 15).
     #[serde(default)]
     pub rcv_buf: Option<Bytes>,
     /// How the client drops a connection it leaves: "silent" or "abort".

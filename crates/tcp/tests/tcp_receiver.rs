@@ -297,3 +297,45 @@ fn test_ack_when_read_is_the_linux_profile_only() {
     assert!(!rantcp_tcp::TcpConfig::rfc().ack_when_read);
     assert!(!rantcp_tcp::TcpConfig::default().ack_when_read);
 }
+
+#[test]
+fn test_window_is_the_payload_share_of_the_buffer() {
+    // Linux tcp_win_from_space: a buffer of rcv_buf bytes offers rcv_buf × rcv_win_ratio of
+    // window; what is held (unread) comes off that, and the SWS threshold is min(space/2, MSS).
+    let mut scfg = cfg(true);
+    scfg.rcv_buf_bytes = 8000;
+    scfg.rcv_win_ratio = 0.625;
+    let (c, mut s) = established(cfg(true), scfg.clone());
+    assert_eq!(s.info().rwin, 5000, "the SYN-ACK offered 5/8 of 8000");
+    data(&mut s, ms(50), 0, 1000);
+    data(&mut s, ms(50), 1000, 1000);
+    let a = one(&mut s, ms(50));
+    assert_eq!((sack_off(&a), tcp(&a).window), (2000, 3000));
+    data(&mut s, ms(51), 2000, 1000);
+    data(&mut s, ms(51), 3000, 1000);
+    let _ = one(&mut s, ms(51));
+    data(&mut s, ms(52), 4000, 1000);
+    // Beyond the 5000-byte window: dropped although 3000 bytes of rcv_buf are "free", and
+    // answered at once with the ACK of both, window 0.
+    data(&mut s, ms(53), 5000, 1000);
+    let a = one(&mut s, ms(53));
+    assert_eq!((sack_off(&a), tcp(&a).window), (5000, 0));
+    assert_eq!(s.readable(), 5000);
+    assert_eq!(s.recv(1000), 1000);
+    let a = one(&mut s, ms(60));
+    assert_eq!((sack_off(&a), tcp(&a).window), (5000, 1000));
+    drop(c);
+
+    // Ratio 1 (the RFC profile): the whole buffer.
+    scfg.rcv_win_ratio = 1.0;
+    let (_c, s) = established(cfg(true), scfg);
+    assert_eq!(s.info().rwin, 8000);
+    // The Linux profile: 6 MiB of tcp_rmem give the 3.75 MiB the kernel offered (2716
+    // segments of 1448 bytes in flight in the emulation).
+    let linux = rantcp_tcp::TcpConfig {
+        rcv_buf_bytes: 6 << 20,
+        ..rantcp_tcp::TcpConfig::linux()
+    };
+    assert_eq!(linux.rcv_space(), 3_932_160);
+    assert_eq!(rantcp_tcp::TcpConfig::rfc().rcv_space(), 6 << 20);
+}

@@ -29,8 +29,17 @@ pub enum CwndRules {
 pub struct TcpConfig {
     /// Maximum segment size: payload bytes per segment this endpoint sends and announces.
     pub mss: u32,
-    /// Receive buffer, bytes: bounds the advertised window (unread + out-of-order data).
+    /// Receive buffer, bytes: bounds the advertised window (unread + out-of-order data), of
+    /// which the share [`TcpConfig::rcv_win_ratio`] holds payload.
     pub rcv_buf_bytes: u64,
+    /// The share of `rcv_buf_bytes` that holds payload, hence bounds the advertised window
+    /// ([`TcpConfig::rcv_space`]); 1 = all of it (RFC 9293: the window is the free buffer).
+    /// Linux charges a socket's receive buffer with each skb's `truesize` (payload plus the
+    /// `sk_buff` and the allocation it sits in), so the window it offers for a buffer of
+    /// `space` bytes is `tcp_win_from_space`: space × `scaling_ratio` / 256, the ratio being
+    /// payload / truesize of the segments received (`tcp_measure_rcv_mss`, Linux ≥ 6.7;
+    /// before, `tcp_adv_win_scale` = 1: half).
+    pub rcv_win_ratio: f64,
     /// Send buffer, bytes: bounds unacknowledged + unsent data.
     pub snd_buf_bytes: u64,
     /// Delayed ACKs on (ACK every `ack_every` full-sized segments or at the timer); off: ACK
@@ -100,6 +109,7 @@ impl Default for TcpConfig {
         TcpConfig {
             mss: 1448,
             rcv_buf_bytes: 6 << 20,
+            rcv_win_ratio: 1.0,
             snd_buf_bytes: 6 << 20,
             delayed_ack: true,
             ack_every: 2,
@@ -126,13 +136,35 @@ impl Default for TcpConfig {
     }
 }
 
+/// Linux's `scaling_ratio` for full-sized segments from a 1500-byte-MTU device, as a share:
+/// 160/256. `tcp_measure_rcv_mss` (tcp_input.c) sets `scaling_ratio = len · 256 / truesize`
+/// (floored): len = 1448 payload bytes (MSS with timestamps), truesize = 2304 for the skb of a
+/// 1500-byte frame (`__alloc_skb` puts its data in a 2 KiB kmalloc bucket; `SKB_TRUESIZE` adds
+/// the 256-byte aligned `sk_buff`) → ⌊1448 · 256 / 2304⌋ = 160. Seen in the emulation (kernel
+/// 6.18, TUN device, `tcp_rmem` max 6 MiB): reno's flight levelled at 2716 segments = 6 MiB ·
+/// 160/256 / 1448.
+pub const LINUX_RCV_WIN_RATIO: f64 = 160.0 / 256.0;
+
 impl TcpConfig {
+    /// Receive buffer space for payload (Linux `tcp_win_from_space` of the buffer): what the
+    /// advertised window may offer when nothing is held, bytes.
+    #[inline]
+    pub fn rcv_space(&self) -> u64 {
+        if self.rcv_win_ratio >= 1.0 {
+            self.rcv_buf_bytes
+        } else {
+            (self.rcv_buf_bytes as f64 * self.rcv_win_ratio) as u64
+        }
+    }
+
     /// The Linux 6.x stack: IW 10, 200 ms minimum RTO, delayed ACK (every 2nd segment, 40 ms)
     /// with quick-ACK for the first 16 segments and the ACK when the application reads
     /// ([`TcpConfig::ack_when_read`]), SACK + RACK-TLP + PRR, CUBIC's HyStart,
-    /// Linux's ssthresh/cwnd rules ([`CwndRules::Linux`]) and the undo of spurious timeouts.
+    /// Linux's ssthresh/cwnd rules ([`CwndRules::Linux`]), the undo of spurious timeouts and
+    /// a window of 5/8 of the receive buffer ([`LINUX_RCV_WIN_RATIO`]).
     pub fn linux() -> Self {
         TcpConfig {
+            rcv_win_ratio: LINUX_RCV_WIN_RATIO,
             quickack_segments: 16,
             ack_when_read: true,
             rack_tlp: true,

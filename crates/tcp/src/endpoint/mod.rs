@@ -36,6 +36,9 @@
 //!   cwnd allows (go-back-N over the holes); a new fast recovery cannot start until the RTO's
 //!   recovery point is acknowledged (RFC 6582 §3.2 step 1, RFC 6675 §5.1).
 //! * A listening endpoint becomes the connection: the first SYN turns it into SYN-RECEIVED.
+//! * The advertised window is the free part of [`TcpConfig::rcv_space`], the share
+//!   [`TcpConfig::rcv_win_ratio`] of the receive buffer (Linux `tcp_win_from_space`: 5/8 in the
+//!   Linux profile, all of it in the RFC profile).
 //! * The FIN rides on the last data segment when the application closed before it went out
 //!   (Linux/ns-3 behaviour); otherwise it is a segment of its own.
 //! * Loss detection with SACK is RACK-TLP (RFC 8985) when [`TcpConfig::rack_tlp`] is on (as in
@@ -61,7 +64,7 @@ mod rtt;
 mod scoreboard;
 mod timers;
 
-pub use config::{CwndRules, TcpConfig};
+pub use config::{CwndRules, TcpConfig, LINUX_RCV_WIN_RATIO};
 pub use input::reset_for;
 pub use prr::{Prr, ReductionBound};
 pub use rtt::RttEstimator;
@@ -408,7 +411,7 @@ impl Endpoint {
     #[cfg(debug_assertions)]
     fn check_invariants(&self) {
         self.sb.check(self.snd_una, self.snd_max);
-        self.rcv.check(self.cfg.rcv_buf_bytes);
+        self.rcv.check(self.cfg.rcv_space());
         assert!(self.snd_una <= self.snd_max && self.snd_una <= self.app_end + 1);
     }
 

@@ -392,7 +392,7 @@ impl Endpoint {
                 o.timestamps = Some((ts_ms(now), if synack { self.ts_recent } else { 0 }));
             }
             // RFC 7323 §2.2: the SYN window is not scaled.
-            let w = self.cfg.rcv_buf_bytes.min(65535);
+            let w = self.cfg.rcv_space().min(65535);
             window = w as u16;
             if synack {
                 self.rcv.right_edge = self.rcv.nxt + w;

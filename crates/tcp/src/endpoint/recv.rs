@@ -60,7 +60,7 @@ impl Receiver {
         self.nxt = 1;
         self.read = 1;
         if cfg.quickack_segments > 0 {
-            let by_window = (cfg.rcv_buf_bytes / (2 * cfg.mss.max(1) as u64)).max(2);
+            let by_window = (cfg.rcv_space() / (2 * cfg.mss.max(1) as u64)).max(2);
             self.quickacks = cfg.quickack_segments.min(by_window as u32);
         }
     }
@@ -91,12 +91,14 @@ impl Receiver {
         data_end.saturating_sub(self.read)
     }
 
-    /// Buffer space not held by unread or out-of-order data, capped by what the window field
-    /// can express.
+    /// Buffer space for payload ([`TcpConfig::rcv_space`]) not held by unread or out-of-order
+    /// data, capped by what the window field can express. (Linux `tcp_space`:
+    /// `tcp_win_from_space` of the buffer less what the held skbs charge, their truesize; in
+    /// payload terms the same.)
     fn available(&self, cfg: &TcpConfig, rcv_wscale: u8) -> u64 {
         let held = self.readable() + self.ooo_bytes;
         let max_wnd = 65535u64 << rcv_wscale;
-        cfg.rcv_buf_bytes.saturating_sub(held).min(max_wnd)
+        cfg.rcv_space().saturating_sub(held).min(max_wnd)
     }
 
     /// Receive in-window data (RFC 9293 §3.10.7.4 seventh step) and decide when to ACK.
@@ -249,7 +251,7 @@ impl Receiver {
         let avail = self.available(cfg, rcv_wscale);
         let cand = self.nxt + avail;
         let cur = self.right_edge.max(self.nxt);
-        let thresh = (cfg.rcv_buf_bytes / 2).min(smss as u64).max(1);
+        let thresh = (cfg.rcv_space() / 2).min(smss as u64).max(1);
         if cand >= cur + thresh {
             self.right_edge = cand;
         } else {
@@ -261,7 +263,7 @@ impl Receiver {
     /// RFC 9293 §3.8.6.2.2 / RFC 1122 §4.2.3.3: after the application read, is a window update
     /// due (a small or zero window opens by at least min(rcv_buf/2, MSS))?
     pub fn window_update_due(&self, cfg: &TcpConfig, rcv_wscale: u8, smss: u32) -> bool {
-        let thresh = (cfg.rcv_buf_bytes / 2).min(smss as u64).max(1);
+        let thresh = (cfg.rcv_space() / 2).min(smss as u64).max(1);
         let old = self.window();
         let avail = self.available(cfg, rcv_wscale);
         old < thresh && avail >= old + thresh
@@ -278,7 +280,7 @@ impl Receiver {
     /// Debug-build check: out-of-order ranges sorted, disjoint, above RCV.NXT, inside the
     /// buffer.
     #[cfg(debug_assertions)]
-    pub fn check(&self, rcv_buf_bytes: u64) {
+    pub fn check(&self, rcv_space: u64) {
         if self.ooo.len() > 256 {
             return;
         }
@@ -297,7 +299,7 @@ impl Receiver {
         assert_eq!(ooo, self.ooo_bytes);
         if self.nxt > 0 {
             assert!(
-                self.readable() + self.ooo_bytes <= rcv_buf_bytes,
+                self.readable() + self.ooo_bytes <= rcv_space,
                 "receive buffer overrun"
             );
         }
