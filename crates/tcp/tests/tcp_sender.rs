@@ -5,7 +5,7 @@
 mod common;
 use common::*;
 use rantcp_core::Time;
-use rantcp_tcp::{Endpoint, State};
+use rantcp_tcp::{CwndRules, Endpoint, State, TcpConfig};
 use rantcp_wire::TcpFlags;
 
 fn ack(c: &mut Endpoint, t: Time, off: u32, win: u16, sack: &[(u32, u32)]) {
@@ -242,6 +242,54 @@ fn test_established_go_back_n_after_rto() {
     none(&mut c, ms(300));
     assert_eq!(c.stats().retrans_segments, 7);
     assert_eq!(c.poll_timeout(), None);
+}
+
+#[test]
+fn test_no_rtt_sample_from_an_ack_that_also_covers_retransmitted_data() {
+    // Go-back-N after an RTO resends 0..7000; the receiver had 7000..10000 (sent at 40 ms) all
+    // along, so the ACK of 10000 at 300 ms covers both. 7000..10000 were never resent, but the
+    // ACK left when the retransmissions filled the hole: 260 ms would be the repair time, not
+    // an RTT. Karn (RFC 6298 §3) as Linux applies it (FLAG_RETRANS_DATA_ACKED): no sample.
+    let linux = |sack| TcpConfig {
+        cwnd_rules: CwndRules::Linux,
+        ..cfg(sack)
+    };
+    let (mut c, _s) = established(linux(false), linux(false));
+    c.send(10_000);
+    assert_eq!(drain(&mut c, ms(40)).len(), 10);
+    let t = c.poll_timeout().unwrap(); // Linux RTO: SRTT + max(4·RTTVAR, 200 ms)
+    c.handle_timeout(t);
+    assert_eq!(offs(&drain(&mut c, t)), vec![0]);
+    ack(&mut c, t + dms(20), 1000, W, &[]);
+    assert_eq!(offs(&drain(&mut c, t + dms(20))), vec![1000, 2000]);
+    ack(&mut c, t + dms(40), 3000, W, &[]);
+    assert_eq!(offs(&drain(&mut c, t + dms(40))), vec![3000, 4000, 5000, 6000]);
+    assert_eq!(c.stats().rtt_samples, 1, "the handshake's only");
+    ack(&mut c, t + dms(60), 10_000, W, &[]);
+    assert_eq!(c.stats().rtt_samples, 1, "no sample from segments acked with resent ones");
+    assert_eq!(c.stats().rtt_max, Some(dms(20)));
+    assert_eq!(c.info().srtt, dms(20));
+    // New data, never resent, acknowledged alone: a sample again.
+    c.send(1000);
+    let t = t + dms(60);
+    one(&mut c, t);
+    ack(&mut c, t + dms(30), 11_000, W, &[]);
+    assert_eq!(c.stats().rtt_samples, 2);
+    assert_eq!(c.stats().rtt_max, Some(dms(30)));
+
+    // The RFC rules keep RFC 6298 §3's letter: 7000..10000 were never resent, so 260 ms.
+    let (mut c, _s) = established(cfg(false), cfg(false));
+    c.send(10_000);
+    drain(&mut c, ms(40));
+    c.handle_timeout(ms(240));
+    drain(&mut c, ms(240));
+    ack(&mut c, ms(260), 1000, W, &[]);
+    drain(&mut c, ms(260));
+    ack(&mut c, ms(280), 3000, W, &[]);
+    drain(&mut c, ms(280));
+    ack(&mut c, ms(300), 10_000, W, &[]);
+    assert_eq!(c.stats().rtt_samples, 2);
+    assert_eq!(c.stats().rtt_max, Some(dms(260)));
 }
 
 #[test]

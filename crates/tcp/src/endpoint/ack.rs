@@ -101,7 +101,8 @@ impl Endpoint {
         let mut acked_bytes = 0u64;
         let mut rtt: Option<Duration> = None;
         if ack > self.snd_una {
-            let cum = self.sb.on_cumulative_ack(ack, &mut d);
+            let strict_karn = self.cfg.cwnd_rules == CwndRules::Linux;
+            let cum = self.sb.on_cumulative_ack(ack, &mut d, strict_karn);
             acked_bytes = cum.acked_bytes;
             newly_sacked += cum.newly_sacked;
             rtt = cum.rtt;

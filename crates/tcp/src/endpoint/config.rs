@@ -20,7 +20,10 @@ pub enum CwndRules {
     /// (`tcp_enter_loss` with `icsk_retransmits` reset by the ACK). RTO = SRTT +
     /// max(4·RTTVAR, min_rto): min_rto floors the variation term, not the RTO (`__tcp_set_rto`
     /// adds `rttvar_us`, which `tcp_rtt_estimator` keeps at least `tcp_rto_min`), so the RTO
-    /// stays min_rto above SRTT however large SRTT grows.
+    /// stays min_rto above SRTT however large SRTT grows. An ACK that also covers retransmitted
+    /// data gives no send-time RTT sample, only its timestamp's (`tcp_clean_rtx_queue`:
+    /// `FLAG_RETRANS_DATA_ACKED`); with `Rfc`, the oldest never-retransmitted segment it covers
+    /// gives one (RFC 6298 §3 forbids samples of retransmitted segments only).
     Linux,
 }
 

@@ -26,7 +26,9 @@
 //! | `rtt.rs` | the RFC 6298 estimator |
 //!
 //! Design choices worth knowing:
-//! * RTT samples use the per-segment send time (ns) with Karn's rule (RFC 6298 §3). Timestamps
+//! * RTT samples use the per-segment send time (ns) with Karn's rule (RFC 6298 §3); under
+//!   [`CwndRules::Linux`] none from an ACK that also covers retransmitted data (Linux
+//!   `FLAG_RETRANS_DATA_ACKED`). Timestamps
 //!   (RFC 7323, TSval = `now` in ms) are sent and echoed (§4.3); their coarse samples are used
 //!   only where Karn gives none (ACKs of retransmitted data), to update the RTO and end the
 //!   backoff, as Linux does. PAWS is not implemented.

@@ -98,7 +98,9 @@ pub(super) struct CumAck {
     pub acked_bytes: u64,
     /// Bytes of a trimmed front segment that now lies wholly in a SACKed range.
     pub newly_sacked: u64,
-    /// RTT of the oldest newly acked never-retransmitted segment (Karn, RFC 6298 §3).
+    /// RTT of the oldest newly acked never-retransmitted segment (Karn, RFC 6298 §3); with
+    /// `strict_karn`, none if the ACK also covers retransmitted data (Linux
+    /// `FLAG_RETRANS_DATA_ACKED`).
     pub rtt: Option<Duration>,
 }
 
@@ -157,11 +159,15 @@ impl Scoreboard {
 
     /// Remove what the cumulative ACK `ack` covers (RFC 9293 §3.10.7.4; RFC 6675 §5 scoreboard
     /// update), feeding the delivery-rate sampler with every newly delivered record.
+    /// `strict_karn`: no RTT sample from an ACK that also covers retransmitted data.
     #[inline]
-    pub fn on_cumulative_ack(&mut self, ack: u64, d: &mut Delivered) -> CumAck {
+    pub fn on_cumulative_ack(&mut self, ack: u64, d: &mut Delivered, strict_karn: bool) -> CumAck {
         let now = d.now;
         let mut out = CumAck::default();
+        // Some of the data acknowledged was retransmitted (SACKed or not).
+        let mut retrans_acked = false;
         while let Some(front) = self.segs.front().copied() {
+            retrans_acked |= front.start < ack && front.flags & F_EVER_RETRANS != 0;
             if front.end() <= ack {
                 self.segs.pop_front();
                 self.pipe -= front.in_flight();
@@ -172,7 +178,8 @@ impl Scoreboard {
                     out.acked_bytes += front.len as u64;
                     d.segment(&front, front.len as u64);
                     // RFC 6298 §3 Karn: only never-retransmitted segments give samples;
-                    // the oldest newly acked one is used (as Linux's seq_rtt).
+                    // the oldest newly acked one is used (as Linux's seq_rtt), unless the
+                    // ACK also covers retransmitted data (below).
                     if out.rtt.is_none() && front.flags & F_EVER_RETRANS == 0 {
                         out.rtt = Some(now.saturating_since(front.sent));
                     }
@@ -217,6 +224,15 @@ impl Scoreboard {
         self.rxt_hint = self.rxt_hint.max(ack);
         while self.rtx_queue.front().is_some_and(|e| e.0 < ack) {
             self.rtx_queue.pop_front();
+        }
+        if strict_karn && retrans_acked {
+            // Linux tcp_clean_rtx_queue: an ACK covering any retransmitted segment
+            // (TCPCB_RETRANS) sets FLAG_RETRANS_DATA_ACKED and gives no seq_rtt sample, since
+            // the ACK may have been sent when the retransmission filled the hole and the later
+            // segments' samples would then count the repair time (ns-3 likewise takes none when
+            // the oldest acked segment was resent). Timestamps still give one (RFC 7323 §4.1,
+            // [`super::Endpoint::process_ack`]).
+            out.rtt = None;
         }
         out
     }
