@@ -61,7 +61,7 @@ use rantcp_nf::{
     Attach, Ctx, FlowKey, NetworkFunction, Outbox, Output, Point, Points, RanView, Rnti,
     SampleSink, SampleValue, Site, Verdict,
 };
-use rantcp_wire::{Packet, TcpFlags, PROTO_TCP};
+use rantcp_wire::{Packet, TcpFlags, IPV4_HEADER_LEN, MAX_OPTIONS_LEN, PROTO_TCP, TCP_HEADER_LEN};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -745,7 +745,7 @@ impl Proxy {
         if seg.fin {
             c.fin_off = Some(seg.off + len as u64);
         }
-        let hold = self.must_hold(ci, cx, p.len());
+        let hold = self.must_hold(ci, cx, p);
         let c = &mut self.conns[ci];
         seg.sent = !hold;
         if hold {
@@ -784,9 +784,8 @@ impl Proxy {
         verdict
     }
 
-    /// Must a new segment of `len` bytes wait in the cache (RLC too full, or earlier data
-    /// waits)?
-    fn must_hold(&self, ci: usize, cx: &Ctx, len: u32) -> bool {
+    /// Must new segment `p` wait in the cache (RLC too full, or earlier data waits)?
+    fn must_hold(&self, ci: usize, cx: &Ctx, p: &Packet) -> bool {
         let c = &self.conns[ci];
         if self.p.rlc_hold == 0 {
             return false;
@@ -798,7 +797,11 @@ impl Proxy {
             .rnti
             .and_then(|r| cx.ran.and_then(|v| v.rlc_queue_bytes(r, cx.now)))
             .unwrap_or(0);
-        q + self.out_down + len as u64 > self.p.rlc_hold
+        let before = q + self.out_down;
+        // The packet's length (its TCP options' encoding) is needed only near the mark: below
+        // it by the largest headers, it cannot reach it.
+        let most = IPV4_HEADER_LEN + TCP_HEADER_LEN + MAX_OPTIONS_LEN + p.payload_len;
+        before + most as u64 > self.p.rlc_hold && before + p.len() as u64 > self.p.rlc_hold
     }
 
     /// Hand held segments to PDCP, in order, while RLC has room below the hold mark.
