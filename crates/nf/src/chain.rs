@@ -44,6 +44,12 @@ impl Chain {
     pub fn len(&self) -> usize {
         self.fns.len()
     }
+    /// May a function hold an output (has one been handed an input since a poll found
+    /// none)? While not, polling answers `None`.
+    #[inline]
+    pub fn may_have_output(&self) -> bool {
+        self.may_output
+    }
     /// Does any function want `p`?
     #[inline]
     pub fn wants(&self, p: Points) -> bool {
