@@ -61,7 +61,7 @@ use rantcp_nf::{
     Attach, Ctx, FlowKey, NetworkFunction, Outbox, Output, Point, Points, RanView, Rnti,
     SampleSink, SampleValue, Site, Verdict,
 };
-use rantcp_wire::{Packet, TcpFlags, PROTO_TCP};
+use rantcp_wire::{Packet, TcpFlags, IPV4_HEADER_LEN, MAX_OPTIONS_LEN, PROTO_TCP, TCP_HEADER_LEN};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -510,6 +510,14 @@ pub struct Proxy {
     /// Bytes of downlink packets in `out` the owner has not taken yet (RLC does not hold them
     /// yet: the hold mark counts them).
     out_down: u64,
+    /// How many of the packets in `out` are downlink (addressed to a served flow's
+    /// destination): while none is, `poll_output` need not look.
+    out_down_packets: usize,
+    /// Per connection: is its early ACK (addressed to the flow's source) addressed to a served
+    /// flow's destination too (counted as downlink, as any such packet is)?
+    ack_is_down: Vec<bool>,
+    /// The earliest connection timer (what `poll_timeout` answers), kept as timers change.
+    next_timer: Option<Time>,
     /// The last batch size used (α measured online changes it).
     last_n: Option<u32>,
     last_alpha: Option<f64>,
@@ -527,12 +535,19 @@ enum Dir {
 impl Proxy {
     pub fn new(p: ProxyParams, flows: Vec<FlowKey>) -> Self {
         let conns = (0..flows.len()).map(Conn::new).collect();
+        let ack_is_down = flows
+            .iter()
+            .map(|f| flows.iter().any(|g| g.dst == f.src))
+            .collect();
         Proxy {
             p,
             flows,
             conns,
             out: Outbox::default(),
             out_down: 0,
+            out_down_packets: 0,
+            ack_is_down,
+            next_timer: None,
             last_n: None,
             last_alpha: None,
         }
@@ -540,14 +555,16 @@ impl Proxy {
 
     /// The connection and direction of a packet, if it belongs to a served flow.
     fn classify(&self, p: &Packet) -> Option<(usize, Dir)> {
-        if p.as_tcp().is_none() {
-            return None;
-        }
-        let k = FlowKey::of(p);
+        // `FlowKey::of(p)` compared with each flow and its reverse, field by field (this runs
+        // for every packet at three points).
+        let t = p.as_tcp()?;
+        let (src, dst, sp, dp) = (p.ip.src, p.ip.dst, t.src_port, t.dst_port);
         self.flows.iter().enumerate().find_map(|(i, f)| {
-            if *f == k {
+            if f.proto != PROTO_TCP {
+                None
+            } else if f.src_port == sp && f.dst_port == dp && f.src == src && f.dst == dst {
                 Some((i, Dir::Down))
-            } else if f.reversed() == k {
+            } else if f.src_port == dp && f.dst_port == sp && f.src == dst && f.dst == src {
                 Some((i, Dir::Up))
             } else {
                 None
@@ -603,27 +620,31 @@ impl Proxy {
         n
     }
 
-    /// An early ACK of connection `ci` (ack = its contiguous data, window = free cache).
+    /// An early ACK of connection `ci` (ack = its contiguous data, window = free cache). The
+    /// connection's last early ACK is the template: only its sequence, acknowledgement, window
+    /// and timestamps change from one to the next.
     fn early_ack(&mut self, ci: usize, tsecr: Option<u32>) {
         let cache = self.p.cache;
-        let f = self.flows[ci];
         let c = &mut self.conns[ci];
         let (w_bytes, field) = c.window(cache);
-        let mut a = tcp_packet(
-            (f.dst, f.dst_port),
-            (f.src, f.src_port),
-            c.ue_seq,
-            c.seq(c.rcv_nxt),
-            TcpFlags::ACK,
-            field,
-            0,
-        );
-        if let (Some(tsval), Some(ecr)) = (c.ue_tsval, tsecr) {
-            a.as_tcp_mut().expect("tcp").options.timestamps = Some((tsval, ecr));
-        }
+        let (seq, ack) = (c.ue_seq, c.seq(c.rcv_nxt));
+        let ts = match (c.ue_tsval, tsecr) {
+            (Some(tsval), Some(ecr)) => Some((tsval, ecr)),
+            _ => None,
+        };
+        let f = &self.flows[ci];
+        let a = c.last_early.get_or_insert_with(|| {
+            tcp_packet((f.dst, f.dst_port), (f.src, f.src_port), 0, 0, TcpFlags::ACK, 0, 0)
+        });
+        let t = a.as_tcp_mut().expect("tcp");
+        t.seq = seq;
+        t.ack = ack;
+        t.window = field;
+        t.options.timestamps = ts;
+        let a = *a;
         c.window_closed = w_bytes < c.mss.max(1) as u64;
-        c.last_early = Some(a);
         c.c.early_acks += 1;
+        self.out_down_packets += self.ack_is_down[ci] as usize;
         self.out.emit(a);
     }
 
@@ -639,6 +660,7 @@ impl Proxy {
         for s in c.cache.range(i..i + k).rev() {
             end = end.max(s.end());
             self.out_down += s.pkt.len() as u64;
+            self.out_down_packets += 1;
             self.out.emit_front(s.pkt);
         }
         c.c.retx_packets += k as u64;
@@ -659,6 +681,12 @@ impl Proxy {
         let t = self.p.timer;
         let c = &mut self.conns[ci];
         c.timer = (!c.cache.is_empty()).then(|| now + t);
+        self.note_timers();
+    }
+
+    /// Recompute `next_timer` after a connection's timer changed.
+    fn note_timers(&mut self) {
+        self.next_timer = self.conns.iter().filter_map(|c| c.timer).min();
     }
 
     /// A packet from the server (DlIngress).
@@ -667,7 +695,7 @@ impl Proxy {
         let cache = self.p.cache;
         let c = &mut self.conns[ci];
         c.rnti = cx.rnti.or(c.rnti);
-        let t = *p.as_tcp().expect("classified TCP");
+        let t = p.as_tcp().expect("classified TCP");
         if t.flags.syn() {
             c.irs = Some(t.seq);
             c.server_ws = t.options.window_scale.is_some();
@@ -717,7 +745,7 @@ impl Proxy {
         if seg.fin {
             c.fin_off = Some(seg.off + len as u64);
         }
-        let hold = self.must_hold(ci, cx, p.len());
+        let hold = self.must_hold(ci, cx, p);
         let c = &mut self.conns[ci];
         seg.sent = !hold;
         if hold {
@@ -756,9 +784,8 @@ impl Proxy {
         verdict
     }
 
-    /// Must a new segment of `len` bytes wait in the cache (RLC too full, or earlier data
-    /// waits)?
-    fn must_hold(&self, ci: usize, cx: &Ctx, len: u32) -> bool {
+    /// Must new segment `p` wait in the cache (RLC too full, or earlier data waits)?
+    fn must_hold(&self, ci: usize, cx: &Ctx, p: &Packet) -> bool {
         let c = &self.conns[ci];
         if self.p.rlc_hold == 0 {
             return false;
@@ -770,14 +797,22 @@ impl Proxy {
             .rnti
             .and_then(|r| cx.ran.and_then(|v| v.rlc_queue_bytes(r, cx.now)))
             .unwrap_or(0);
-        q + self.out_down + len as u64 > self.p.rlc_hold
+        let before = q + self.out_down;
+        // The packet's length (its TCP options' encoding) is needed only near the mark: below
+        // it by the largest headers, it cannot reach it.
+        let most = IPV4_HEADER_LEN + TCP_HEADER_LEN + MAX_OPTIONS_LEN + p.payload_len;
+        before + most as u64 > self.p.rlc_hold && before + p.len() as u64 > self.p.rlc_hold
     }
 
     /// Hand held segments to PDCP, in order, while RLC has room below the hold mark.
+    #[inline]
     fn release(&mut self, ci: usize, now: Time, ran: Option<&dyn RanView>) {
-        if self.conns[ci].held == 0 {
-            return;
+        if self.conns[ci].held > 0 {
+            self.release_held(ci, now, ran);
         }
+    }
+
+    fn release_held(&mut self, ci: usize, now: Time, ran: Option<&dyn RanView>) {
         let hold = self.p.rlc_hold;
         let c = &mut self.conns[ci];
         let q = c
@@ -800,6 +835,7 @@ impl Proxy {
             s.sent = true;
             c.held -= 1;
             self.out_down += len;
+            self.out_down_packets += 1;
             self.out.emit(s.pkt);
         }
         c.held_from = next.unwrap_or(c.rcv_nxt);
@@ -817,6 +853,7 @@ impl Proxy {
         c.c.held_packets += 1;
     }
 
+    #[inline]
     fn note_cache(&mut self, ci: usize) {
         let c = &mut self.conns[ci];
         c.c.cache_max_bytes = c.c.cache_max_bytes.max(c.occupancy());
@@ -828,7 +865,7 @@ impl Proxy {
         let cache = self.p.cache;
         let c = &mut self.conns[ci];
         c.rnti = cx.rnti.or(c.rnti);
-        let t = *p.as_tcp().expect("classified TCP");
+        let t = p.as_tcp().expect("classified TCP");
         let adv = p.payload_len + t.flags.syn() as u32 + t.flags.fin() as u32;
         let end = t.seq.wrapping_add(adv);
         if t.flags.syn() || end.wrapping_sub(c.ue_seq) as i32 > 0 {
@@ -899,6 +936,7 @@ impl Proxy {
                     c.last_early = Some(last);
                     c.c.window_updates += 1;
                     c.c.early_acks += 1;
+                    self.out_down_packets += self.ack_is_down[ci] as usize;
                     self.out.emit(last);
                 }
             }
@@ -975,7 +1013,7 @@ impl NetworkFunction for Proxy {
         }
     }
     fn poll_timeout(&self) -> Option<Time> {
-        self.conns.iter().filter_map(|c| c.timer).min()
+        self.next_timer
     }
     fn handle_timeout(&mut self, now: Time, ran: Option<&dyn RanView>) {
         for ci in 0..self.conns.len() {
@@ -1021,12 +1059,16 @@ impl NetworkFunction for Proxy {
             }
             self.arm(ci, now);
         }
+        self.note_timers();
     }
     fn poll_output(&mut self) -> Option<Output> {
         let o = self.out.pop();
-        if let Some(Output::Emit(e)) = &o {
-            if self.flows.iter().any(|f| f.dst == e.packet.ip.dst) {
-                self.out_down = self.out_down.saturating_sub(e.packet.len() as u64);
+        if self.out_down_packets > 0 {
+            if let Some(Output::Emit(e)) = &o {
+                if self.flows.iter().any(|f| f.dst == e.packet.ip.dst) {
+                    self.out_down_packets -= 1;
+                    self.out_down = self.out_down.saturating_sub(e.packet.len() as u64);
+                }
             }
         }
         o

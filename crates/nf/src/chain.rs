@@ -17,6 +17,10 @@ pub struct Chain {
     /// Verdicts other than `Pass`, per function: (drops, consumed).
     drops: Vec<u64>,
     consumed: Vec<u64>,
+    /// Some function may hold an output: set by every call that hands a function an input (a
+    /// function's outputs answer its inputs), cleared when a poll finds none. While it is
+    /// clear, the owner's poll after each input and timer phase costs one bit test.
+    may_output: bool,
 }
 
 impl Chain {
@@ -28,6 +32,7 @@ impl Chain {
     pub fn push(&mut self, f: Box<dyn NetworkFunction>) {
         self.mask |= f.points();
         self.fns.push(f);
+        self.may_output = true;
         self.drops.push(0);
         self.consumed.push(0);
     }
@@ -38,6 +43,12 @@ impl Chain {
     }
     pub fn len(&self) -> usize {
         self.fns.len()
+    }
+    /// May a function hold an output (has one been handed an input since a poll found
+    /// none)? While not, polling answers `None`.
+    #[inline]
+    pub fn may_have_output(&self) -> bool {
+        self.may_output
     }
     /// Does any function want `p`?
     #[inline]
@@ -53,6 +64,7 @@ impl Chain {
         if !self.mask.intersects(bit) {
             return Verdict::Pass;
         }
+        self.may_output = true;
         for (k, f) in self.fns.iter_mut().enumerate() {
             if !f.points().intersects(bit) {
                 continue;
@@ -78,6 +90,7 @@ impl Chain {
         if !self.mask.intersects(Points::UE_UL_BUFFER) {
             return;
         }
+        self.may_output = true;
         for f in &mut self.fns {
             if f.points().intersects(Points::UE_UL_BUFFER) {
                 f.handle_ul_buffer(cx, ev, q);
@@ -103,6 +116,7 @@ impl Chain {
         if !self.mask.intersects(Points::DL_PULL) {
             return;
         }
+        self.may_output = true;
         for f in &mut self.fns {
             if !f.points().intersects(Points::DL_PULL) {
                 continue;
@@ -122,6 +136,7 @@ impl Chain {
 
     /// Fire the timers that are due at `now`.
     pub fn handle_timeout(&mut self, now: Time, ran: Option<&dyn RanView>) {
+        self.may_output = true;
         for f in &mut self.fns {
             if f.poll_timeout().is_some_and(|t| t <= now) {
                 f.handle_timeout(now, ran);
@@ -131,27 +146,40 @@ impl Chain {
 
     /// The next output of any function (functions in attachment order).
     pub fn poll_output(&mut self) -> Option<Output> {
-        self.fns.iter_mut().find_map(|f| f.poll_output())
+        if !self.may_output {
+            return None;
+        }
+        let o = self.fns.iter_mut().find_map(|f| f.poll_output());
+        self.may_output = o.is_some();
+        o
     }
 
     /// The next output of any function with the index of the function that produced it, for
     /// owners that answer an output ([`Chain::handle_purged`]).
     pub fn poll_output_from(&mut self) -> Option<(usize, Output)> {
-        self.fns
+        if !self.may_output {
+            return None;
+        }
+        let o = self
+            .fns
             .iter_mut()
             .enumerate()
-            .find_map(|(k, f)| f.poll_output().map(|o| (k, o)))
+            .find_map(|(k, f)| f.poll_output().map(|o| (k, o)));
+        self.may_output = o.is_some();
+        o
     }
 
     /// Tell function `k` (from [`Chain::poll_output_from`]) what its purge removed.
     pub fn handle_purged(&mut self, k: usize, now: Time, rnti: Rnti, flow: FlowKey, p: Purged) {
         if let Some(f) = self.fns.get_mut(k) {
+            self.may_output = true;
             f.handle_purged(now, rnti, flow, p);
         }
     }
 
     /// Sample every function.
     pub fn sample(&mut self, now: Time, ran: Option<&dyn RanView>, out: &mut SampleSink) {
+        self.may_output = true;
         for f in &mut self.fns {
             f.sample(now, ran, out);
         }

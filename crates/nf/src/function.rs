@@ -190,7 +190,11 @@ pub trait NetworkFunction: Send {
     fn poll_timeout(&self) -> Option<Time> {
         None
     }
-    /// The next queued output.
+    /// The next queued output. Outputs answer inputs: a function that answered `None` has
+    /// none until one of its `handle_*`, `pull_dl` or `sample` is called again ([`Chain`]
+    /// does not ask it before).
+    ///
+    /// [`Chain`]: crate::Chain
     fn poll_output(&mut self) -> Option<Output> {
         None
     }

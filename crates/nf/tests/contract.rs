@@ -278,3 +278,83 @@ fn chain_hands_buffer_events_to_buffer_functions_only() {
 fn ul_buffer_moves_without_memcpy() {
     assert!(std::mem::size_of::<UlBuffer>() <= 128, "{} bytes", std::mem::size_of::<UlBuffer>());
 }
+
+/// Emits one packet for every input it is handed, whichever the kind.
+#[derive(Default)]
+struct Echo {
+    out: Outbox,
+}
+impl NetworkFunction for Echo {
+    fn kind(&self) -> &'static str {
+        "echo"
+    }
+    fn points(&self) -> Points {
+        Points::DL_INGRESS | Points::UE_UL_BUFFER | Points::DL_PULL
+    }
+    fn handle_packet(&mut self, _cx: &Ctx, p: &mut Packet) -> Verdict {
+        self.out.emit(*p);
+        Verdict::Pass
+    }
+    fn handle_ul_buffer(&mut self, _cx: &Ctx, _ev: BufferEvent, _q: &mut UlBuffer) {
+        self.out.emit(ack(1, 1));
+    }
+    fn pull_dl(&mut self, _cx: &Ctx, _bytes: u64, _out: &mut Vec<Packet>) {
+        self.out.emit(ack(2, 2));
+    }
+    fn handle_purged(&mut self, _now: Time, _rnti: Rnti, _flow: FlowKey, _p: Purged) {
+        self.out.emit(ack(3, 3));
+    }
+    fn handle_timeout(&mut self, _now: Time, _ran: Option<&dyn RanView>) {
+        self.out.emit(ack(4, 4));
+    }
+    fn poll_timeout(&self) -> Option<Time> {
+        Some(Time::ZERO)
+    }
+    fn sample(&mut self, _now: Time, _ran: Option<&dyn RanView>, _out: &mut SampleSink) {
+        self.out.emit(ack(5, 5));
+    }
+    fn poll_output(&mut self) -> Option<Output> {
+        self.out.pop()
+    }
+}
+
+/// A chain polls its functions only after handing one an input (outputs answer inputs, the
+/// RAN's poll after every packet and timer phase is then a bit test): every kind of input
+/// must re-arm the poll, and a poll that finds nothing disarms it.
+#[test]
+fn chain_polls_after_every_kind_of_input_and_not_otherwise() {
+    let mut c = Chain::new();
+    c.push(Box::new(Echo::default()));
+    assert!(c.may_have_output(), "a new function may hold output");
+    assert!(c.poll_output().is_none());
+    assert!(!c.may_have_output(), "an empty poll disarms");
+    let t = Time::ZERO;
+    let port = |o: Option<(usize, Output)>| match o {
+        Some((0, Output::Emit(e))) => e.packet.as_tcp().unwrap().dst_port,
+        o => panic!("expected an emitted packet from function 0, got {o:?}"),
+    };
+    let mut expect = |c: &mut Chain, want: u16, what: &str| {
+        assert!(c.may_have_output(), "{what} re-arms the poll");
+        assert_eq!(port(c.poll_output_from()), want, "{what}");
+        assert!(c.poll_output_from().is_none(), "{what}: one output");
+        assert!(!c.may_have_output(), "{what}: the empty poll disarms");
+    };
+    let mut p = ack(80, 1);
+    c.handle_packet(&cx(Point::DlIngress, t), &mut p);
+    expect(&mut c, 80, "handle_packet");
+    // A point no function wants hands nothing.
+    c.handle_packet(&cx(Point::DlEgress, t), &mut p);
+    assert!(!c.may_have_output(), "an unwanted point hands no input");
+    let mut q = UlBuffer::new(0);
+    let id = q.push(t, ack(5201, 1)).unwrap();
+    c.handle_ul_buffer(&cx(Point::UeUlBuffer, t), BufferEvent::Arrival { id }, &mut q);
+    expect(&mut c, 1, "handle_ul_buffer");
+    c.pull_dl(&cx(Point::DlIngress, t), 1500, &mut Vec::new());
+    expect(&mut c, 2, "pull_dl");
+    c.handle_purged(0, t, 1, FlowKey::of(&p), Purged::default());
+    expect(&mut c, 3, "handle_purged");
+    c.handle_timeout(t, None);
+    expect(&mut c, 4, "handle_timeout");
+    c.sample(t, None, &mut SampleSink::default());
+    expect(&mut c, 5, "sample");
+}
