@@ -177,7 +177,8 @@ impl Measured {
 /// The case without a proxy that an mmPEP case is judged against (its name with "mmpep"
 /// replaced by "no proxy").
 fn proxy_baseline(name: &str) -> Option<String> {
-    name.contains("mmpep").then(|| name.replace("mmpep", "no proxy"))
+    name.contains("mmpep")
+        .then(|| name.replace("mmpep", "no proxy"))
 }
 
 fn main() {
@@ -228,9 +229,11 @@ fn main() {
             best = best.min(wall);
             events = out.summary["events"].as_u64().unwrap_or(0);
             sim_s = out.summary["duration_s"].as_f64().unwrap_or(0.0);
-            delivered = out.summary["flows"]
-                .as_array()
-                .map_or(0, |fs| fs.iter().filter_map(|f| f["bytes_delivered"].as_u64()).sum());
+            delivered = out.summary["flows"].as_array().map_or(0, |fs| {
+                fs.iter()
+                    .filter_map(|f| f["bytes_delivered"].as_u64())
+                    .sum()
+            });
         }
         if !best.is_finite() {
             continue;
@@ -256,8 +259,8 @@ fn main() {
         if c.name.starts_with("lte-m2m") && sim_s > 0.0 {
             println!("{:<36} {:>36.4}", "  wall s per simulated s", best / sim_s);
         }
-        if let Some((_, b)) = proxy_baseline(c.name)
-            .and_then(|n| done.iter().find(|(d, _)| *d == n))
+        if let Some((_, b)) =
+            proxy_baseline(c.name).and_then(|n| done.iter().find(|(d, _)| *d == n))
         {
             if b.delivered > 0 && m.delivered > 0 {
                 println!(

@@ -74,11 +74,11 @@
 
 use crate::{BuildEnv, FunctionConfig};
 use rantcp_config::{check, ConfigError};
+use rantcp_core::Time;
 use rantcp_nf::{
     Attach, BufferEvent, Ctx, FlowKey, NetworkFunction, Points, RanView, Rnti, SampleSink,
     SampleValue, Site, UlBuffer, UlEntry,
 };
-use rantcp_core::Time;
 use rantcp_wire::{Packet, TcpHeader, Transport};
 use rustc_hash::FxHashMap;
 use schemars::JsonSchema;
@@ -565,8 +565,11 @@ impl AckFilter {
     /// Active Discard on the arrival of ACK `id`: keep at most `t` queued ACKs of its flow.
     fn active(&mut self, rnti: Rnti, q: &mut UlBuffer, flow: FlowKey, t: u32) {
         self.scratch.clear();
-        self.scratch
-            .extend(q.flow_iter(&flow).filter(|e| is_ack(&e.packet)).map(|e| e.id));
+        self.scratch.extend(
+            q.flow_iter(&flow)
+                .filter(|e| is_ack(&e.packet))
+                .map(|e| e.id),
+        );
         let excess = self.scratch.len().saturating_sub(t as usize);
         if excess > 0 {
             let n = self.discard_oldest(rnti, q, excess);
@@ -728,9 +731,7 @@ impl AckFilter {
         let room = (bytes as u64).saturating_sub(rlc_bytes);
         match self.steps {
             Steps::Passive(r) => self.passive(rnti, q, room, overhead_bytes, r),
-            Steps::Hybrid(_) | Steps::HybridOpt => {
-                self.passive(rnti, q, room, overhead_bytes, 1.0)
-            }
+            Steps::Hybrid(_) | Steps::HybridOpt => self.passive(rnti, q, room, overhead_bytes, 1.0),
             Steps::None | Steps::Active(_) => {}
         }
         // What the owner drains next (BufferEvent::Grant): RLC bytes first, then packets FIFO
@@ -752,7 +753,10 @@ impl AckFilter {
         let u = self.ue(rnti);
         if u.cell.is_none() {
             // A UE keeps its cell (no handover); the report is read once.
-            u.cell = cx.ran.and_then(|v| v.ue_report(rnti, cx.now)).map(|r| r.cell);
+            u.cell = cx
+                .ran
+                .and_then(|v| v.ue_report(rnti, cx.now))
+                .map(|r| r.cell);
         }
         let c = &mut u.counters;
         c.grants += 1;
@@ -804,7 +808,10 @@ impl NetworkFunction for AckFilter {
                         SampleValue::I64((c.discarded_active + c.discarded_passive) as i64),
                     ),
                     ("acks_sent", SampleValue::I64(c.sent as i64)),
-                    ("ack_ip_bytes_sent", SampleValue::I64(c.sent_ip_bytes as i64)),
+                    (
+                        "ack_ip_bytes_sent",
+                        SampleValue::I64(c.sent_ip_bytes as i64),
+                    ),
                     ("s_tbs_bytes", SampleValue::F64(u.map_or(0.0, |u| u.s_tbs))),
                     ("t_opt", SampleValue::I64(u.map_or(0, |u| u.t_opt) as i64)),
                 ],
@@ -835,7 +842,10 @@ impl NetworkFunction for AckFilter {
                 v["s_tbs_bytes"] = u.s_tbs.into();
             }
             ues.push(v);
-            cells.entry(u.cell.unwrap_or(0)).or_default().add(&u.counters);
+            cells
+                .entry(u.cell.unwrap_or(0))
+                .or_default()
+                .add(&u.counters);
             total.add(&u.counters);
         }
         let cells: Vec<serde_json::Value> = cells

@@ -74,10 +74,7 @@ impl FunctionConfig for CloseCoupledConfig {
         let flows = env.tcp_flows(&format!("{p}.flow"), self.flow.as_deref())?;
         Ok(vec![Attach {
             site: Site::Ran,
-            function: Box::new(CloseCoupled::new(
-                flows,
-                self.buffer.map(|b| b.0),
-            )),
+            function: Box::new(CloseCoupled::new(flows, self.buffer.map(|b| b.0))),
         }])
     }
 }
@@ -260,7 +257,10 @@ mod tests {
         let mut f = CloseCoupled::new(vec![f1], None);
         // Ten 1000-byte segments (1040 bytes each on IP) for UE 1; another UE's flow passes.
         for k in 0..10 {
-            assert_eq!(f.handle_packet(&cx(1), &mut seg(1, k * 1000, 1000)), Verdict::Consume);
+            assert_eq!(
+                f.handle_packet(&cx(1), &mut seg(1, k * 1000, 1000)),
+                Verdict::Consume
+            );
         }
         assert_eq!(f.handle_packet(&cx(2), &mut seg(2, 0, 1000)), Verdict::Pass);
         assert_eq!((f.dl_backlog(1), f.dl_backlog(2)), (10_400, 0));
@@ -290,9 +290,18 @@ mod tests {
     fn a_bounded_buffer_drops_what_does_not_fit() {
         let f1 = FlowKey::of(&seg(1, 0, 0));
         let mut f = CloseCoupled::new(vec![f1], Some(2500));
-        assert_eq!(f.handle_packet(&cx(1), &mut seg(1, 0, 1000)), Verdict::Consume);
-        assert_eq!(f.handle_packet(&cx(1), &mut seg(1, 1000, 1000)), Verdict::Consume);
-        assert!(matches!(f.handle_packet(&cx(1), &mut seg(1, 2000, 1000)), Verdict::Drop(_)));
+        assert_eq!(
+            f.handle_packet(&cx(1), &mut seg(1, 0, 1000)),
+            Verdict::Consume
+        );
+        assert_eq!(
+            f.handle_packet(&cx(1), &mut seg(1, 1000, 1000)),
+            Verdict::Consume
+        );
+        assert!(matches!(
+            f.handle_packet(&cx(1), &mut seg(1, 2000, 1000)),
+            Verdict::Drop(_)
+        ));
         assert_eq!((f.dl_backlog(1), f.dropped_packets), (2080, 1));
     }
 }

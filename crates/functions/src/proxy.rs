@@ -172,7 +172,8 @@ impl FunctionConfig for ProxyConfig {
             "must be between 16 KB and 16 GiB",
         )?;
         check(
-            self.alpha.is_none_or(|a| a.is_finite() && a > 0.0 && a <= 10_000.0),
+            self.alpha
+                .is_none_or(|a| a.is_finite() && a > 0.0 && a <= 10_000.0),
             &format!("{p}.alpha"),
             "must be > 0 and <= 10000 packets per slot (absent: measured online)",
         )?;
@@ -265,7 +266,9 @@ pub fn gamma(alpha: f64, beta: f64, sigma: f64, confidence: f64) -> f64 {
     if sigma <= 0.0 || alpha <= 0.0 {
         return 0.0;
     }
-    let lhs = |w: f64| 0.5 * (1.0 + libm::erf(alpha * beta * w / (beta * sigma * std::f64::consts::SQRT_2)));
+    let lhs = |w: f64| {
+        0.5 * (1.0 + libm::erf(alpha * beta * w / (beta * sigma * std::f64::consts::SQRT_2)))
+    };
     let (mut lo, mut hi) = (0.0_f64, 1.0_f64);
     while lhs(hi) < confidence {
         hi *= 2.0;
@@ -471,7 +474,10 @@ impl Conn {
         self.irs.is_some() && self.ue_syn
     }
     fn seq(&self, off: u64) -> u32 {
-        self.irs.unwrap_or(0).wrapping_add(1).wrapping_add(off as u32)
+        self.irs
+            .unwrap_or(0)
+            .wrapping_add(1)
+            .wrapping_add(off as u32)
     }
     fn shift(&self) -> u8 {
         match (self.server_ws, self.ue_ws) {
@@ -589,8 +595,9 @@ impl Proxy {
                 ConnReport {
                     c: k,
                     packets_delivered: delivered,
-                    delivery_ratio: (k.ue_data_packets > 0)
-                        .then(|| delivered.min(k.ue_data_packets) as f64 / k.ue_data_packets as f64),
+                    delivery_ratio: (k.ue_data_packets > 0).then(|| {
+                        delivered.min(k.ue_data_packets) as f64 / k.ue_data_packets as f64
+                    }),
                     cache_bytes: c.occupancy(),
                 }
             })
@@ -634,7 +641,15 @@ impl Proxy {
         };
         let f = &self.flows[ci];
         let a = c.last_early.get_or_insert_with(|| {
-            tcp_packet((f.dst, f.dst_port), (f.src, f.src_port), 0, 0, TcpFlags::ACK, 0, 0)
+            tcp_packet(
+                (f.dst, f.dst_port),
+                (f.src, f.src_port),
+                0,
+                0,
+                TcpFlags::ACK,
+                0,
+                0,
+            )
         });
         let t = a.as_tcp_mut().expect("tcp");
         t.seq = seq;
@@ -654,7 +669,12 @@ impl Proxy {
     fn retransmit(&mut self, ci: usize, n: u32, from: u64) -> (u64, u64) {
         let c = &mut self.conns[ci];
         let i = c.cache.partition_point(|s| s.end() <= from);
-        let sent = c.cache.range(i..).take(n as usize).take_while(|s| s.sent).count();
+        let sent = c
+            .cache
+            .range(i..)
+            .take(n as usize)
+            .take_while(|s| s.sent)
+            .count();
         let k = sent;
         let mut end = from;
         for s in c.cache.range(i..i + k).rev() {
@@ -751,7 +771,11 @@ impl Proxy {
         if hold {
             Self::note_held(c, seg.off);
         }
-        let verdict = if hold { Verdict::Consume } else { Verdict::Pass };
+        let verdict = if hold {
+            Verdict::Consume
+        } else {
+            Verdict::Pass
+        };
         if seg.off > c.rcv_nxt {
             // Out of order (a loss upstream): keep it, pass it, repeat the early ACK.
             if !c.ooo.iter().any(|s| s.off == seg.off) {
@@ -888,7 +912,9 @@ impl Proxy {
         }
         let a = c.off_near(t.ack, c.una).max(0) as u64;
         if a > c.una {
-            c.c.delivered_bytes = c.c.delivered_bytes.max(a.min(c.fin_off.unwrap_or(u64::MAX)));
+            c.c.delivered_bytes =
+                c.c.delivered_bytes
+                    .max(a.min(c.fin_off.unwrap_or(u64::MAX)));
         }
         if !active {
             c.una = c.una.max(a);
@@ -1091,9 +1117,18 @@ impl NetworkFunction for Proxy {
                     ("early_acks", SampleValue::I64(c.c.early_acks as i64)),
                     ("retx_packets", SampleValue::I64(c.c.retx_packets as i64)),
                     ("batches", SampleValue::I64(c.c.batches as i64)),
-                    ("timer_expiries", SampleValue::I64(c.c.timer_expiries as i64)),
-                    ("ue_data_packets", SampleValue::I64(c.c.ue_data_packets as i64)),
-                    ("delivered_bytes", SampleValue::I64(c.c.delivered_bytes as i64)),
+                    (
+                        "timer_expiries",
+                        SampleValue::I64(c.c.timer_expiries as i64),
+                    ),
+                    (
+                        "ue_data_packets",
+                        SampleValue::I64(c.c.ue_data_packets as i64),
+                    ),
+                    (
+                        "delivered_bytes",
+                        SampleValue::I64(c.c.delivered_bytes as i64),
+                    ),
                 ],
             );
         }
@@ -1123,7 +1158,9 @@ impl NetworkFunction for Proxy {
         v["alpha"] = alpha.into();
         v["alpha_measured"] = self.p.alpha.is_none().into();
         v["beta_slots"] = self.p.beta.into();
-        v["gamma"] = alpha.map(|a| gamma(a, self.p.beta as f64, self.p.sigma, self.p.confidence)).into();
+        v["gamma"] = alpha
+            .map(|a| gamma(a, self.p.beta as f64, self.p.sigma, self.p.confidence))
+            .into();
         v["batch_size"] = match self.p.mode {
             ProxyMode::Pep => Some(1),
             ProxyMode::Mmpep => n_given.or(self.last_n),

@@ -279,7 +279,10 @@ mod tests {
             &[1, 2]
         }
         fn rnti_of(&self, addr: Ipv4Addr) -> Option<Rnti> {
-            [ue(1), ue(2)].iter().position(|a| *a == addr).map(|i| i as Rnti + 1)
+            [ue(1), ue(2)]
+                .iter()
+                .position(|a| *a == addr)
+                .map(|i| i as Rnti + 1)
         }
         fn addr_of(&self, rnti: Rnti) -> Option<Ipv4Addr> {
             Some(ue(rnti as u8))
@@ -308,7 +311,11 @@ mod tests {
 
     #[test]
     fn every_period_each_ue_flow_gets_rate_and_queue_after_the_delay() {
-        let flows = vec![key(ue(1), 1), key(ue(2), 2), key(Ipv4Addr::new(10, 9, 9, 9), 3)];
+        let flows = vec![
+            key(ue(1), 1),
+            key(ue(2), 2),
+            key(Ipv4Addr::new(10, 9, 9, 9), 3),
+        ];
         let mut f = RadioFeedback::new(
             flows.clone(),
             Duration::from_millis(10),
@@ -369,12 +376,18 @@ mod tests {
             ..Default::default()
         };
         let e = c.validate("functions.radio_feedback").unwrap_err();
-        assert!(e.to_string().contains("functions.radio_feedback.period"), "{e}");
+        assert!(
+            e.to_string().contains("functions.radio_feedback.period"),
+            "{e}"
+        );
         let on = RadioFeedbackConfig {
             enabled: true,
             ..Default::default()
         };
-        let e = on.build("functions.radio_feedback", &BuildEnv::default()).err().unwrap();
+        let e = on
+            .build("functions.radio_feedback", &BuildEnv::default())
+            .err()
+            .unwrap();
         assert!(e.to_string().contains("radio access network"), "{e}");
         assert!(RadioFeedbackConfig::default()
             .build("functions.radio_feedback", &BuildEnv::default())

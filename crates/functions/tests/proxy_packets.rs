@@ -98,10 +98,26 @@ impl H {
         let mut syn = tcp_packet(SRV, UE, IRS, 0, TcpFlags::SYN, 65535, 0);
         syn.as_tcp_mut().unwrap().options.sack_permitted = sack;
         assert_eq!(h.feed(Point::DlIngress, syn), Verdict::Pass);
-        let mut synack = tcp_packet(UE, SRV, UE_ISS, IRS.wrapping_add(1), TcpFlags(TcpFlags::SYN.0 | TcpFlags::ACK.0), 65535, 0);
+        let mut synack = tcp_packet(
+            UE,
+            SRV,
+            UE_ISS,
+            IRS.wrapping_add(1),
+            TcpFlags(TcpFlags::SYN.0 | TcpFlags::ACK.0),
+            65535,
+            0,
+        );
         synack.as_tcp_mut().unwrap().options.sack_permitted = sack;
         assert_eq!(h.feed(Point::UlEgress, synack), Verdict::Pass);
-        let ack = tcp_packet(SRV, UE, IRS.wrapping_add(1), UE_ISS + 1, TcpFlags::ACK, 65535, 0);
+        let ack = tcp_packet(
+            SRV,
+            UE,
+            IRS.wrapping_add(1),
+            UE_ISS + 1,
+            TcpFlags::ACK,
+            65535,
+            0,
+        );
         assert_eq!(h.feed(Point::DlIngress, ack), Verdict::Pass);
         assert!(h.drain().is_empty(), "the handshake passes untouched");
         h
@@ -116,17 +132,35 @@ impl H {
         self.px.handle_packet(&cx, &mut p)
     }
     fn data(&mut self, k: u32) -> Verdict {
-        let p = tcp_packet(SRV, UE, IRS.wrapping_add(1).wrapping_add(k * SEG), UE_ISS + 1, TcpFlags::ACK, 65535, SEG);
+        let p = tcp_packet(
+            SRV,
+            UE,
+            IRS.wrapping_add(1).wrapping_add(k * SEG),
+            UE_ISS + 1,
+            TcpFlags::ACK,
+            65535,
+            SEG,
+        );
         self.feed(Point::DlIngress, p)
     }
     fn ue_ack(&mut self, off: u64) -> Verdict {
-        let p = tcp_packet(UE, SRV, UE_ISS + 1, IRS.wrapping_add(1).wrapping_add(off as u32), TcpFlags::ACK, 65535, 0);
+        let p = tcp_packet(
+            UE,
+            SRV,
+            UE_ISS + 1,
+            IRS.wrapping_add(1).wrapping_add(off as u32),
+            TcpFlags::ACK,
+            65535,
+            0,
+        );
         self.feed(Point::UlEgress, p)
     }
     fn drain(&mut self) -> Vec<Out> {
         let mut v = Vec::new();
         while let Some(o) = self.px.poll_output() {
-            let Output::Emit(e) = o else { panic!("no actions expected") };
+            let Output::Emit(e) = o else {
+                panic!("no actions expected")
+            };
             let t = *e.packet.as_tcp().expect("tcp");
             if e.packet.ip.dst == SRV.0 {
                 assert_eq!(e.entry, Entry::Bearer);
@@ -165,7 +199,7 @@ fn test_gamma_and_batch_size_of_table_one() {
     // Eq. 1: N = ceil(1.12 · 10 · 1.20771) = ceil(13.526) = 14.
     assert_eq!(batch_size(1.12, 10, 0.1, 0.99), 14);
     assert_eq!(batch_size(1.12, 10, 0.0, 0.99), 12); // σ = 0: γ = 0, ceil(11.2)
-    // A slow flow: γ = 2.326348·0.1/0.01 = 23.26, N = ceil(0.1 · 24.26) = 3.
+                                                     // A slow flow: γ = 2.326348·0.1/0.01 = 23.26, N = ceil(0.1 · 24.26) = 3.
     assert_eq!(batch_size(0.01, 10, 0.1, 0.99), 3);
     assert_eq!(batch_size(0.001, 1, 0.0, 0.99), 1);
 }
@@ -181,25 +215,58 @@ fn test_early_acks_for_a_sequence_of_arrivals() {
     assert_eq!(
         h.drain(),
         vec![
-            Out::Ack { ack: 1000, window: 9000 },
-            Out::Ack { ack: 2000, window: 8000 },
-            Out::Ack { ack: 3000, window: 7000 },
+            Out::Ack {
+                ack: 1000,
+                window: 9000
+            },
+            Out::Ack {
+                ack: 2000,
+                window: 8000
+            },
+            Out::Ack {
+                ack: 3000,
+                window: 7000
+            },
         ]
     );
     // Segment 4 lost upstream, 5 arrives: kept and passed, the early ACK repeats 3000.
     assert_eq!(h.data(4), Verdict::Pass);
-    assert_eq!(h.drain(), vec![Out::Ack { ack: 3000, window: 7000 }]);
+    assert_eq!(
+        h.drain(),
+        vec![Out::Ack {
+            ack: 3000,
+            window: 7000
+        }]
+    );
     // 4 arrives: the early ACK jumps over the segment held out of order.
     assert_eq!(h.data(3), Verdict::Pass);
-    assert_eq!(h.drain(), vec![Out::Ack { ack: 5000, window: 5000 }]);
+    assert_eq!(
+        h.drain(),
+        vec![Out::Ack {
+            ack: 5000,
+            window: 5000
+        }]
+    );
     // A retransmission of what the cache has is dropped and answered.
     assert_eq!(h.data(1), Verdict::Drop("proxy: already cached"));
-    assert_eq!(h.drain(), vec![Out::Ack { ack: 5000, window: 5000 }]);
+    assert_eq!(
+        h.drain(),
+        vec![Out::Ack {
+            ack: 5000,
+            window: 5000
+        }]
+    );
     // The UE's ACKs free the cache and are not forwarded; the next early ACK shows the room.
     assert_eq!(h.ue_ack(2000), Verdict::Consume);
     assert!(h.drain().is_empty());
     assert_eq!(h.data(5), Verdict::Pass);
-    assert_eq!(h.drain(), vec![Out::Ack { ack: 6000, window: 6000 }]);
+    assert_eq!(
+        h.drain(),
+        vec![Out::Ack {
+            ack: 6000,
+            window: 6000
+        }]
+    );
     let r = h.report();
     assert_eq!(r["early_acks"], 7);
     assert_eq!(r["ue_acks_consumed"], 1);
@@ -214,16 +281,34 @@ fn test_cache_full_window_and_the_ack_resent_when_it_frees() {
         assert_eq!(h.data(k), Verdict::Pass);
     }
     let acks = h.drain();
-    assert_eq!(acks.last(), Some(&Out::Ack { ack: 4000, window: 0 }));
+    assert_eq!(
+        acks.last(),
+        Some(&Out::Ack {
+            ack: 4000,
+            window: 0
+        })
+    );
     // The server sends beyond the window: dropped, answered with the zero window.
     assert_eq!(h.data(4), Verdict::Drop("proxy: cache full"));
-    assert_eq!(h.drain(), vec![Out::Ack { ack: 4000, window: 0 }]);
+    assert_eq!(
+        h.drain(),
+        vec![Out::Ack {
+            ack: 4000,
+            window: 0
+        }]
+    );
     // The UE acknowledges 500 bytes: less than a segment frees, no update yet (SWS).
     assert_eq!(h.ue_ack(500), Verdict::Consume);
     assert!(h.drain().is_empty());
     // Then a whole segment: the last early ACK again, with the new window.
     assert_eq!(h.ue_ack(1000), Verdict::Consume);
-    assert_eq!(h.drain(), vec![Out::Ack { ack: 4000, window: 1000 }]);
+    assert_eq!(
+        h.drain(),
+        vec![Out::Ack {
+            ack: 4000,
+            window: 1000
+        }]
+    );
     // Further ACKs while the window is open send nothing.
     assert_eq!(h.ue_ack(2000), Verdict::Consume);
     assert!(h.drain().is_empty());
@@ -248,7 +333,10 @@ fn test_duplicate_ack_triggers_a_batch_of_n_under_mmpep() {
     assert_eq!(h.ue_ack(2000), Verdict::Consume);
     // N = 14 segments from the one the ACK names, each ahead of the bearer's new data: emitted
     // last first so that they leave in order.
-    let want: Vec<Out> = (2..16).rev().map(|k| Out::Front { off: k * 1000 }).collect();
+    let want: Vec<Out> = (2..16)
+        .rev()
+        .map(|k| Out::Front { off: k * 1000 })
+        .collect();
     assert_eq!(h.drain(), want);
     // More duplicates naming the same segment: nothing more.
     for _ in 0..4 {
@@ -259,7 +347,10 @@ fn test_duplicate_ack_triggers_a_batch_of_n_under_mmpep() {
     // 14 segments from 16 000.
     assert_eq!(h.ue_ack(16_000), Verdict::Consume);
     assert_eq!(h.ue_ack(16_000), Verdict::Consume);
-    let want: Vec<Out> = (16..30).rev().map(|k| Out::Front { off: k * 1000 }).collect();
+    let want: Vec<Out> = (16..30)
+        .rev()
+        .map(|k| Out::Front { off: k * 1000 })
+        .collect();
     assert_eq!(h.drain(), want);
     let r = h.report();
     assert_eq!(r["batch_size"], 14);
@@ -304,10 +395,19 @@ fn test_mmpep_timer_waits_for_an_empty_rlc_buffer() {
     // 200 ms later RLC is empty: a batch of N from the UE's ACK.
     h.ran.rlc_empty.set(true);
     h.fire(400);
-    let want: Vec<Out> = (2..16).rev().map(|k| Out::Front { off: k * 1000 }).collect();
+    let want: Vec<Out> = (2..16)
+        .rev()
+        .map(|k| Out::Front { off: k * 1000 })
+        .collect();
     assert_eq!(h.drain(), want);
     let r = h.report();
-    assert_eq!((r["timer_expiries"].as_u64(), r["timer_retx_packets"].as_u64()), (Some(2), Some(14)));
+    assert_eq!(
+        (
+            r["timer_expiries"].as_u64(),
+            r["timer_retx_packets"].as_u64()
+        ),
+        (Some(2), Some(14))
+    );
     assert_eq!(r["timer_retx_rlc_busy"], 0);
 }
 
@@ -326,16 +426,34 @@ fn test_pep_timer_fires_regardless_of_rlc() {
     // Progress re-arms the timer from the ACK.
     h.now = Time::from_millis(450);
     h.ue_ack(30_000);
-    assert_eq!(h.px.poll_timeout(), None, "nothing unacknowledged: no timer");
+    assert_eq!(
+        h.px.poll_timeout(),
+        None,
+        "nothing unacknowledged: no timer"
+    );
 }
 
 #[test]
 fn test_fin_is_cached_not_early_acked_and_its_ack_goes_end_to_end() {
     let mut h = H::new(ProxyMode::Mmpep, 1_000_000);
     h.data(0);
-    let fin = tcp_packet(SRV, UE, IRS.wrapping_add(1 + SEG), UE_ISS + 1, TcpFlags(TcpFlags::FIN.0 | TcpFlags::ACK.0), 65535, 0);
+    let fin = tcp_packet(
+        SRV,
+        UE,
+        IRS.wrapping_add(1 + SEG),
+        UE_ISS + 1,
+        TcpFlags(TcpFlags::FIN.0 | TcpFlags::ACK.0),
+        65535,
+        0,
+    );
     assert_eq!(h.feed(Point::DlIngress, fin), Verdict::Pass);
-    assert_eq!(h.drain(), vec![Out::Ack { ack: 1000, window: 65535 }]);
+    assert_eq!(
+        h.drain(),
+        vec![Out::Ack {
+            ack: 1000,
+            window: 65535
+        }]
+    );
     // The UE has the data but not the FIN: consumed. A duplicate: the FIN is retransmitted.
     assert_eq!(h.ue_ack(1000), Verdict::Consume);
     assert_eq!(h.ue_ack(1000), Verdict::Consume);
@@ -363,7 +481,15 @@ fn test_mode_none_only_counts_and_measures_the_delivery_ratio() {
     assert!(h.drain().is_empty(), "no early ACKs");
     // Five data packets reach the UE's TCP (one twice); it acknowledges all four segments.
     for k in [0u32, 1, 1, 2, 3] {
-        let p = tcp_packet(SRV, UE, IRS.wrapping_add(1).wrapping_add(k * SEG), UE_ISS + 1, TcpFlags::ACK, 65535, SEG);
+        let p = tcp_packet(
+            SRV,
+            UE,
+            IRS.wrapping_add(1).wrapping_add(k * SEG),
+            UE_ISS + 1,
+            TcpFlags::ACK,
+            65535,
+            SEG,
+        );
         assert_eq!(h.feed(Point::DlEgress, p), Verdict::Pass);
     }
     assert_eq!(h.ue_ack(4000), Verdict::Pass, "ACKs pass under none");
@@ -388,9 +514,20 @@ fn test_new_data_waits_in_the_cache_while_rlc_is_full_and_goes_when_it_drains() 
     assert_eq!(h.drain().len(), 4);
     // A packet reaches the UE (the channel is back) and RLC is empty: two segments fit below
     // the mark, in order, at the bearer's tail.
-    let p = tcp_packet(SRV, UE, IRS.wrapping_add(1), UE_ISS + 1, TcpFlags::ACK, 65535, SEG);
+    let p = tcp_packet(
+        SRV,
+        UE,
+        IRS.wrapping_add(1),
+        UE_ISS + 1,
+        TcpFlags::ACK,
+        65535,
+        SEG,
+    );
     assert_eq!(h.feed(Point::DlEgress, p), Verdict::Pass);
-    assert_eq!(h.drain(), vec![Out::Sent { off: 1000 }, Out::Sent { off: 2000 }]);
+    assert_eq!(
+        h.drain(),
+        vec![Out::Sent { off: 1000 }, Out::Sent { off: 2000 }]
+    );
     // The UE's ACK releases the rest.
     h.ue_ack(1000);
     assert_eq!(h.drain(), vec![Out::Sent { off: 3000 }]);
@@ -413,7 +550,15 @@ fn test_with_sack_only_a_duplicate_reporting_data_above_the_hole_is_a_loss() {
     assert_eq!(h.ue_ack(2000), Verdict::Consume);
     assert!(h.drain().is_empty());
     // One reporting 3000..5000 received: segment 2 is lost. The batch from 2000.
-    let mut p = tcp_packet(UE, SRV, UE_ISS + 1, IRS.wrapping_add(2001), TcpFlags::ACK, 65535, 0);
+    let mut p = tcp_packet(
+        UE,
+        SRV,
+        UE_ISS + 1,
+        IRS.wrapping_add(2001),
+        TcpFlags::ACK,
+        65535,
+        0,
+    );
     p.as_tcp_mut().unwrap().options.push_sack(SackBlock {
         left: IRS.wrapping_add(3001),
         right: IRS.wrapping_add(5001),
@@ -421,5 +566,8 @@ fn test_with_sack_only_a_duplicate_reporting_data_above_the_hole_is_a_loss() {
     assert_eq!(h.feed(Point::UlEgress, p), Verdict::Consume);
     assert_eq!(h.drain().len(), 14);
     let r = h.report();
-    assert_eq!((r["dup_acks"].as_u64(), r["dup_acks_no_loss"].as_u64()), (Some(2), Some(1)));
+    assert_eq!(
+        (r["dup_acks"].as_u64(), r["dup_acks_no_loss"].as_u64()),
+        (Some(2), Some(1))
+    );
 }

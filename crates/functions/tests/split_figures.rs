@@ -153,7 +153,10 @@ impl Harness {
         let mut syn = tcp_packet(MH, FH, MH_ISS, 0, TcpFlags::SYN, 65535, 0);
         syn.as_tcp_mut().unwrap().options.mss = Some(1000);
         self.feed(syn);
-        assert!(self.to_mh.is_empty(), "the MH's SYN is held until TCP_WAN is up");
+        assert!(
+            self.to_mh.is_empty(),
+            "the MH's SYN is held until TCP_WAN is up"
+        );
         let wan_syn = self.to_fh.pop().expect("SYN to the FH");
         assert!(self.to_fh.is_empty());
         let t = *wan_syn.as_tcp().unwrap();
@@ -185,7 +188,11 @@ impl Harness {
         let sa2 = self.to_mh.pop().expect("SYN-ACK to the MH");
         let t2 = *sa2.as_tcp().unwrap();
         assert!(t2.flags.syn() && t2.flags.ack());
-        assert_eq!((sa2.ip.src, t2.src_port), FH, "TCP_RAN speaks with the FH's address");
+        assert_eq!(
+            (sa2.ip.src, t2.src_port),
+            FH,
+            "TCP_RAN speaks with the FH's address"
+        );
         self.ran_iss = t2.seq;
         self.at_ms(20);
         self.feed(self.mh_ack(0));
@@ -246,7 +253,11 @@ fn es_first_seven(h: &mut Harness) {
     assert_eq!(h.mh_data(), vec![(0, 1000)]);
     h.at_ms(31);
     h.feed(h.fh_data(1000, 1000)); // #3
-    assert_eq!(h.fh_packets(), vec![ack(1998, 0)], "#4: rwin 0 freezes the FH");
+    assert_eq!(
+        h.fh_packets(),
+        vec![ack(1998, 0)],
+        "#4: rwin 0 freezes the FH"
+    );
     assert_eq!(h.mh_data(), vec![(1000, 1000)]);
     h.at_ms(60);
     h.feed(h.mh_ack(1000));
@@ -261,7 +272,11 @@ fn es_first_seven(h: &mut Harness) {
     assert_eq!(h.mh_data(), vec![(2000, 1000)]);
     h.at_ms(80);
     h.feed(h.mh_ack(2000));
-    assert_eq!(h.fh_packets(), vec![ack(2999, 1000)], "the buffer opens: unfreeze");
+    assert_eq!(
+        h.fh_packets(),
+        vec![ack(2999, 1000)],
+        "the buffer opens: unfreeze"
+    );
 }
 
 /// The close (#9–#11 of Figure 36): the FH's FIN, the host's FIN+ACK, the last ACK.
@@ -275,12 +290,17 @@ fn es_close(h: &mut Harness) {
         "#10: FIN_ACK"
     );
     // TCP_RAN closes too.
-    assert!(h
-        .to_mh
-        .iter()
-        .any(|p| p.as_tcp().unwrap().flags.fin()));
+    assert!(h.to_mh.iter().any(|p| p.as_tcp().unwrap().flags.fin()));
     let wan_fin_seq = h.wan_iss + 1;
-    h.feed(tcp_packet(FH, MH, FH_ISS + 3002, wan_fin_seq + 1, ACK, 65535, 0)); // #11
+    h.feed(tcp_packet(
+        FH,
+        MH,
+        FH_ISS + 3002,
+        wan_fin_seq + 1,
+        ACK,
+        65535,
+        0,
+    )); // #11
     assert!(h.fh_packets().is_empty());
 }
 
@@ -496,9 +516,15 @@ fn test_figure_44_two_as_tcp_hosts() {
         "the MH did not offer the option"
     );
     let ran_iss = sa2.as_tcp().unwrap().seq;
-    c.feed(1, tcp_packet(MH, FH, MH_ISS + 1, ran_iss + 1, ACK, 65535, 0));
+    c.feed(
+        1,
+        tcp_packet(MH, FH, MH_ISS + 1, ran_iss + 1, ACK, 65535, 0),
+    );
     let figs = |c: &Chain2| [c.hosts[0].figures()[0].1, c.hosts[1].figures()[0].1];
-    assert!(figs(&c).iter().all(|f| f.as_negotiated), "both hops speak AS-TCP");
+    assert!(
+        figs(&c).iter().all(|f| f.as_negotiated),
+        "both hops speak AS-TCP"
+    );
     // The FH sends 3000 bytes; every host acknowledges at once, nobody confirms yet.
     for k in 0..3 {
         c.feed(
@@ -507,7 +533,10 @@ fn test_figure_44_two_as_tcp_hosts() {
         );
         if k == 1 {
             // The 2000-byte buffers: the MH acknowledges the first segment before the third.
-            c.feed(1, tcp_packet(MH, FH, MH_ISS + 1, ran_iss + 1 + 1000, ACK, 65535, 0));
+            c.feed(
+                1,
+                tcp_packet(MH, FH, MH_ISS + 1, ran_iss + 1 + 1000, ACK, 65535, 0),
+            );
         }
     }
     let seen: Vec<(u32, Option<u32>)> = c
@@ -523,16 +552,32 @@ fn test_figure_44_two_as_tcp_hosts() {
         .collect();
     // The MH ack reaches the FH through both hosts, mapped into each sequence space.
     assert!(seen.contains(&(2000, Some(1000))), "{seen:?}");
-    assert!(seen.iter().all(|s| s.1.is_none_or(|m| m <= 1000)), "{seen:?}");
-    assert_eq!(seen.last().unwrap().0, 3000, "AH1 acknowledged everything: {seen:?}");
+    assert!(
+        seen.iter().all(|s| s.1.is_none_or(|m| m <= 1000)),
+        "{seen:?}"
+    );
+    assert_eq!(
+        seen.last().unwrap().0,
+        3000,
+        "AH1 acknowledged everything: {seen:?}"
+    );
     // The MH has 3000 bytes; the FH hears MH_ack 3000 from AH1, relayed from AH2.
     let mh_data: u32 = c.to_mh.iter().map(|p| p.payload_len).sum();
     assert_eq!(mh_data, 3000);
-    c.feed(1, tcp_packet(MH, FH, MH_ISS + 1, ran_iss + 1 + 3000, ACK, 65535, 0));
+    c.feed(
+        1,
+        tcp_packet(MH, FH, MH_ISS + 1, ran_iss + 1 + 3000, ACK, 65535, 0),
+    );
     let last: Vec<Option<u32>> = c
         .to_fh
         .drain(..)
-        .map(|p| p.as_tcp().unwrap().options.as_tcp_ack.map(|a| a - (FH_ISS + 1)))
+        .map(|p| {
+            p.as_tcp()
+                .unwrap()
+                .options
+                .as_tcp_ack
+                .map(|a| a - (FH_ISS + 1))
+        })
         .collect();
     assert_eq!(last, vec![Some(3000)]);
     let [f1, f2] = figs(&c);

@@ -193,13 +193,18 @@ fn test_every_mode_completes_downloads_and_pushes() {
                 },
                 20,
             );
-            let t = o.completed_s.unwrap_or_else(|| panic!("{mode:?} completes: {}", o.report));
+            let t = o
+                .completed_s
+                .unwrap_or_else(|| panic!("{mode:?} completes: {}", o.report));
             assert_eq!(o.mh_received, 1_000_000);
             assert_eq!(o.fh_acked, 1_000_000, "{mode:?}: {}", o.report);
             assert_eq!(o.report["connections_split"], 1);
             // 64 KB windows over 120 ms cap the unsplit flow near 4.4 Mbit/s; each 60 ms leg
             // doubles that.
-            assert!(t < 0.75 * t0, "{mode:?} download={download}: {t} s vs {t0} s unsplit");
+            assert!(
+                t < 0.75 * t0,
+                "{mode:?} download={download}: {t} s vs {t0} s unsplit"
+            );
             if mode == SplitMode::AsTcp {
                 assert_eq!(o.fh_freed, Some(1_000_000), "{}", o.report);
                 assert_eq!(o.report["connections"][0]["as_negotiated"], true);

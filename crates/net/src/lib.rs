@@ -30,5 +30,5 @@ pub use link::{ErrorUnit, LinkParams, LinkStats, QueueLimit};
 pub use metrics::{FlowResult, FlowSeries, FunctionReport, LinkReport};
 pub use rantcp_nf::{Device, NodeId};
 pub use sim::Sim;
-pub use video::{Abandon, Player, Video, VideoStats};
 pub use topology::IfaceId;
+pub use video::{Abandon, Player, Video, VideoStats};

@@ -181,7 +181,8 @@ impl Sim {
                     let l = &mut self.links[link];
                     debug_assert!(l.in_flight.back().is_none_or(|b| b.0 <= arrival));
                     if l.in_flight.is_empty() {
-                        self.q.schedule_reserved(arrival, seq, Ev::Arrive { link: link as u32 });
+                        self.q
+                            .schedule_reserved(arrival, seq, Ev::Arrive { link: link as u32 });
                     }
                     l.in_flight.push_back((arrival, seq, p));
                 }
@@ -193,7 +194,8 @@ impl Sim {
         let l = &mut self.links[link];
         let (_, _, p) = l.in_flight.pop_front().expect("an arrival has its packet");
         if let Some(&(t, seq, _)) = l.in_flight.front() {
-            self.q.schedule_reserved(t, seq, Ev::Arrive { link: link as u32 });
+            self.q
+                .schedule_reserved(t, seq, Ev::Arrive { link: link as u32 });
         }
         let iface = l.rx_iface;
         self.receive(now, iface, p);

@@ -9,8 +9,8 @@ use crate::{Device, NodeId, Sim};
 use rantcp_core::{Rng, Time};
 use rantcp_nf::Chain;
 use rantcp_wire::Packet;
-use std::net::Ipv4Addr;
 use std::collections::VecDeque;
+use std::net::Ipv4Addr;
 use std::path::Path;
 
 /// Index of an interface (one end of a link).

@@ -105,13 +105,28 @@ mod tests {
     #[test]
     fn rows_build_typed_columns() {
         let mut s = SampleSink::default();
-        s.push("x_queue", &[("time_s", SampleValue::F64(0.1)), ("rnti", SampleValue::I64(1))]);
-        s.push("x_queue", &[("time_s", SampleValue::F64(0.2)), ("rnti", SampleValue::I64(2))]);
+        s.push(
+            "x_queue",
+            &[
+                ("time_s", SampleValue::F64(0.1)),
+                ("rnti", SampleValue::I64(1)),
+            ],
+        );
+        s.push(
+            "x_queue",
+            &[
+                ("time_s", SampleValue::F64(0.2)),
+                ("rnti", SampleValue::I64(2)),
+            ],
+        );
         s.push("x_other", &[("v", SampleValue::I64(7))]);
         assert_eq!(s.rows("x_queue"), 2);
         assert_eq!(s.rows("x_other"), 1);
         let t = &s.tables()[0];
-        assert_eq!(t.columns[0], ("time_s".into(), SeriesColumn::F64(vec![0.1, 0.2])));
+        assert_eq!(
+            t.columns[0],
+            ("time_s".into(), SeriesColumn::F64(vec![0.1, 0.2]))
+        );
         assert_eq!(t.columns[1], ("rnti".into(), SeriesColumn::I64(vec![1, 2])));
     }
 

@@ -184,10 +184,17 @@ impl UlBuffer {
     }
 
     /// Queued packets of `flow`, oldest first (from the index if kept, else by a scan).
-    pub fn flow_iter<'a>(&'a self, flow: &FlowKey) -> impl DoubleEndedIterator<Item = &'a UlEntry> + 'a {
+    pub fn flow_iter<'a>(
+        &'a self,
+        flow: &FlowKey,
+    ) -> impl DoubleEndedIterator<Item = &'a UlEntry> + 'a {
         let flow = *flow;
         let indexed = self.by_flow.as_deref();
-        let scan = if indexed.is_some() { 0 } else { self.slots.len() };
+        let scan = if indexed.is_some() {
+            0
+        } else {
+            self.slots.len()
+        };
         indexed
             .and_then(|m| m.get(&flow))
             .into_iter()

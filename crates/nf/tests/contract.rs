@@ -35,10 +35,17 @@ fn ul_buffer_is_fifo_with_o1_discards_and_flow_order() {
     q.index_flows();
     let t = Time::ZERO;
     // Two flows interleaved: A acks 1..=4, B acks 100, 200.
-    let ids: Vec<u64> = [(5201, 1), (5200, 100), (5201, 2), (5201, 3), (5200, 200), (5201, 4)]
-        .iter()
-        .map(|&(p, a)| q.push(t, ack(p, a)).unwrap())
-        .collect();
+    let ids: Vec<u64> = [
+        (5201, 1),
+        (5200, 100),
+        (5201, 2),
+        (5201, 3),
+        (5200, 200),
+        (5201, 4),
+    ]
+    .iter()
+    .map(|&(p, a)| q.push(t, ack(p, a)).unwrap())
+    .collect();
     assert_eq!(ids, vec![0, 1, 2, 3, 4, 5]);
     assert_eq!(q.len(), 6);
     assert_eq!(q.bytes(), 6 * 40);
@@ -81,7 +88,10 @@ fn ul_buffer_flow_index_gives_what_a_scan_gives() {
     let mut indexed = UlBuffer::new(0);
     assert!(!indexed.is_indexed());
     for (k, q) in [&mut plain, &mut indexed].into_iter().enumerate() {
-        for (i, &(p, a)) in [(5201, 1), (5200, 100), (5201, 2), (5201, 3)].iter().enumerate() {
+        for (i, &(p, a)) in [(5201, 1), (5200, 100), (5201, 2), (5201, 3)]
+            .iter()
+            .enumerate()
+        {
             if k == 1 && i == 2 {
                 // Indexing part-way builds the index from what is queued.
                 q.index_flows();
@@ -96,7 +106,10 @@ fn ul_buffer_flow_index_gives_what_a_scan_gives() {
     for f in [fa, fb] {
         assert_eq!(plain.flow_ids(&f), indexed.flow_ids(&f));
         let rev: Vec<u64> = indexed.flow_iter(&f).rev().map(|e| e.id).collect();
-        assert_eq!(rev, plain.flow_iter(&f).rev().map(|e| e.id).collect::<Vec<_>>());
+        assert_eq!(
+            rev,
+            plain.flow_iter(&f).rev().map(|e| e.id).collect::<Vec<_>>()
+        );
     }
     assert_eq!(indexed.flow_ids(&fa), vec![3]);
     assert_eq!(indexed.flow_ids(&fb), vec![1, 4]);
@@ -126,7 +139,10 @@ fn ul_buffer_discard_where_and_long_runs_stay_small() {
     }
     assert_eq!(q.len(), 1);
     assert_eq!(acks_of(&q), vec![9999]);
-    assert_eq!(q.discard_where(|e| e.packet.as_tcp().unwrap().ack == 9999), 1);
+    assert_eq!(
+        q.discard_where(|e| e.packet.as_tcp().unwrap().ack == 9999),
+        1
+    );
     assert!(q.is_empty());
 }
 
@@ -223,15 +239,27 @@ fn chain_dispatches_by_point_and_stops_at_drop_or_consume() {
     let t = Time::from_millis(10);
     // Not subscribed: untouched.
     let mut p = ack(80, 1);
-    assert_eq!(c.handle_packet(&cx(Point::DlEgress, t), &mut p), Verdict::Pass);
+    assert_eq!(
+        c.handle_packet(&cx(Point::DlEgress, t), &mut p),
+        Verdict::Pass
+    );
     assert_eq!(p.ip.ttl, 64);
     // Pass, modified in place.
-    assert_eq!(c.handle_packet(&cx(Point::DlIngress, t), &mut p), Verdict::Pass);
+    assert_eq!(
+        c.handle_packet(&cx(Point::DlIngress, t), &mut p),
+        Verdict::Pass
+    );
     assert_eq!(p.ip.ttl, 7);
     let mut d = ack(9, 1);
-    assert_eq!(c.handle_packet(&cx(Point::UlEgress, t), &mut d), Verdict::Drop("port 9"));
+    assert_eq!(
+        c.handle_packet(&cx(Point::UlEgress, t), &mut d),
+        Verdict::Drop("port 9")
+    );
     let mut k = ack(7, 1);
-    assert_eq!(c.handle_packet(&cx(Point::DlIngress, t), &mut k), Verdict::Consume);
+    assert_eq!(
+        c.handle_packet(&cx(Point::DlIngress, t), &mut k),
+        Verdict::Consume
+    );
     assert!(c.poll_output().is_none());
     assert_eq!(c.poll_timeout(), Some(Time::from_millis(15)));
     // Early timer calls are harmless.
@@ -246,7 +274,10 @@ fn chain_dispatches_by_point_and_stops_at_drop_or_consume() {
         }
         o => panic!("expected an emitted packet, got {o:?}"),
     }
-    assert!(matches!(c.poll_output(), Some(Output::Action(Action::PurgeDl { rnti: 1, .. }))));
+    assert!(matches!(
+        c.poll_output(),
+        Some(Output::Action(Action::PurgeDl { rnti: 1, .. }))
+    ));
     assert!(c.poll_output().is_none());
     let reps = c.reports();
     assert_eq!(reps[0].0, "probe");
@@ -264,7 +295,11 @@ fn chain_hands_buffer_events_to_buffer_functions_only() {
     let mut q = UlBuffer::new(0);
     for a in 0..5 {
         let id = q.push(Time::ZERO, ack(5201, a)).unwrap();
-        c.handle_ul_buffer(&cx(Point::UeUlBuffer, Time::ZERO), BufferEvent::Arrival { id }, &mut q);
+        c.handle_ul_buffer(
+            &cx(Point::UeUlBuffer, Time::ZERO),
+            BufferEvent::Arrival { id },
+            &mut q,
+        );
     }
     assert_eq!(acks_of(&q), vec![0, 1]);
     assert_eq!(q.counters.discarded, 3);
@@ -276,7 +311,11 @@ fn chain_hands_buffer_events_to_buffer_functions_only() {
 /// costs a memcpy call per move.
 #[test]
 fn ul_buffer_moves_without_memcpy() {
-    assert!(std::mem::size_of::<UlBuffer>() <= 128, "{} bytes", std::mem::size_of::<UlBuffer>());
+    assert!(
+        std::mem::size_of::<UlBuffer>() <= 128,
+        "{} bytes",
+        std::mem::size_of::<UlBuffer>()
+    );
 }
 
 /// Emits one packet for every input it is handed, whichever the kind.
@@ -347,7 +386,11 @@ fn chain_polls_after_every_kind_of_input_and_not_otherwise() {
     assert!(!c.may_have_output(), "an unwanted point hands no input");
     let mut q = UlBuffer::new(0);
     let id = q.push(t, ack(5201, 1)).unwrap();
-    c.handle_ul_buffer(&cx(Point::UeUlBuffer, t), BufferEvent::Arrival { id }, &mut q);
+    c.handle_ul_buffer(
+        &cx(Point::UeUlBuffer, t),
+        BufferEvent::Arrival { id },
+        &mut q,
+    );
     expect(&mut c, 1, "handle_ul_buffer");
     c.pull_dl(&cx(Point::DlIngress, t), 1500, &mut Vec::new());
     expect(&mut c, 2, "pull_dl");

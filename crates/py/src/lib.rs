@@ -13,7 +13,12 @@ use rantcp_core::Time;
 use rantcp_scenario::{Column, Run, Table};
 use std::path::PathBuf;
 
-create_exception!(_native, ConfigError, PyValueError, "A config field is missing, unknown, mistyped or out of range.");
+create_exception!(
+    _native,
+    ConfigError,
+    PyValueError,
+    "A config field is missing, unknown, mistyped or out of range."
+);
 
 pub(crate) fn config_err(e: impl std::fmt::Display) -> PyErr {
     ConfigError::new_err(e.to_string())
@@ -28,7 +33,10 @@ fn version() -> &'static str {
 /// Built-in scenarios as (name, one-line description).
 #[pyfunction]
 fn scenarios() -> Vec<(&'static str, &'static str)> {
-    rantcp_scenario::BUILTINS.iter().map(|b| (b.name, b.description)).collect()
+    rantcp_scenario::BUILTINS
+        .iter()
+        .map(|b| (b.name, b.description))
+        .collect()
 }
 
 /// The default TOML of a built-in scenario.
@@ -47,7 +55,11 @@ fn config_schema() -> String {
     serde_json::to_string_pretty(&rantcp_scenario::config_schema()).expect("schema")
 }
 
-pub(crate) fn load(spec: &str, overrides: Vec<(String, String)>, seed: Option<u64>) -> PyResult<rantcp_scenario::ScenarioConfig> {
+pub(crate) fn load(
+    spec: &str,
+    overrides: Vec<(String, String)>,
+    seed: Option<u64>,
+) -> PyResult<rantcp_scenario::ScenarioConfig> {
     let (src, text) = rantcp_scenario::resolve_source(spec).map_err(config_err)?;
     rantcp_scenario::load(&text, &src, &overrides, seed).map_err(config_err)
 }
@@ -92,7 +104,9 @@ pub(crate) fn tables_to_py<'py>(py: Python<'py>, tables: &[Table]) -> PyResult<B
 
 impl Simulation {
     fn run_ref(&self) -> PyResult<&Run> {
-        self.run.as_ref().ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))
+        self.run
+            .as_ref()
+            .ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))
     }
 }
 
@@ -101,7 +115,13 @@ impl Simulation {
     /// Build a run; unless `force`, refuse one whose estimated work is absurd (ConfigError).
     #[new]
     #[pyo3(signature = (spec, overrides=Vec::new(), seed=None, out_dir=None, force=false))]
-    fn new(spec: &str, overrides: Vec<(String, String)>, seed: Option<u64>, out_dir: Option<PathBuf>, force: bool) -> PyResult<Self> {
+    fn new(
+        spec: &str,
+        overrides: Vec<(String, String)>,
+        seed: Option<u64>,
+        out_dir: Option<PathBuf>,
+        force: bool,
+    ) -> PyResult<Self> {
         let cfg = load(spec, overrides, seed)?;
         let run = Run::new(cfg, out_dir.as_deref()).map_err(config_err)?;
         if !force {
@@ -132,7 +152,10 @@ impl Simulation {
 
     /// Advance to `until_ns` (clamped to the end); returns the time reached, ns.
     fn step(&mut self, py: Python<'_>, until_ns: u64) -> PyResult<u64> {
-        let run = self.run.as_mut().ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
+        let run = self
+            .run
+            .as_mut()
+            .ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
         let r = py.detach(|| run.step(Time(until_ns)));
         r.map(|t| t.as_nanos()).map_err(PyRuntimeError::new_err)
     }
@@ -140,7 +163,10 @@ impl Simulation {
     /// Batches of time-series rows cut since the last call, oldest first: a list of
     /// {table name: {column: (kind, values)}} (kind "f64", "i64" or "str").
     fn take_batches<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let run = self.run.as_mut().ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
+        let run = self
+            .run
+            .as_mut()
+            .ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
         let batches = run.take_batches();
         let out = PyList::empty(py);
         for b in &batches {
@@ -151,8 +177,15 @@ impl Simulation {
 
     /// Finish: returns (summary JSON text, the rows not taken with `take_batches` as
     /// {table name: {column: (kind, values)}}; every table appears, with no rows if need be).
-    fn finish<'py>(&mut self, py: Python<'py>, wall_seconds: f64) -> PyResult<(String, Bound<'py, PyDict>)> {
-        let run = self.run.take().ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
+    fn finish<'py>(
+        &mut self,
+        py: Python<'py>,
+        wall_seconds: f64,
+    ) -> PyResult<(String, Bound<'py, PyDict>)> {
+        let run = self
+            .run
+            .take()
+            .ok_or_else(|| PyRuntimeError::new_err("simulation already finished"))?;
         let out = run.finish(wall_seconds).map_err(PyRuntimeError::new_err)?;
         let summary = serde_json::to_string_pretty(&out.summary).expect("json");
         Ok((summary, tables_to_py(py, &out.tables)?))

@@ -43,7 +43,10 @@ le_bytes!(u16, "<u2");
 le_bytes!(u32, "<u4");
 le_bytes!(i64, "<i8");
 
-fn column<'py, T: LeBytes>(py: Python<'py>, v: &[T]) -> PyResult<(Bound<'py, PyBytes>, &'static str)> {
+fn column<'py, T: LeBytes>(
+    py: Python<'py>,
+    v: &[T],
+) -> PyResult<(Bound<'py, PyBytes>, &'static str)> {
     let b = PyBytes::new_with(py, v.len() * T::W, |buf| {
         for (out, x) in buf.chunks_exact_mut(T::W).zip(v) {
             x.put(out);
@@ -80,7 +83,11 @@ impl TraceIngest {
         match msg {
             Ok(Msg::Chunk(c)) => {
                 let d = PyDict::new(py);
-                let ids: Vec<i64> = c.session.iter().map(|&s| self.session_base + s as i64).collect();
+                let ids: Vec<i64> = c
+                    .session
+                    .iter()
+                    .map(|&s| self.session_base + s as i64)
+                    .collect();
                 d.set_item("session_id", column(py, &ids)?)?;
                 d.set_item("frame", column(py, &c.frame)?)?;
                 d.set_item("ts_ns", column(py, &c.ts_ns)?)?;
@@ -166,7 +173,9 @@ fn session_columns<'py>(py: Python<'py>, a: &Analysis) -> PyResult<Bound<'py, Py
     };
     let rtt: Vec<Vec<i64>> = ss.iter().map(|s| sorted(&data(s).rtt_ns)).collect();
     let ts_rtt: Vec<Vec<i64>> = ss.iter().map(|s| sorted(&data(s).ts_rtt_ns)).collect();
-    let sum = |s: &rantcp_trace::Session, f: fn(&rantcp_trace::session::DirStats) -> u64| f(&s.dirs[0]) + f(&s.dirs[1]);
+    let sum = |s: &rantcp_trace::Session, f: fn(&rantcp_trace::session::DirStats) -> u64| {
+        f(&s.dirs[0]) + f(&s.dirs[1])
+    };
     let hs_server = |s: &rantcp_trace::Session| match (s.syn_ts, s.synack_ts) {
         (Some(a), Some(b)) if b >= a => Some(b - a),
         _ => None,
@@ -194,9 +203,15 @@ fn session_columns<'py>(py: Python<'py>, a: &Analysis) -> PyResult<Bound<'py, Py
     col!("bytes", |s| sum(s, |d| d.ip_bytes));
     col!("payload_bytes_c2s", |s| s.dirs[0].payload_bytes);
     col!("payload_bytes_s2c", |s| s.dirs[1].payload_bytes);
-    col!("data_dir", |s| if s.data_dir() == 0 { "c2s" } else { "s2c" });
+    col!("data_dir", |s| if s.data_dir() == 0 {
+        "c2s"
+    } else {
+        "s2c"
+    });
     col!("data_bytes", |s| data(s).unique_bytes);
-    col!("download_time_s", |s| s.download_time_ns().map(|t| t as f64 / 1e9));
+    col!("download_time_s", |s| s
+        .download_time_ns()
+        .map(|t| t as f64 / 1e9));
     col!("download_acked", |s| s.download_acked());
     col!("throughput_bps", |s| match s.download_time_ns() {
         Some(t) if t > 0 => Some(data(s).unique_bytes as f64 * 8.0 / (t as f64 / 1e9)),
@@ -206,14 +221,22 @@ fn session_columns<'py>(py: Python<'py>, a: &Analysis) -> PyResult<Bound<'py, Py
     col!("retx_bytes", |s| data(s).retx_bytes);
     col!("retx_ratio", |s| {
         let p = data(s).payload_bytes;
-        if p > 0 { Some(data(s).retx_bytes as f64 / p as f64) } else { None }
+        if p > 0 {
+            Some(data(s).retx_bytes as f64 / p as f64)
+        } else {
+            None
+        }
     });
     col!("fast_retx", |s| sum(s, |d| d.fast_retx));
     col!("spurious_retx", |s| sum(s, |d| d.spurious_retx));
     col!("dup_acks", |s| sum(s, |d| d.dup_acks));
     col!("dup_ack_ratio", |s| {
         let p = acks(s).pure_acks;
-        if p > 0 { Some(acks(s).dup_acks as f64 / p as f64) } else { None }
+        if p > 0 {
+            Some(acks(s).dup_acks as f64 / p as f64)
+        } else {
+            None
+        }
     });
     col!("out_of_order", |s| sum(s, |d| d.out_of_order));
     col!("lost_segments", |s| sum(s, |d| d.lost_segments));
@@ -223,15 +246,54 @@ fn session_columns<'py>(py: Python<'py>, a: &Analysis) -> PyResult<Bound<'py, Py
     col!("keep_alives", |s| sum(s, |d| d.keep_alives));
     col!("rsts", |s| sum(s, |d| d.rsts));
     col!("fins", |s| sum(s, |d| d.fins));
-    d.set_item("rtt_samples", rtt.iter().map(|v| v.len()).collect::<Vec<_>>())?;
-    d.set_item("rtt_min_ms", rtt.iter().map(|v| ms(v.first().copied())).collect::<Vec<_>>())?;
-    d.set_item("rtt_median_ms", rtt.iter().map(|v| ms(quantile(v, 0.5))).collect::<Vec<_>>())?;
-    d.set_item("rtt_p95_ms", rtt.iter().map(|v| ms(quantile(v, 0.95))).collect::<Vec<_>>())?;
-    d.set_item("ts_rtt_samples", ts_rtt.iter().map(|v| v.len()).collect::<Vec<_>>())?;
-    d.set_item("ts_rtt_min_ms", ts_rtt.iter().map(|v| ms(v.first().copied())).collect::<Vec<_>>())?;
-    d.set_item("ts_rtt_median_ms", ts_rtt.iter().map(|v| ms(quantile(v, 0.5))).collect::<Vec<_>>())?;
-    d.set_item("ts_rtt_p95_ms", ts_rtt.iter().map(|v| ms(quantile(v, 0.95))).collect::<Vec<_>>())?;
-    col!("handshake_rtt_ms", |s| ms(hs_server(s).zip(hs_client(s)).map(|(a, b)| a + b)));
+    d.set_item(
+        "rtt_samples",
+        rtt.iter().map(|v| v.len()).collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "rtt_min_ms",
+        rtt.iter()
+            .map(|v| ms(v.first().copied()))
+            .collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "rtt_median_ms",
+        rtt.iter().map(|v| ms(quantile(v, 0.5))).collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "rtt_p95_ms",
+        rtt.iter()
+            .map(|v| ms(quantile(v, 0.95)))
+            .collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "ts_rtt_samples",
+        ts_rtt.iter().map(|v| v.len()).collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "ts_rtt_min_ms",
+        ts_rtt
+            .iter()
+            .map(|v| ms(v.first().copied()))
+            .collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "ts_rtt_median_ms",
+        ts_rtt
+            .iter()
+            .map(|v| ms(quantile(v, 0.5)))
+            .collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "ts_rtt_p95_ms",
+        ts_rtt
+            .iter()
+            .map(|v| ms(quantile(v, 0.95)))
+            .collect::<Vec<_>>(),
+    )?;
+    col!("handshake_rtt_ms", |s| ms(hs_server(s)
+        .zip(hs_client(s))
+        .map(|(a, b)| a + b)));
     col!("handshake_server_ms", |s| ms(hs_server(s)));
     col!("handshake_client_ms", |s| ms(hs_client(s)));
     col!("capture_near", |s| match (hs_server(s), hs_client(s)) {
@@ -246,8 +308,10 @@ fn session_columns<'py>(py: Python<'py>, a: &Analysis) -> PyResult<Bound<'py, Py
     col!("mss_s2c", |s| s.dirs[1].mss);
     col!("wscale_c2s", |s| s.dirs[0].wscale);
     col!("wscale_s2c", |s| s.dirs[1].wscale);
-    col!("sack_permitted", |s| s.dirs[0].sack_permitted && s.dirs[1].sack_permitted);
-    col!("timestamps", |s| s.dirs[0].timestamps && s.dirs[1].timestamps);
+    col!("sack_permitted", |s| s.dirs[0].sack_permitted
+        && s.dirs[1].sack_permitted);
+    col!("timestamps", |s| s.dirs[0].timestamps
+        && s.dirs[1].timestamps);
     col!("repaired_packets", |s| s.repaired);
     Ok(d)
 }
@@ -259,23 +323,42 @@ fn open_err(path: &str, e: std::io::Error) -> PyErr {
 /// Start analysing the capture at `path` (see the module doc).
 #[pyfunction]
 #[pyo3(signature = (path, idle_split_s=300.0, chunk_rows=1 << 20, session_base=0))]
-fn trace_open(path: &str, idle_split_s: f64, chunk_rows: usize, session_base: i64) -> PyResult<TraceIngest> {
+fn trace_open(
+    path: &str,
+    idle_split_s: f64,
+    chunk_rows: usize,
+    session_base: i64,
+) -> PyResult<TraceIngest> {
     if !(idle_split_s > 0.0) {
-        return Err(PyValueError::new_err(format!("idle split {idle_split_s} s: must be positive")));
+        return Err(PyValueError::new_err(format!(
+            "idle split {idle_split_s} s: must be positive"
+        )));
     }
     let file = File::open(path).map_err(|e| open_err(path, e))?;
-    let opts = Options { idle_split_ns: (idle_split_s * 1e9) as i64 };
+    let opts = Options {
+        idle_split_ns: (idle_split_s * 1e9) as i64,
+    };
     let (tx, rx) = sync_channel::<Msg>(2);
     let worker = std::thread::Builder::new()
         .name("rantcp-trace".into())
         .spawn(move || {
-            let r = rantcp_trace::analyze(std::io::BufReader::with_capacity(1 << 16, file), opts, chunk_rows, |c| {
-                let _ = tx.send(Msg::Chunk(c));
-            });
+            let r = rantcp_trace::analyze(
+                std::io::BufReader::with_capacity(1 << 16, file),
+                opts,
+                chunk_rows,
+                |c| {
+                    let _ = tx.send(Msg::Chunk(c));
+                },
+            );
             let _ = tx.send(Msg::Done(r.map_err(|e| e.to_string())));
         })
         .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-    Ok(TraceIngest { rx: Mutex::new(rx), worker: Some(worker), result: None, session_base })
+    Ok(TraceIngest {
+        rx: Mutex::new(rx),
+        worker: Some(worker),
+        result: None,
+        session_base,
+    })
 }
 
 /// BLAKE3 of a whole file, hex (the same hash `result()["capture"]["blake3"]` reports).
@@ -301,8 +384,11 @@ fn trace_file_hash(py: Python<'_>, path: &str) -> PyResult<String> {
 fn trace_write_synthetic(py: Python<'_>, path: &str, packets: u64) -> PyResult<()> {
     py.detach(|| {
         let f = File::create(path).map_err(|e| open_err(path, e))?;
-        rantcp_trace::testing::write_synthetic(std::io::BufWriter::with_capacity(1 << 20, f), packets)
-            .map_err(|e| open_err(path, e))
+        rantcp_trace::testing::write_synthetic(
+            std::io::BufWriter::with_capacity(1 << 20, f),
+            packets,
+        )
+        .map_err(|e| open_err(path, e))
     })
 }
 

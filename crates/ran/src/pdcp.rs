@@ -48,7 +48,11 @@ pub struct PdcpConfig {
 
 impl Default for PdcpConfig {
     fn default() -> Self {
-        PdcpConfig { sn_size: PdcpSnSize::Lte12, in_order: false, t_reordering: Duration::from_millis(100) }
+        PdcpConfig {
+            sn_size: PdcpSnSize::Lte12,
+            in_order: false,
+            t_reordering: Duration::from_millis(100),
+        }
     }
 }
 
@@ -106,7 +110,11 @@ impl PdcpEntity {
         let h = self.cfg.sn_size.header_bytes();
         self.counters.sdus_tx += 1;
         self.counters.header_bytes_tx += h as u64;
-        PdcpPdu { sdu_id, sn, bytes: bytes + h }
+        PdcpPdu {
+            sdu_id,
+            sn,
+            bytes: bytes + h,
+        }
     }
 
     /// A PDU delivered by RLC.
@@ -172,9 +180,26 @@ mod tests {
     #[test]
     fn test_pdcp_header_and_sn() {
         let mut p = PdcpEntity::new(PdcpConfig::default());
-        assert_eq!(p.handle_sdu(10, 1500), PdcpPdu { sdu_id: 10, sn: 0, bytes: 1502 });
-        assert_eq!(p.handle_sdu(11, 40), PdcpPdu { sdu_id: 11, sn: 1, bytes: 42 });
-        let mut n = PdcpEntity::new(PdcpConfig { sn_size: PdcpSnSize::Nr18, ..Default::default() });
+        assert_eq!(
+            p.handle_sdu(10, 1500),
+            PdcpPdu {
+                sdu_id: 10,
+                sn: 0,
+                bytes: 1502
+            }
+        );
+        assert_eq!(
+            p.handle_sdu(11, 40),
+            PdcpPdu {
+                sdu_id: 11,
+                sn: 1,
+                bytes: 42
+            }
+        );
+        let mut n = PdcpEntity::new(PdcpConfig {
+            sn_size: PdcpSnSize::Nr18,
+            ..Default::default()
+        });
         assert_eq!(n.handle_sdu(1, 1400).bytes, 1403);
         assert_eq!(p.counters().header_bytes_tx, 4);
     }
@@ -182,7 +207,11 @@ mod tests {
     #[test]
     fn test_pdcp_in_order_with_reordering_timer() {
         let t = Time::from_millis;
-        let mut p = PdcpEntity::new(PdcpConfig { in_order: true, t_reordering: Duration::from_millis(10), ..Default::default() });
+        let mut p = PdcpEntity::new(PdcpConfig {
+            in_order: true,
+            t_reordering: Duration::from_millis(10),
+            ..Default::default()
+        });
         p.handle_pdu(t(1), 0, 100);
         p.handle_pdu(t(2), 2, 102);
         p.handle_pdu(t(3), 3, 103);
@@ -192,7 +221,10 @@ mod tests {
         p.handle_pdu(t(4), 0, 100); // duplicate
         assert_eq!(p.counters().duplicates, 1);
         p.handle_timeout(t(12)); // SN 1 given up
-        assert_eq!(std::iter::from_fn(|| p.pop_delivered()).collect::<Vec<_>>(), vec![102, 103]);
+        assert_eq!(
+            std::iter::from_fn(|| p.pop_delivered()).collect::<Vec<_>>(),
+            vec![102, 103]
+        );
         assert_eq!(p.poll_timeout(), None);
         p.handle_pdu(t(13), 1, 101); // too late
         assert_eq!(p.pop_delivered(), None);

@@ -59,7 +59,10 @@ use crate::mobility::Mobility;
 use crate::obstacles::{BlockageSchedule, Obstacles};
 use crate::pathloss::{LinkGeometry, PathlossModel};
 use crate::phy::{tb_size_bits, BlerModel, HarqSoftBuffers, McsTable, NrAllocation};
-use crate::ul_phy::{best_mcs, grant_limit, lowest_mcs_for, mcs_thresholds, min_useful_grant, pusch_sizes, UlPowerConfig};
+use crate::ul_phy::{
+    best_mcs, grant_limit, lowest_mcs_for, mcs_thresholds, min_useful_grant, pusch_sizes,
+    UlPowerConfig,
+};
 use rantcp_core::{Duration, Rng, Time};
 use std::collections::VecDeque;
 
@@ -425,9 +428,8 @@ impl RadioEnvironment {
             *m = cfg.mcs_table.mcs_from_cqi(k as u8);
         }
         let c = &cfg.carrier;
-        let ul_noise_prb_dbm = -174.0
-            + lin2db(c.subcarriers_per_prb as f64 * c.scs_hz)
-            + cfg.bs_noise_figure_db;
+        let ul_noise_prb_dbm =
+            -174.0 + lin2db(c.subcarriers_per_prb as f64 * c.scs_hz) + cfg.bs_noise_figure_db;
         let ul_pc = UlPowerConfig {
             p_cmax_dbm: cfg.ue_tx_power_dbm,
             ..cfg.ul_power
@@ -893,7 +895,13 @@ impl RadioEnvironment {
 
     /// The power-headroom limit of an uplink grant to `rnti` at `now` for slot `slot`
     /// ([`crate::ul_phy`]): `(max PRBs, MCS there, TBS bytes there)`.
-    pub fn ul_grant_limit(&mut self, rnti: u16, now: Time, slot: u64, layers: u8) -> (u32, u8, u32) {
+    pub fn ul_grant_limit(
+        &mut self,
+        rnti: u16,
+        now: Time,
+        slot: u64,
+        layers: u8,
+    ) -> (u32, u8, u32) {
         self.sinr_db(rnti, now);
         let ue = &self.ues[self.idx(rnti)];
         let pl = -lin2db(ue.coupling_lin);
@@ -933,21 +941,45 @@ impl RadioEnvironment {
         let (pc, mu) = (self.ul_pc, self.ul_mu_db);
         let mut tbs = |m, mcs| self.tb_size_bytes(rnti, slot, m, mcs, layers);
         let (sizes, thr) = (&self.ul_sizes, &self.ul_thr_db);
-        min_useful_grant(sizes, thr, min_tbs, lin2db(max_tx.max(1) as f64), |_, m_db| pc.psd_dbm_at(pl, m_db, mu) + g_large, &mut tbs)?;
-        min_useful_grant(sizes, thr, min_tbs, f64::INFINITY, |_, m_db| pc.psd_dbm_at(pl, m_db, mu) + g_large + fade_db, &mut tbs)
+        min_useful_grant(
+            sizes,
+            thr,
+            min_tbs,
+            lin2db(max_tx.max(1) as f64),
+            |_, m_db| pc.psd_dbm_at(pl, m_db, mu) + g_large,
+            &mut tbs,
+        )?;
+        min_useful_grant(
+            sizes,
+            thr,
+            min_tbs,
+            f64::INFINITY,
+            |_, m_db| pc.psd_dbm_at(pl, m_db, mu) + g_large + fade_db,
+            &mut tbs,
+        )
     }
 
     /// MCS of an uplink grant of `n_prb` PRBs: the link-adaptation MCS ([`Self::ul_mcs`]),
     /// raised if its transport block is below `min_tbs` bytes to the lowest MCS whose block
     /// reaches it (a grant too small to carry a BSR and an RLC PDU is of no use,
     /// [`crate::ul_phy::min_useful_grant`]).
-    pub fn ul_grant_mcs(&mut self, rnti: u16, now: Time, slot: u64, n_prb: u32, layers: u8, min_tbs: u32) -> u8 {
+    pub fn ul_grant_mcs(
+        &mut self,
+        rnti: u16,
+        now: Time,
+        slot: u64,
+        n_prb: u32,
+        layers: u8,
+        min_tbs: u32,
+    ) -> u8 {
         let la = self.ul_mcs(rnti, now, n_prb, layers);
         if self.tb_size_bytes(rnti, slot, n_prb, la, layers) >= min_tbs {
             return la;
         }
-        lowest_mcs_for(&self.ul_thr_db, min_tbs, |mcs| self.tb_size_bytes(rnti, slot, n_prb, mcs, layers))
-            .map_or(la, |m| m.max(la))
+        lowest_mcs_for(&self.ul_thr_db, min_tbs, |mcs| {
+            self.tb_size_bytes(rnti, slot, n_prb, mcs, layers)
+        })
+        .map_or(la, |m| m.max(la))
     }
 
     /// Decode an uplink transport block (separate HARQ soft buffers from the downlink); see
@@ -1193,7 +1225,8 @@ mod tests {
     fn uplink_budget_by_hand() {
         let mut cfg = RadioConfig::mmwave_28ghz();
         cfg.fading = FadingConfig::NONE;
-        let mut env = RadioEnvironment::single_cell(cfg.clone(), Vec3::new(0.0, 0.0, 15.0), 30.0, 1);
+        let mut env =
+            RadioEnvironment::single_cell(cfg.clone(), Vec3::new(0.0, 0.0, 15.0), 30.0, 1);
         env.add_ue(1, Mobility::fixed(Vec3::new(52.0, -0.2, 1.5)), 1);
         // PL estimate = 96.0039 − 30.1030 (BF) = 65.9009 dB. Power control: P0 −106 + 10·log10(8)
         // (μ = 3) + PL = −31.0682 dBm per PRB, far below P_CMAX − 10·log10(M) for any M ≤ 660:

@@ -101,7 +101,8 @@ impl UlPowerConfig {
     /// Type 1 power headroom (dB) for `n_prb` PRBs, TS 36.213 §5.1.1.2 (negative: the UE is
     /// power-limited and sends at P_CMAX).
     pub fn power_headroom_db(&self, pl_db: f64, n_prb: u32, mu_db: f64) -> f64 {
-        self.p_cmax_dbm - (self.p0_dbm + mu_db + 10.0 * (n_prb.max(1) as f64).log10() + self.alpha * pl_db)
+        self.p_cmax_dbm
+            - (self.p0_dbm + mu_db + 10.0 * (n_prb.max(1) as f64).log10() + self.alpha * pl_db)
     }
 }
 
@@ -159,7 +160,9 @@ pub fn grant_limit(
     mut tbs: impl FnMut(u32, u8) -> u32,
 ) -> (u32, u8, u32) {
     let mut best: Option<(u32, u8, u32)> = None;
-    let first = sizes.partition_point(|&(_, m_db)| m_db <= headroom_db).saturating_sub(1);
+    let first = sizes
+        .partition_point(|&(_, m_db)| m_db <= headroom_db)
+        .saturating_sub(1);
     for &(m, m_db) in &sizes[first.min(sizes.len())..] {
         let Some(mcs) = best_mcs(thresholds, sinr_at(m, m_db)) else {
             break; // the SINR only falls with M
@@ -221,11 +224,17 @@ pub fn min_useful_grant(
             }
         }
     }
-    robust.filter(|&(margin, ..)| margin + combining_db >= 0.0).map(|(_, m, mcs, b)| (m, mcs, b))
+    robust
+        .filter(|&(margin, ..)| margin + combining_db >= 0.0)
+        .map(|(_, m, mcs, b)| (m, mcs, b))
 }
 
 /// The lowest MCS (with a finite threshold) whose TBS `tbs(mcs)` is at least `min_tbs`.
-pub fn lowest_mcs_for(thresholds: &[f64; 29], min_tbs: u32, mut tbs: impl FnMut(u8) -> u32) -> Option<u8> {
+pub fn lowest_mcs_for(
+    thresholds: &[f64; 29],
+    min_tbs: u32,
+    mut tbs: impl FnMut(u8) -> u32,
+) -> Option<u8> {
     (0..29u8).find(|&mcs| thresholds[mcs as usize].is_finite() && tbs(mcs) >= min_tbs)
 }
 
@@ -237,7 +246,10 @@ pub fn ul_imcs(dl_mcs: u8) -> u8 {
         return dl_mcs;
     };
     // The lowest PUSCH I_MCS with that I_TBS (I_TBS 10 and 19 have two: QPSK/16QAM, 16/64QAM).
-    MCS_TO_ITBS_UL.iter().position(|&t| t == itbs).unwrap_or(dl_mcs as usize) as u8
+    MCS_TO_ITBS_UL
+        .iter()
+        .position(|&t| t == itbs)
+        .unwrap_or(dl_mcs as usize) as u8
 }
 
 #[cfg(test)]
@@ -304,7 +316,10 @@ mod tests {
         // starts at 15 and the answer equals a full search's.
         let pl = |_m: u32, m_db: f64| 10.0 - (m_db - 10.0 * 15f64.log10()).max(0.0);
         let full = grant_limit(&sizes, &thr, -1.0, pl, tbs);
-        assert_eq!(grant_limit(&sizes, &thr, 10.0 * 15f64.log10(), pl, tbs), full);
+        assert_eq!(
+            grant_limit(&sizes, &thr, 10.0 * 15f64.log10(), pl, tbs),
+            full
+        );
         assert!(full.0 > 15, "{full:?}");
         // Power-limited: 1-PRB SINR 0.6 dB, −3 dB per doubling. Hand check over the sizes:
         // M=1 MCS 7 → 13 B, 2 → MCS 4 15 B, 3 → MCS 2 18 B, 4 → MCS 1 18 B, 5 → MCS 0 15 B,
@@ -315,7 +330,10 @@ mod tests {
         let (m, mcs, tb) = grant_limit(&sizes, &thr, -0.1, at, tbs);
         assert_eq!((m, mcs, tb), (6, 0, 19));
         // Hopeless link: one PRB at MCS 0.
-        assert_eq!(grant_limit(&sizes, &thr, -30.0, |_, _| -20.0, tbs), (1, 0, 2));
+        assert_eq!(
+            grant_limit(&sizes, &thr, -30.0, |_, _| -20.0, tbs),
+            (1, 0, 2)
+        );
     }
 
     #[test]
@@ -328,30 +346,54 @@ mod tests {
         // TS 36.213 Table 7.1.7.2.1-1 (bytes): 1 PRB: MCS 0..4 = 2, 3, 4, 5, 7; 2 PRBs: MCS 0,
         // 1 = 4, 7; 3 PRBs: MCS 0 = 7. 10 % thresholds: MCS 0 −7.30, 1 −6.22, 2 −5.32,
         // 3 −3.90, 4 −2.91 dB.
-        assert_eq!((tbs(1, 4), tbs(2, 1), tbs(3, 0), tbs(1, 2), tbs(2, 0)), (7, 7, 7, 4, 4));
+        assert_eq!(
+            (tbs(1, 4), tbs(2, 1), tbs(3, 0), tbs(1, 2), tbs(2, 0)),
+            (7, 7, 7, 4, 4)
+        );
         // Headroom (10 dB at any M): one PRB at the link-adaptation MCS already carries 7 B.
         let la = best_mcs(&thr, 10.0).unwrap();
-        assert_eq!(min_useful_grant(&sizes, &thr, 7, four_tx, |_, _| 10.0, tbs), Some((1, la, tbs(1, la))));
+        assert_eq!(
+            min_useful_grant(&sizes, &thr, 7, four_tx, |_, _| 10.0, tbs),
+            Some((1, la, tbs(1, la)))
+        );
         // Power-limited at −2 dB on one PRB, −3 dB per doubling: 1 PRB at MCS 4 = 7 B meets
         // the target.
-        assert_eq!(min_useful_grant(&sizes, &thr, 7, four_tx, |_, m_db| -2.0 - m_db, tbs), Some((1, 4, 7)));
+        assert_eq!(
+            min_useful_grant(&sizes, &thr, 7, four_tx, |_, m_db| -2.0 - m_db, tbs),
+            Some((1, 4, 7))
+        );
         // The lte-m2m livelock: −4.5 dB on one PRB. The headroom limit is a 4-byte block (1 PRB
         // at MCS 2, or 2 at MCS 0), which carries no RLC PDU. Margins of the 7-byte blocks:
         // 1 PRB MCS 4: −4.5 + 2.91 = −1.59; 2 PRBs MCS 1: −4.5 − 3.01 + 6.22 = −1.30;
         // 3 PRBs MCS 0: −4.5 − 4.77 + 7.30 = −1.97 dB. The most robust: 2 PRBs at MCS 1.
         let at = |_m: u32, m_db: f64| -4.5 - m_db;
         assert_eq!(grant_limit(&sizes, &thr, -10.0, at, tbs).2, 4);
-        assert_eq!(min_useful_grant(&sizes, &thr, 7, four_tx, at, tbs), Some((2, 1, 7)));
+        assert_eq!(
+            min_useful_grant(&sizes, &thr, 7, four_tx, at, tbs),
+            Some((2, 1, 7))
+        );
         // Without HARQ combining (one transmission) −1.30 dB is short: out of coverage.
         assert_eq!(min_useful_grant(&sizes, &thr, 7, 0.0, at, tbs), None);
         // Four transmissions give +6.02 dB: −7.5 dB on one PRB → 2 PRBs MCS 1 at −4.30 dB
         // margin still decodes; −12 dB on one PRB → best margin 1 PRB MCS 4 −9.09 or 3 PRBs MCS 0
         // −9.47: hopeless.
-        assert_eq!(min_useful_grant(&sizes, &thr, 7, four_tx, |_, m_db| -7.5 - m_db, tbs), Some((2, 1, 7)));
-        assert_eq!(min_useful_grant(&sizes, &thr, 7, four_tx, |_, m_db| -12.0 - m_db, tbs), None);
-        assert_eq!(min_useful_grant(&sizes, &thr, 7, four_tx, |_, _| -20.0, tbs), None);
+        assert_eq!(
+            min_useful_grant(&sizes, &thr, 7, four_tx, |_, m_db| -7.5 - m_db, tbs),
+            Some((2, 1, 7))
+        );
+        assert_eq!(
+            min_useful_grant(&sizes, &thr, 7, four_tx, |_, m_db| -12.0 - m_db, tbs),
+            None
+        );
+        assert_eq!(
+            min_useful_grant(&sizes, &thr, 7, four_tx, |_, _| -20.0, tbs),
+            None
+        );
         // A hopeless link with headroom (SINR flat in M): MCS 0 on 3 PRBs is the most robust.
-        assert_eq!(min_useful_grant(&sizes, &thr, 7, four_tx, |_, _| -9.0, tbs), Some((3, 0, 7)));
+        assert_eq!(
+            min_useful_grant(&sizes, &thr, 7, four_tx, |_, _| -9.0, tbs),
+            Some((3, 0, 7))
+        );
         // lowest_mcs_for: 1 PRB reaches 5 B at MCS 3, 2 PRBs 7 B at MCS 1.
         assert_eq!(lowest_mcs_for(&thr, 5, |m| tbs(1, m)), Some(3));
         assert_eq!(lowest_mcs_for(&thr, 7, |m| tbs(2, m)), Some(1));

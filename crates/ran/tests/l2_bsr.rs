@@ -28,13 +28,24 @@ struct Fig6 {
 /// `t` (processing delays are the node's business), the eNB schedules in the same TTI, and the
 /// grant is used 4 TTIs later (LTE FDD k = 4).
 fn run_fig6(enhanced: bool, restart_on_grant: bool) -> Fig6 {
-    assert!(UeMacConfig::lte_default(1).retx_bsr_restart_on_grant, "spec rule is the default");
+    assert!(
+        UeMacConfig::lte_default(1).retx_bsr_restart_on_grant,
+        "spec rule is the default"
+    );
     let mut cfg = UeMacConfig::lte_default(1);
     cfg.bsr_enhancement = enhanced;
     cfg.retx_bsr_restart_on_grant = restart_on_grant;
     let mut ue = UeUlMac::new(cfg);
     // SR answered with a 100-byte grant; grants sized exactly to the reported buffer.
-    let mut enb = UlScheduler::new(SchedConfig { kind: SchedulerKind::RoundRobin, n_prb: 100, slot: Duration::from_millis(1), min_prb: 1 }, 100);
+    let mut enb = UlScheduler::new(
+        SchedConfig {
+            kind: SchedulerKind::RoundRobin,
+            n_prb: 100,
+            slot: Duration::from_millis(1),
+            min_prb: 1,
+        },
+        100,
+    );
     let mut buffer: u64 = 0;
     let mut pending_grants: Vec<(Time, UlGrant)> = Vec::new();
     let mut bsrs = Vec::new();
@@ -78,8 +89,22 @@ fn run_fig6(enhanced: bool, restart_on_grant: bool) -> Fig6 {
         }
         // eNB uplink scheduler (for the next-but-4 TTI).
         ul_grants.clear();
-        let ues = [SchedUe { rnti: 1, bytes_per_prb: 100.0, backlog_bytes: 0, harq_retx: None, free_harq: Some(0), max_prb: u16::MAX, min_prb: 0 }];
-        enb.schedule_with(now, &ues, 3, |u, n| Scheduler::linear_tbs(u, n).min(u.backlog_bytes as u32), &mut ul_grants);
+        let ues = [SchedUe {
+            rnti: 1,
+            bytes_per_prb: 100.0,
+            backlog_bytes: 0,
+            harq_retx: None,
+            free_harq: Some(0),
+            max_prb: u16::MAX,
+            min_prb: 0,
+        }];
+        enb.schedule_with(
+            now,
+            &ues,
+            3,
+            |u, n| Scheduler::linear_tbs(u, n).min(u.backlog_bytes as u32),
+            &mut ul_grants,
+        );
         for g in &ul_grants {
             grants.push((now, g.tb_bytes));
             pending_grants.push((now + Duration::from_millis(4), *g));
@@ -88,7 +113,13 @@ fn run_fig6(enhanced: bool, restart_on_grant: bool) -> Fig6 {
             break;
         }
     }
-    Fig6 { arrival, empty_at, counters: ue.counters().clone(), bsrs, grants }
+    Fig6 {
+        arrival,
+        empty_at,
+        counters: ue.counters().clone(),
+        bsrs,
+        grants,
+    }
 }
 
 #[test]
@@ -104,14 +135,23 @@ fn test_default_bsr_reproduces_figure6_stall() {
     // at T2678.
     assert_eq!(r.arrival, ms(105));
     assert_eq!(r.empty_at, ms(2678));
-    assert!(wait >= Duration::from_millis(2560) && wait <= Duration::from_millis(2600), "{wait}");
+    assert!(
+        wait >= Duration::from_millis(2560) && wait <= Duration::from_millis(2600),
+        "{wait}"
+    );
     assert_eq!(r.counters.retx_bsr_expiries, 1);
     assert!(r.counters.periodic_bsr_expiries >= 1);
     assert_eq!(r.counters.sr_tx, 2);
     assert_eq!(r.counters.bsr_enhanced, 0);
     // No BSR and no grant during the stall.
-    assert!(r.bsrs.iter().all(|(t, _, _)| *t <= ms(104) || *t >= ms(2674)));
-    assert!(r.grants.iter().all(|(t, _)| *t <= ms(104) || *t >= ms(2670)));
+    assert!(r
+        .bsrs
+        .iter()
+        .all(|(t, _, _)| *t <= ms(104) || *t >= ms(2674)));
+    assert!(r
+        .grants
+        .iter()
+        .all(|(t, _)| *t <= ms(104) || *t >= ms(2670)));
     assert_eq!(r.bsrs[0], (ms(104), BsrKind::Regular, 1552));
 }
 
@@ -167,15 +207,33 @@ fn test_buffer_size_table_spot_values() {
 fn two_lcg_ue() -> UeUlMac {
     let mut cfg = UeMacConfig::lte_default(7);
     cfg.channels = vec![
-        UlLogicalChannel { lcid: 1, lcg: 0, priority: 1 },
-        UlLogicalChannel { lcid: 3, lcg: 1, priority: 5 },
-        UlLogicalChannel { lcid: 4, lcg: 1, priority: 6 },
+        UlLogicalChannel {
+            lcid: 1,
+            lcg: 0,
+            priority: 1,
+        },
+        UlLogicalChannel {
+            lcid: 3,
+            lcg: 1,
+            priority: 5,
+        },
+        UlLogicalChannel {
+            lcid: 4,
+            lcg: 1,
+            priority: 6,
+        },
     ];
     UeUlMac::new(cfg)
 }
 
 fn grant(tb: u32) -> UlGrant {
-    UlGrant { rnti: 7, tb_bytes: tb, n_prb: 1, harq_id: 2, is_retx: false }
+    UlGrant {
+        rnti: 7,
+        tb_bytes: tb,
+        n_prb: 1,
+        harq_id: 2,
+        is_retx: false,
+    }
 }
 
 #[test]
@@ -215,7 +273,13 @@ fn test_short_long_truncated_bsr_sizes() {
     let b = tx.bsr.unwrap();
     assert!(b.is_long && !b.is_truncated);
     assert_eq!(b.bytes, LONG_BSR_BYTES);
-    assert_eq!(tx.opportunities.iter().map(|o| o.bytes).sum::<u32>() + tx.mac_subheader_bytes + b.bytes + tx.padding_bytes, 1000);
+    assert_eq!(
+        tx.opportunities.iter().map(|o| o.bytes).sum::<u32>()
+            + tx.mac_subheader_bytes
+            + b.bytes
+            + tx.padding_bytes,
+        1000
+    );
     assert_eq!(tx.opportunities.len(), 1);
     assert_eq!(tx.opportunities[0].bytes, 1000 - 4 - 3);
     assert_eq!(b.exact_bytes[0], 5000 - 993);
@@ -230,7 +294,13 @@ fn test_short_long_truncated_bsr_sizes() {
     let b = tx.bsr.unwrap();
     assert!(b.is_long);
     assert_eq!(b.exact_bytes, [0, 5000 - (1000 - 4 - 102 - 3), 0, 0]);
-    assert_eq!(tx.opportunities.iter().map(|o| o.bytes).sum::<u32>() + tx.mac_subheader_bytes + b.bytes + tx.padding_bytes, 1000);
+    assert_eq!(
+        tx.opportunities.iter().map(|o| o.bytes).sum::<u32>()
+            + tx.mac_subheader_bytes
+            + b.bytes
+            + tx.padding_bytes,
+        1000
+    );
 
     // Only one LCG with data: short BSR, 2 bytes (1 + 1).
     let mut ue = two_lcg_ue();
@@ -256,9 +326,21 @@ fn test_short_long_truncated_bsr_sizes() {
 fn test_truncated_padding_bsr() {
     let mut cfg = UeMacConfig::lte_default(7);
     cfg.channels = vec![
-        UlLogicalChannel { lcid: 1, lcg: 0, priority: 1 },
-        UlLogicalChannel { lcid: 2, lcg: 2, priority: 3 },
-        UlLogicalChannel { lcid: 3, lcg: 1, priority: 5 },
+        UlLogicalChannel {
+            lcid: 1,
+            lcg: 0,
+            priority: 1,
+        },
+        UlLogicalChannel {
+            lcid: 2,
+            lcg: 2,
+            priority: 3,
+        },
+        UlLogicalChannel {
+            lcid: 3,
+            lcg: 1,
+            priority: 5,
+        },
     ];
     let mut ue = UeUlMac::new(cfg);
     ue.handle_buffer_status(ms(0), 1, 1000);
@@ -274,7 +356,10 @@ fn test_truncated_padding_bsr() {
     let b = tx.bsr.unwrap();
     assert_eq!(b.kind, BsrKind::Padding);
     assert!(b.is_truncated && !b.is_long);
-    assert_eq!((b.bytes, b.lcg, b.index[2]), (SHORT_BSR_BYTES, 2, bsr_index(5000)));
+    assert_eq!(
+        (b.bytes, b.lcg, b.index[2]),
+        (SHORT_BSR_BYTES, 2, bsr_index(5000))
+    );
     assert_eq!(tx.padding_bytes, 0);
     // A truncated BSR does not restart periodicBSR-Timer (§5.4.5): it still expires at T11.
     assert_eq!(ue.poll_timeout(), Some(ms(11)));
@@ -309,7 +394,15 @@ fn test_sr_grant_sizing_from_tracker() {
     assert_eq!(t.backlog(1), 56);
     t.on_grant(1, 56);
     assert_eq!(t.backlog(1), 0);
-    let b = BsrReport { kind: BsrKind::Regular, is_long: false, is_truncated: false, index: [0, 33, 0, 0], lcg: 1, exact_bytes: [0, 1500, 0, 0], bytes: 2 };
+    let b = BsrReport {
+        kind: BsrKind::Regular,
+        is_long: false,
+        is_truncated: false,
+        index: [0, 33, 0, 0],
+        lcg: 1,
+        exact_bytes: [0, 1500, 0, 0],
+        bytes: 2,
+    };
     t.handle_bsr(1, &b);
     assert_eq!(t.backlog(1), 1552); // quantised upper bound
     t.on_grant(1, 1000);
@@ -331,28 +424,72 @@ fn test_grant_fitting_all_data_but_not_bsr_cancels_it() {
     let mut ue = UeUlMac::new(UeMacConfig::lte_default(1));
     ue.handle_buffer_status(ms(0), 3, 100);
     let tx = ue.handle_ul_grant(ms(4), grant(104));
-    assert_eq!(tx.bsr.map(|b| (b.kind, b.index[1])), Some((BsrKind::Regular, 0)));
+    assert_eq!(
+        tx.bsr.map(|b| (b.kind, b.index[1])),
+        Some((BsrKind::Regular, 0))
+    );
     assert_eq!(tx.opportunities[0].bytes, 100);
 }
 
 #[test]
 fn test_ul_scheduler_sizes_grants_from_reports_within_pdcch_budget() {
-    let mut s = UlScheduler::new(SchedConfig { kind: SchedulerKind::RoundRobin, n_prb: 50, slot: Duration::from_millis(1), min_prb: 1 }, 60);
-    let bsr = |idx: u8| BsrReport { kind: BsrKind::Regular, is_long: false, is_truncated: false, index: [0, idx, 0, 0], lcg: 1, exact_bytes: [0; 4], bytes: 2 };
+    let mut s = UlScheduler::new(
+        SchedConfig {
+            kind: SchedulerKind::RoundRobin,
+            n_prb: 50,
+            slot: Duration::from_millis(1),
+            min_prb: 1,
+        },
+        60,
+    );
+    let bsr = |idx: u8| BsrReport {
+        kind: BsrKind::Regular,
+        is_long: false,
+        is_truncated: false,
+        index: [0, idx, 0, 0],
+        lcg: 1,
+        exact_bytes: [0; 4],
+        bytes: 2,
+    };
     s.handle_bsr(1, &bsr(bsr_index(1500))); // read as 1552
     s.handle_bsr(2, &bsr(bsr_index(190))); // read as 200
     s.handle_sr(3);
-    let ues: Vec<SchedUe> = (1..=4).map(|r| SchedUe { rnti: r, bytes_per_prb: 100.0, backlog_bytes: 0, harq_retx: None, free_harq: Some(0), max_prb: u16::MAX, min_prb: 0 }).collect();
+    let ues: Vec<SchedUe> = (1..=4)
+        .map(|r| SchedUe {
+            rnti: r,
+            bytes_per_prb: 100.0,
+            backlog_bytes: 0,
+            harq_retx: None,
+            free_harq: Some(0),
+            max_prb: u16::MAX,
+            min_prb: 0,
+        })
+        .collect();
     let mut g = Vec::new();
     // PDCCH budget of 2 grants: RR serves two of the three UEs with a backlog, sized from the
     // reports (ceil to whole PRBs), and nothing for UE 4 (no report).
     let used = s.schedule_with(Time::ZERO, &ues, 2, Scheduler::linear_tbs, &mut g);
     assert_eq!(used, 2);
-    assert_eq!(g.iter().map(|g| (g.rnti, g.n_prb, g.tb_bytes)).collect::<Vec<_>>(), vec![(1, 16, 1600), (2, 2, 200)]);
-    assert_eq!((s.tracker.backlog(1), s.tracker.backlog(2), s.tracker.backlog(3)), (0, 0, 60));
+    assert_eq!(
+        g.iter()
+            .map(|g| (g.rnti, g.n_prb, g.tb_bytes))
+            .collect::<Vec<_>>(),
+        vec![(1, 16, 1600), (2, 2, 200)]
+    );
+    assert_eq!(
+        (
+            s.tracker.backlog(1),
+            s.tracker.backlog(2),
+            s.tracker.backlog(3)
+        ),
+        (0, 0, 60)
+    );
     g.clear();
     s.schedule_with(Time::from_millis(1), &ues, 2, Scheduler::linear_tbs, &mut g);
-    assert_eq!(g.iter().map(|g| (g.rnti, g.tb_bytes)).collect::<Vec<_>>(), vec![(3, 100)]);
+    assert_eq!(
+        g.iter().map(|g| (g.rnti, g.tb_bytes)).collect::<Vec<_>>(),
+        vec![(3, 100)]
+    );
     assert_eq!(s.tracker.backlog(3), 0);
 }
 
@@ -388,7 +525,11 @@ fn test_stall_needs_periodic_timer_longer_than_the_uplink_round_trip() {
         if periodic == 5 {
             let b = tx.bsr.unwrap();
             assert_eq!(b.kind, BsrKind::Periodic);
-            assert_eq!(b.exact_bytes[1], ue.total_available(), "the eNB learns the leftover");
+            assert_eq!(
+                b.exact_bytes[1],
+                ue.total_available(),
+                "the eNB learns the leftover"
+            );
             continue;
         }
         assert_eq!(tx.bsr, None, "no BSR triggered, no padding left");
@@ -397,7 +538,10 @@ fn test_stall_needs_periodic_timer_longer_than_the_uplink_round_trip() {
         assert!(!ue.sr_pending(), "a periodic BSR asks for no grant");
         assert_eq!(ue.poll_timeout(), Some(ms(2570)));
         ue.handle_timeout(ms(2570));
-        assert!(ue.sr_pending() && ue.poll_sr(), "retxBSR-Timer: regular BSR, SR");
+        assert!(
+            ue.sr_pending() && ue.poll_sr(),
+            "retxBSR-Timer: regular BSR, SR"
+        );
         assert_eq!(ue.counters().retx_bsr_expiries, 1);
     }
 }

@@ -46,7 +46,11 @@ impl Flow {
         cfg.retx_bsr_restart_on_grant = false;
         cfg.sr_period = Duration::from_millis(1);
         cfg.bsr_enhancement = enhanced;
-        Flow { ue: UeUlMac::new(cfg), buffer: 0, t: Trace::default() }
+        Flow {
+            ue: UeUlMac::new(cfg),
+            buffer: 0,
+            t: Trace::default(),
+        }
     }
     /// Advance the UE's timers to `to` (inclusive), one subframe at a time.
     fn run_to(&mut self, from: u64, to: u64) {
@@ -65,7 +69,16 @@ impl Flow {
         self.ue.handle_buffer_status(ms(at), 3, self.buffer);
     }
     fn grant(&mut self, at: u64, tb: u32) {
-        let tx = self.ue.handle_ul_grant(ms(at), UlGrant { rnti: 1, tb_bytes: tb, n_prb: 1, harq_id: 0, is_retx: false });
+        let tx = self.ue.handle_ul_grant(
+            ms(at),
+            UlGrant {
+                rnti: 1,
+                tb_bytes: tb,
+                n_prb: 1,
+                harq_id: 0,
+                is_retx: false,
+            },
+        );
         let sent: u32 = tx.opportunities.iter().map(|o| o.bytes).sum();
         self.buffer -= sent as u64;
         self.ue.handle_buffer_status(ms(at), 3, self.buffer);
@@ -94,7 +107,11 @@ fn test_figure6_default_protocol_stalls_until_retx_bsr_timer() {
     f.grant(104, 1503);
     f.run_to(104, 2659);
     assert_eq!(f.t.srs, vec![99], "no SR during the stall");
-    assert_eq!(f.ue.counters().periodic_bsr_expiries, 1, "periodicBSR-Timer expired at T110");
+    assert_eq!(
+        f.ue.counters().periodic_bsr_expiries,
+        1,
+        "periodicBSR-Timer expired at T110"
+    );
     assert_eq!(f.ue.poll_timeout(), Some(ms(2660)));
     f.run_to(2660, 2660);
     assert_eq!(f.t.srs, vec![99, 2660]);
@@ -102,7 +119,10 @@ fn test_figure6_default_protocol_stalls_until_retx_bsr_timer() {
     f.grant(2661, 4);
     f.run_to(2661, 2664);
     f.grant(2665, 303);
-    assert_eq!(f.t.bsrs, vec![(100, BsrKind::Regular, 1500), (2661, BsrKind::Regular, 300)]);
+    assert_eq!(
+        f.t.bsrs,
+        vec![(100, BsrKind::Regular, 1500), (2661, BsrKind::Regular, 300)]
+    );
     assert_eq!(f.t.data, vec![(104, 1500), (2665, 300)]);
     assert_eq!(f.buffer, 0);
     // The eNB reads the levels: 1500 → index 33 (≤ 1552), 300 → index 23 (≤ 321).
@@ -131,7 +151,11 @@ fn test_figure7_short_periodic_timer_puts_a_bsr_in_every_grant() {
     f.grant(116, 1000);
     assert_eq!(
         f.t.bsrs,
-        vec![(100, BsrKind::Regular, 10_000), (107, BsrKind::Periodic, 9008), (116, BsrKind::Periodic, 8013)]
+        vec![
+            (100, BsrKind::Regular, 10_000),
+            (107, BsrKind::Periodic, 9008),
+            (116, BsrKind::Periodic, 8013)
+        ]
     );
     assert_eq!(f.t.data, vec![(102, 997), (107, 995), (116, 995)]);
     assert_eq!(f.t.srs, vec![99]);
@@ -166,7 +190,10 @@ fn test_figure9_enhancement_sends_a_regular_bsr_once_the_report_is_granted() {
     f.run_to(109, 114);
     f.grant(115, 311);
     f.run_to(115, 3000);
-    assert_eq!(f.t.bsrs, vec![(100, BsrKind::Regular, 1500), (109, BsrKind::Regular, 308)]);
+    assert_eq!(
+        f.t.bsrs,
+        vec![(100, BsrKind::Regular, 1500), (109, BsrKind::Regular, 308)]
+    );
     assert_eq!(f.t.data, vec![(104, 997), (109, 495), (115, 308)]);
     assert_eq!(f.buffer, 0);
     assert_eq!(f.ue.counters().bsr_enhanced, 1);

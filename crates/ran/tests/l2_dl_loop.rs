@@ -28,16 +28,35 @@ fn run(nr: bool, bler: f64, seed: u64) -> (Vec<Ue>, u64) {
     let hcfg = HarqConfig::with_slots(8, 4, slot, 1); // one retransmission only: residual losses
     let mut ues: Vec<Ue> = (0..n_ue)
         .map(|i| {
-            let cfg = if nr { RlcConfig::am_nr(i as u16, 4) } else { RlcConfig::am_lte(i as u16, 3) };
-            Ue { enb_rlc: RlcEntity::new(cfg.clone()), ue_rlc: RlcEntity::new(cfg), harq: HarqEntity::new(hcfg), delivered: Vec::new(), next_sdu: 0, bpp: 20.0 + 15.0 * i as f64 }
+            let cfg = if nr {
+                RlcConfig::am_nr(i as u16, 4)
+            } else {
+                RlcConfig::am_lte(i as u16, 3)
+            };
+            Ue {
+                enb_rlc: RlcEntity::new(cfg.clone()),
+                ue_rlc: RlcEntity::new(cfg),
+                harq: HarqEntity::new(hcfg),
+                delivered: Vec::new(),
+                next_sdu: 0,
+                bpp: 20.0 + 15.0 * i as f64,
+            }
         })
         .collect();
-    let mut sched = Scheduler::new(SchedConfig { kind: SchedulerKind::ProportionalFair { time_constant: Duration::from_millis(50) }, n_prb: 50, slot, min_prb: 1 });
+    let mut sched = Scheduler::new(SchedConfig {
+        kind: SchedulerKind::ProportionalFair {
+            time_constant: Duration::from_millis(50),
+        },
+        n_prb: 50,
+        slot,
+        min_prb: 1,
+    });
     let mut pdcch = PdcchBudget::new(4);
     let mut rng = Rng::new(seed, 3);
     let mut feedback: Vec<(Time, usize, HarqFeedback)> = Vec::new();
     let mut ul_air: Vec<(Time, usize, RlcPdu)> = Vec::new();
-    let (mut inputs, mut allocs, mut ops, mut pdus) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut inputs, mut allocs, mut ops, mut pdus) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut residual = 0u64;
     for t in 0..60_000u64 {
         let now = Time::from_millis(t);
@@ -45,7 +64,13 @@ fn run(nr: bool, bler: f64, seed: u64) -> (Vec<Ue>, u64) {
             // Offered load: one SDU per ms per UE until n_sdu.
             if u.next_sdu < n_sdu {
                 let b = 200 + (u.next_sdu * 37 % 1300) as u32;
-                assert!(u.enb_rlc.handle_sdu(now, RlcSdu { sdu_id: u.next_sdu, bytes: b }));
+                assert!(u.enb_rlc.handle_sdu(
+                    now,
+                    RlcSdu {
+                        sdu_id: u.next_sdu,
+                        bytes: b
+                    }
+                ));
                 u.next_sdu += 1;
             }
             for e in [&mut u.enb_rlc, &mut u.ue_rlc] {
@@ -129,15 +154,28 @@ fn run(nr: bool, bler: f64, seed: u64) -> (Vec<Ue>, u64) {
                 }
                 pdus.clear();
                 for op in &ops {
-                    u.enb_rlc.handle_tx_opportunity(now, TxOpportunity { ..*op }, &mut pdus);
+                    u.enb_rlc
+                        .handle_tx_opportunity(now, TxOpportunity { ..*op }, &mut pdus);
                 }
                 assert!(pdus.iter().map(|p| p.bytes).sum::<u32>() <= a.tb_bytes);
-                u.harq.start_new(now, a.harq_id, a.n_prb, a.tb_bytes, pdus.clone());
+                u.harq
+                    .start_new(now, a.harq_id, a.n_prb, a.tb_bytes, pdus.clone());
             }
             let ack = !rng.bernoulli(bler);
-            feedback.push((now + hcfg.feedback_delay, i, HarqFeedback { rnti: a.rnti, harq_id: a.harq_id, ack }));
+            feedback.push((
+                now + hcfg.feedback_delay,
+                i,
+                HarqFeedback {
+                    rnti: a.rnti,
+                    harq_id: a.harq_id,
+                    ack,
+                },
+            ));
         }
-        if ues.iter().all(|u| u.delivered.len() as u64 == n_sdu && u.enb_rlc.unacked_sns() == 0) {
+        if ues
+            .iter()
+            .all(|u| u.delivered.len() as u64 == n_sdu && u.enb_rlc.unacked_sns() == 0)
+        {
             return (ues, residual);
         }
     }
@@ -159,10 +197,19 @@ fn run(nr: bool, bler: f64, seed: u64) -> (Vec<Ue>, u64) {
 
 #[test]
 fn test_dl_chain_harq_failures_every_sdu_once_in_order() {
-    for (nr, bler, seed) in [(false, 0.0, 1), (false, 0.2, 2), (true, 0.2, 3), (true, 0.3, 4)] {
+    for (nr, bler, seed) in [
+        (false, 0.0, 1),
+        (false, 0.2, 2),
+        (true, 0.2, 3),
+        (true, 0.3, 4),
+    ] {
         let (ues, residual) = run(nr, bler, seed);
         for u in &ues {
-            assert_eq!(u.delivered, (0..800).collect::<Vec<_>>(), "nr={nr} bler={bler}");
+            assert_eq!(
+                u.delivered,
+                (0..800).collect::<Vec<_>>(),
+                "nr={nr} bler={bler}"
+            );
         }
         let retx: u64 = ues.iter().map(|u| u.enb_rlc.counters().retx_pdus).sum();
         eprintln!("nr={nr} bler={bler}: residual HARQ failures {residual}, RLC retx PDUs {retx}");
@@ -176,7 +223,17 @@ fn test_dl_chain_harq_failures_every_sdu_once_in_order() {
 fn test_dl_chain_is_deterministic() {
     let digest = |nr| {
         let (ues, residual) = run(nr, 0.2, 9);
-        let c: Vec<String> = ues.iter().map(|u| format!("{:?}{:?}{:?}", u.enb_rlc.counters(), u.ue_rlc.counters(), u.harq.counters())).collect();
+        let c: Vec<String> = ues
+            .iter()
+            .map(|u| {
+                format!(
+                    "{:?}{:?}{:?}",
+                    u.enb_rlc.counters(),
+                    u.ue_rlc.counters(),
+                    u.harq.counters()
+                )
+            })
+            .collect();
         (residual, c)
     };
     assert_eq!(digest(false), digest(false));

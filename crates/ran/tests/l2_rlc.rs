@@ -3,7 +3,9 @@
 //! in-order exactly-once delivery with transport-block losses injected.
 
 use rantcp_core::{Duration, Rng, Time};
-use rantcp_ran::rlc::{Field, Nack, RlcConfig, RlcEntity, RlcLayout, RlcPdu, RlcPduBody, RlcSdu, StatusPdu};
+use rantcp_ran::rlc::{
+    Field, Nack, RlcConfig, RlcEntity, RlcLayout, RlcPdu, RlcPduBody, RlcSdu, StatusPdu,
+};
 
 fn ms(x: u64) -> Time {
     Time::from_millis(x)
@@ -14,7 +16,13 @@ fn sdu(id: u64, bytes: u32) -> RlcSdu {
 }
 
 fn f(id: u64, sdu_bytes: u32, off: u32, len: u32, uoff: u32) -> Field {
-    Field { sdu_id: id, sdu_bytes, sdu_offset: off, len, unit_offset: uoff }
+    Field {
+        sdu_id: id,
+        sdu_bytes,
+        sdu_offset: off,
+        len,
+        unit_offset: uoff,
+    }
 }
 
 #[test]
@@ -26,14 +34,20 @@ fn test_lte_am_segmentation_byte_exact() {
     let p = e.tx_opportunity(ms(1), 500);
     assert_eq!(p.len(), 1);
     let d = p[0].as_data().unwrap();
-    assert_eq!((p[0].bytes, p[0].header_bytes, d.sn, d.so, d.len), (500, 2, 0, 0, 498));
+    assert_eq!(
+        (p[0].bytes, p[0].header_bytes, d.sn, d.so, d.len),
+        (500, 2, 0, 0, 498)
+    );
     assert_eq!(d.fi(), 0b01);
     assert!(!d.has_so && d.last && !d.poll);
     assert_eq!(d.fields, vec![f(10, 1500, 0, 498, 0)]);
 
     let p = e.tx_opportunity(ms(2), 1000);
     let d = p[0].as_data().unwrap();
-    assert_eq!((p[0].bytes, p[0].header_bytes, d.sn, d.len), (1000, 2, 1, 998));
+    assert_eq!(
+        (p[0].bytes, p[0].header_bytes, d.sn, d.len),
+        (1000, 2, 1, 998)
+    );
     assert_eq!(d.fi(), 0b11);
     assert_eq!(d.fields, vec![f(10, 1500, 498, 998, 0)]);
 
@@ -91,16 +105,36 @@ fn test_nr_am_segmentation_byte_exact() {
     e.handle_sdu(ms(0), sdu(11, 40));
     let p = e.tx_opportunity(ms(1), 500);
     let d = p[0].as_data().unwrap();
-    assert_eq!((p[0].bytes, p[0].header_bytes, d.sn, d.so, d.len, d.has_so, d.last), (500, 3, 0, 0, 497, false, false));
+    assert_eq!(
+        (
+            p[0].bytes,
+            p[0].header_bytes,
+            d.sn,
+            d.so,
+            d.len,
+            d.has_so,
+            d.last
+        ),
+        (500, 3, 0, 0, 497, false, false)
+    );
     let p = e.tx_opportunity(ms(2), 1000);
     let d = p[0].as_data().unwrap();
-    assert_eq!((p[0].bytes, p[0].header_bytes, d.sn, d.so, d.len, d.has_so), (1000, 5, 0, 497, 995, true));
+    assert_eq!(
+        (p[0].bytes, p[0].header_bytes, d.sn, d.so, d.len, d.has_so),
+        (1000, 5, 0, 497, 995, true)
+    );
     let p = e.tx_opportunity(ms(3), 100);
     assert_eq!(p.len(), 2);
     let d0 = p[0].as_data().unwrap();
-    assert_eq!((p[0].bytes, p[0].header_bytes, d0.sn, d0.so, d0.len, d0.last), (13, 5, 0, 1492, 8, true));
+    assert_eq!(
+        (p[0].bytes, p[0].header_bytes, d0.sn, d0.so, d0.len, d0.last),
+        (13, 5, 0, 1492, 8, true)
+    );
     let d1 = p[1].as_data().unwrap();
-    assert_eq!((p[1].bytes, p[1].header_bytes, d1.sn, d1.so, d1.len, d1.last), (43, 3, 1, 0, 40, true));
+    assert_eq!(
+        (p[1].bytes, p[1].header_bytes, d1.sn, d1.so, d1.len, d1.last),
+        (43, 3, 1, 0, 40, true)
+    );
     assert!(d1.poll && !d0.poll);
 
     // 12-bit SN: 2-byte header.
@@ -120,7 +154,12 @@ fn test_nr_um_headers() {
     e.handle_sdu(ms(0), sdu(2, 300));
     let p = e.tx_opportunity(ms(1), 250);
     // Complete SDU: 1-byte header; first segment of SDU 2: 2-byte header (12-bit SN).
-    assert_eq!(p.iter().map(|p| (p.bytes, p.header_bytes)).collect::<Vec<_>>(), vec![(101, 1), (149, 2)]);
+    assert_eq!(
+        p.iter()
+            .map(|p| (p.bytes, p.header_bytes))
+            .collect::<Vec<_>>(),
+        vec![(101, 1), (149, 2)]
+    );
     let p = e.tx_opportunity(ms(2), 1000);
     assert_eq!((p[0].bytes, p[0].header_bytes), (157, 4)); // 153 bytes left + SN + SO
 }
@@ -136,7 +175,10 @@ fn test_lte_am_resegmentation_byte_exact() {
     let st = RlcPdu {
         bytes: 4,
         header_bytes: 4,
-        body: RlcPduBody::Status(StatusPdu { ack_sn: 3, nacks: vec![Nack { sn: 2, so: None }] }),
+        body: RlcPduBody::Status(StatusPdu {
+            ack_sn: 3,
+            nacks: vec![Nack { sn: 2, so: None }],
+        }),
     };
     tx.handle_pdu(ms(20), &st);
     // 44 bytes + 4-byte segment header + 3 bytes allowance for a MAC subheader.
@@ -144,16 +186,38 @@ fn test_lte_am_resegmentation_byte_exact() {
     // 20 bytes: AMD PDU segment header 4 + one LI (2) → 14 data bytes spanning both SDUs.
     let p = tx.tx_opportunity(ms(21), 20);
     let d = p[0].as_data().unwrap();
-    assert_eq!((p[0].bytes, p[0].header_bytes, d.sn, d.so, d.len, d.has_so, d.last, d.is_retx), (20, 6, 2, 0, 14, true, false, true));
+    assert_eq!(
+        (
+            p[0].bytes,
+            p[0].header_bytes,
+            d.sn,
+            d.so,
+            d.len,
+            d.has_so,
+            d.last,
+            d.is_retx
+        ),
+        (20, 6, 2, 0, 14, true, false, true)
+    );
     assert_eq!(d.fields, vec![f(10, 1500, 1496, 4, 0), f(11, 40, 0, 10, 4)]);
     let p = tx.tx_opportunity(ms(22), 100);
     let d = p[0].as_data().unwrap();
-    assert_eq!((p[0].bytes, p[0].header_bytes, d.so, d.len, d.last), (34, 4, 14, 30, true));
+    assert_eq!(
+        (p[0].bytes, p[0].header_bytes, d.so, d.len, d.last),
+        (34, 4, 14, 30, true)
+    );
     assert_eq!(tx.counters().retx_pdus, 2);
     // Whole-PDU retransmission keeps the original AMD PDU header.
     tx.handle_pdu(ms(40), &st);
     let p = tx.tx_opportunity(ms(41), 100);
-    assert_eq!((p[0].bytes, p[0].header_bytes, p[0].as_data().unwrap().has_so), (48, 4, false));
+    assert_eq!(
+        (
+            p[0].bytes,
+            p[0].header_bytes,
+            p[0].as_data().unwrap().has_so
+        ),
+        (48, 4, false)
+    );
 }
 
 #[test]
@@ -162,7 +226,10 @@ fn test_byte_limit_drops_counted() {
     cfg.max_tx_buffer_bytes = 5000;
     let mut e = RlcEntity::new(cfg);
     let accepted: Vec<bool> = (0..10).map(|i| e.handle_sdu(ms(0), sdu(i, 1000))).collect();
-    assert_eq!(accepted, [true, true, true, true, true, false, false, false, false, false]);
+    assert_eq!(
+        accepted,
+        [true, true, true, true, true, false, false, false, false, false]
+    );
     assert_eq!(e.counters().sdus_dropped, 5);
     assert_eq!(e.counters().sdu_bytes_dropped, 5000);
     assert_eq!(e.tx_queue_bytes(), 5000);
@@ -194,7 +261,14 @@ fn test_poll_retransmit_timer_exact() {
     assert_eq!((d.sn, d.is_retx, d.poll), (1, true, true));
     assert_eq!(tx.poll_timeout(), Some(ms(97)));
     // A STATUS acknowledging POLL_SN stops the timer.
-    let st = RlcPdu { bytes: 2, header_bytes: 2, body: RlcPduBody::Status(StatusPdu { ack_sn: 2, nacks: vec![] }) };
+    let st = RlcPdu {
+        bytes: 2,
+        header_bytes: 2,
+        body: RlcPduBody::Status(StatusPdu {
+            ack_sn: 2,
+            nacks: vec![],
+        }),
+    };
     tx.handle_pdu(ms(60), &st);
     assert_eq!(tx.poll_timeout(), None);
     assert_eq!(tx.unacked_sns(), 0);
@@ -223,7 +297,13 @@ fn test_status_prohibit_and_reordering_timers_exact() {
     assert_eq!(rx.buffer_status(ms(40)).status_pdu_bytes, 4);
     let st = rx.tx_opportunity(ms(41), 100);
     assert_eq!(st.len(), 1);
-    assert_eq!(st[0].as_status().unwrap(), &StatusPdu { ack_sn: 4, nacks: vec![Nack { sn: 1, so: None }] });
+    assert_eq!(
+        st[0].as_status().unwrap(),
+        &StatusPdu {
+            ack_sn: 4,
+            nacks: vec![Nack { sn: 1, so: None }]
+        }
+    );
     // A second trigger inside t-StatusProhibit (41..51 ms) waits for its end.
     rx.handle_pdu(ms(42), &pdus[3]); // duplicate with poll → trigger
     assert_eq!(rx.buffer_status(ms(42)).status_pdu_bytes, 0);
@@ -248,7 +328,9 @@ fn test_status_truncated_to_opportunity() {
     for i in 0..10 {
         tx.handle_sdu(ms(0), sdu(i, 100));
     }
-    let pdus: Vec<RlcPdu> = (0..10).flat_map(|i| tx.tx_opportunity(ms(i), 102)).collect();
+    let pdus: Vec<RlcPdu> = (0..10)
+        .flat_map(|i| tx.tx_opportunity(ms(i), 102))
+        .collect();
     for (i, p) in pdus.iter().enumerate() {
         if i % 2 == 1 {
             rx.handle_pdu(ms(10), p);
@@ -272,7 +354,13 @@ fn test_status_truncated_to_opportunity() {
 
 /// Drives a DL AM (or UM) bearer between an eNB-side and a UE-side entity through a stub MAC
 /// with a fixed air delay; every `k_dl`-th DL PDU and `k_ul`-th UL PDU is lost (HARQ failure).
-fn run_lossy(cfg: RlcConfig, n: u64, k_dl: u64, k_ul: u64, seed: u64) -> (Vec<u64>, RlcEntity, RlcEntity) {
+fn run_lossy(
+    cfg: RlcConfig,
+    n: u64,
+    k_dl: u64,
+    k_ul: u64,
+    seed: u64,
+) -> (Vec<u64>, RlcEntity, RlcEntity) {
     let mut rng = Rng::new(seed, 7);
     let mut enb = RlcEntity::new(cfg.clone());
     let mut ue = RlcEntity::new(cfg);
@@ -324,7 +412,16 @@ fn run_lossy(cfg: RlcConfig, n: u64, k_dl: u64, k_ul: u64, seed: u64) -> (Vec<u6
         let bs = enb.buffer_status(t);
         if bs.total_bytes() > 0 {
             let bytes = 50 + rng.below(3000) as u32;
-            enb.handle_tx_opportunity(t, rantcp_ran::mac::TxOpportunity { bytes, rnti: 1, lcid: 3, harq_id: 0 }, &mut out);
+            enb.handle_tx_opportunity(
+                t,
+                rantcp_ran::mac::TxOpportunity {
+                    bytes,
+                    rnti: 1,
+                    lcid: 3,
+                    harq_id: 0,
+                },
+                &mut out,
+            );
             assert!(out.iter().map(|p| p.bytes).sum::<u32>() <= bytes);
             for p in out.drain(..) {
                 ndl += 1;
@@ -335,7 +432,16 @@ fn run_lossy(cfg: RlcConfig, n: u64, k_dl: u64, k_ul: u64, seed: u64) -> (Vec<u6
         }
         if ue.buffer_status(t).total_bytes() > 0 {
             let bytes = 5 + rng.below(40) as u32;
-            ue.handle_tx_opportunity(t, rantcp_ran::mac::TxOpportunity { bytes, rnti: 1, lcid: 3, harq_id: 0 }, &mut out);
+            ue.handle_tx_opportunity(
+                t,
+                rantcp_ran::mac::TxOpportunity {
+                    bytes,
+                    rnti: 1,
+                    lcid: 3,
+                    harq_id: 0,
+                },
+                &mut out,
+            );
             for p in out.drain(..) {
                 nul += 1;
                 if nul % k_ul != 0 {
@@ -343,10 +449,20 @@ fn run_lossy(cfg: RlcConfig, n: u64, k_dl: u64, k_ul: u64, seed: u64) -> (Vec<u6
                 }
             }
         }
-        if next_sdu == n && delivered.len() as u64 == n && air_dl.is_empty() && air_ul.is_empty() && enb.unacked_sns() == 0 {
+        if next_sdu == n
+            && delivered.len() as u64 == n
+            && air_dl.is_empty()
+            && air_ul.is_empty()
+            && enb.unacked_sns() == 0
+        {
             break;
         }
-        if enb.cfg.mode == rantcp_ran::rlc::RlcMode::Um && next_sdu == n && enb.buffer_status(t).total_bytes() == 0 && air_dl.is_empty() && t > ms(n + 2000) {
+        if enb.cfg.mode == rantcp_ran::rlc::RlcMode::Um
+            && next_sdu == n
+            && enb.buffer_status(t).total_bytes() == 0
+            && air_dl.is_empty()
+            && t > ms(n + 2000)
+        {
             break;
         }
     }
@@ -355,7 +471,11 @@ fn run_lossy(cfg: RlcConfig, n: u64, k_dl: u64, k_ul: u64, seed: u64) -> (Vec<u6
 
 #[test]
 fn test_am_lossy_every_sdu_once_in_order() {
-    for (layout, seed) in [(RlcLayout::Lte, 1), (RlcLayout::Nr18, 2), (RlcLayout::Nr12, 3)] {
+    for (layout, seed) in [
+        (RlcLayout::Lte, 1),
+        (RlcLayout::Nr18, 2),
+        (RlcLayout::Nr12, 3),
+    ] {
         for (k_dl, k_ul) in [(7, 5), (3, 2), (1000, 4)] {
             let mut cfg = match layout {
                 RlcLayout::Lte => RlcConfig::am_lte(1, 3),
@@ -380,8 +500,17 @@ fn test_am_lossy_every_sdu_once_in_order() {
 fn test_um_lossy_in_order_no_duplicates() {
     for cfg in [RlcConfig::um_lte(1, 3), RlcConfig::um_nr(1, 3)] {
         let (got, _enb, ue) = run_lossy(cfg.clone(), 2000, 9, 1000, 11);
-        assert!(got.windows(2).all(|w| w[0] < w[1]), "{:?}: in order, no duplicates", cfg.layout);
-        assert!(got.len() > 1500 && got.len() < 2000, "{:?}: {} delivered", cfg.layout, got.len());
+        assert!(
+            got.windows(2).all(|w| w[0] < w[1]),
+            "{:?}: in order, no duplicates",
+            cfg.layout
+        );
+        assert!(
+            got.len() > 1500 && got.len() < 2000,
+            "{:?}: {} delivered",
+            cfg.layout,
+            got.len()
+        );
         assert!(ue.counters().sdus_lost_um > 0);
         // Without losses everything arrives.
         let (got, _, _) = run_lossy(cfg, 2000, u64::MAX, u64::MAX, 12);
@@ -390,7 +519,14 @@ fn test_um_lossy_in_order_no_duplicates() {
 }
 
 /// Random losses, duplicates and reordering (delay 1..=`max_delay_ms`) in both directions.
-fn run_random(cfg: RlcConfig, n: u64, p_loss: f64, p_dup: f64, max_delay_ms: u64, seed: u64) -> (Vec<u64>, RlcEntity, RlcEntity, Time) {
+fn run_random(
+    cfg: RlcConfig,
+    n: u64,
+    p_loss: f64,
+    p_dup: f64,
+    max_delay_ms: u64,
+    seed: u64,
+) -> (Vec<u64>, RlcEntity, RlcEntity, Time) {
     let mut rng = Rng::new(seed, 99);
     let mut enb = RlcEntity::new(cfg.clone());
     let mut ue = RlcEntity::new(cfg.clone());
@@ -405,7 +541,10 @@ fn run_random(cfg: RlcConfig, n: u64, p_loss: f64, p_dup: f64, max_delay_ms: u64
             return;
         }
         if rng.bernoulli(p_dup) {
-            air.push((t + Duration::from_millis(1 + rng.below(max_delay_ms)), p.clone()));
+            air.push((
+                t + Duration::from_millis(1 + rng.below(max_delay_ms)),
+                p.clone(),
+            ));
         }
         air.push((t + Duration::from_millis(1 + rng.below(max_delay_ms)), p));
     };
@@ -425,11 +564,25 @@ fn run_random(cfg: RlcConfig, n: u64, p_loss: f64, p_dup: f64, max_delay_ms: u64
         }
         // Deliver due PDUs in a shuffled order.
         let mut due: Vec<RlcPdu> = Vec::new();
-        air_dl.retain(|(at, p)| if *at <= t { due.push(p.clone()); false } else { true });
+        air_dl.retain(|(at, p)| {
+            if *at <= t {
+                due.push(p.clone());
+                false
+            } else {
+                true
+            }
+        });
         for p in due.drain(..) {
             ue.handle_pdu(t, &p);
         }
-        air_ul.retain(|(at, p)| if *at <= t { due.push(p.clone()); false } else { true });
+        air_ul.retain(|(at, p)| {
+            if *at <= t {
+                due.push(p.clone());
+                false
+            } else {
+                true
+            }
+        });
         for p in due.drain(..) {
             enb.handle_pdu(t, &p);
         }
@@ -439,7 +592,16 @@ fn run_random(cfg: RlcConfig, n: u64, p_loss: f64, p_dup: f64, max_delay_ms: u64
         out.clear();
         if enb.buffer_status(t).total_bytes() > 0 {
             let bytes = 3 + rng.below(4000) as u32;
-            enb.handle_tx_opportunity(t, rantcp_ran::mac::TxOpportunity { bytes, rnti: 1, lcid: 3, harq_id: 0 }, &mut out);
+            enb.handle_tx_opportunity(
+                t,
+                rantcp_ran::mac::TxOpportunity {
+                    bytes,
+                    rnti: 1,
+                    lcid: 3,
+                    harq_id: 0,
+                },
+                &mut out,
+            );
             assert!(out.iter().map(|p| p.bytes).sum::<u32>() <= bytes);
             for p in out.drain(..) {
                 send(&mut rng, &mut air_dl, t, p);
@@ -447,13 +609,27 @@ fn run_random(cfg: RlcConfig, n: u64, p_loss: f64, p_dup: f64, max_delay_ms: u64
         }
         if ue.buffer_status(t).total_bytes() > 0 {
             let bytes = 3 + rng.below(60) as u32;
-            ue.handle_tx_opportunity(t, rantcp_ran::mac::TxOpportunity { bytes, rnti: 1, lcid: 3, harq_id: 0 }, &mut out);
+            ue.handle_tx_opportunity(
+                t,
+                rantcp_ran::mac::TxOpportunity {
+                    bytes,
+                    rnti: 1,
+                    lcid: 3,
+                    harq_id: 0,
+                },
+                &mut out,
+            );
             for p in out.drain(..) {
                 send(&mut rng, &mut air_ul, t, p);
             }
         }
-        let idle = air_dl.is_empty() && air_ul.is_empty() && enb.buffer_status(t).total_bytes() == 0;
-        if next_sdu == n && idle && (cfg.mode == rantcp_ran::rlc::RlcMode::Um || enb.unacked_sns() == 0) && ue.poll_timeout().is_none() {
+        let idle =
+            air_dl.is_empty() && air_ul.is_empty() && enb.buffer_status(t).total_bytes() == 0;
+        if next_sdu == n
+            && idle
+            && (cfg.mode == rantcp_ran::rlc::RlcMode::Um || enb.unacked_sns() == 0)
+            && ue.poll_timeout().is_none()
+        {
             break;
         }
     }
@@ -462,15 +638,26 @@ fn run_random(cfg: RlcConfig, n: u64, p_loss: f64, p_dup: f64, max_delay_ms: u64
 
 #[test]
 fn test_am_random_loss_duplication_reordering() {
-    for (i, layout) in [RlcLayout::Lte, RlcLayout::Nr12, RlcLayout::Nr18].into_iter().enumerate() {
+    for (i, layout) in [RlcLayout::Lte, RlcLayout::Nr12, RlcLayout::Nr18]
+        .into_iter()
+        .enumerate()
+    {
         for seed in 0..4u64 {
-            let mut cfg = if layout == RlcLayout::Lte { RlcConfig::am_lte(1, 3) } else { RlcConfig::am_nr(1, 3) };
+            let mut cfg = if layout == RlcLayout::Lte {
+                RlcConfig::am_lte(1, 3)
+            } else {
+                RlcConfig::am_nr(1, 3)
+            };
             cfg.layout = layout;
             if layout == RlcLayout::Nr12 {
                 cfg.window_size = 2048;
             }
             let (got, enb, ue, t) = run_random(cfg, 1500, 0.15, 0.05, 12, 100 * i as u64 + seed);
-            assert_eq!(got, (0..1500).collect::<Vec<_>>(), "{layout:?} seed {seed} ({t})");
+            assert_eq!(
+                got,
+                (0..1500).collect::<Vec<_>>(),
+                "{layout:?} seed {seed} ({t})"
+            );
             assert_eq!(enb.unacked_sns(), 0);
             assert!(ue.counters().duplicate_pdus_rx > 0);
             assert!(enb.counters().max_retx_reached == 0 || enb.counters().retx_pdus > 0);
@@ -488,21 +675,45 @@ fn test_um_random_loss_duplication_reordering() {
     // are injected for NR.
     let mut nr_slow = RlcConfig::um_nr(1, 3);
     nr_slow.t_reassembly = Duration::from_millis(35);
-    for (i, (cfg, p_dup, min_ok)) in
-        [(RlcConfig::um_lte(1, 3), 0.05, 1300), (RlcConfig::um_nr(1, 3), 0.0, 1000), (nr_slow, 0.0, 1300)].into_iter().enumerate()
+    for (i, (cfg, p_dup, min_ok)) in [
+        (RlcConfig::um_lte(1, 3), 0.05, 1300),
+        (RlcConfig::um_nr(1, 3), 0.0, 1000),
+        (nr_slow, 0.0, 1300),
+    ]
+    .into_iter()
+    .enumerate()
     {
         for seed in 0..4u64 {
-            let (got, _enb, ue, _) = run_random(cfg.clone(), 1500, 0.05, p_dup, 12, 1000 + 10 * i as u64 + seed);
+            let (got, _enb, ue, _) = run_random(
+                cfg.clone(),
+                1500,
+                0.05,
+                p_dup,
+                12,
+                1000 + 10 * i as u64 + seed,
+            );
             if cfg.layout == RlcLayout::Lte {
-                assert!(got.windows(2).all(|w| w[0] < w[1]), "{:?}: strictly increasing", cfg.layout);
+                assert!(
+                    got.windows(2).all(|w| w[0] < w[1]),
+                    "{:?}: strictly increasing",
+                    cfg.layout
+                );
             } else {
                 let mut sorted = got.clone();
                 sorted.sort_unstable();
                 sorted.dedup();
                 assert_eq!(sorted.len(), got.len(), "no duplicates");
-                assert!(got.windows(2).any(|w| w[0] > w[1]), "reordering shows through");
+                assert!(
+                    got.windows(2).any(|w| w[0] > w[1]),
+                    "reordering shows through"
+                );
             }
-            eprintln!("{:?} {:?} seed {seed}: {} of 1500 delivered", cfg.layout, cfg.t_reassembly, got.len());
+            eprintln!(
+                "{:?} {:?} seed {seed}: {} of 1500 delivered",
+                cfg.layout,
+                cfg.t_reassembly,
+                got.len()
+            );
             assert!(got.len() > min_ok, "{:?}: {}", cfg.layout, got.len());
             assert!(ue.counters().sdus_lost_um > 0);
         }
@@ -529,11 +740,31 @@ fn test_nr_am_lost_middle_segment_nacked_with_so_range() {
     // 3 (ACK_SN) + 3 (NACK_SN) + 4 (SOstart, SOend) bytes.
     assert_eq!(rx.buffer_status(ms(11)).status_pdu_bytes, 10);
     let st = rx.tx_opportunity(ms(11), 100);
-    assert_eq!(st[0].as_status().unwrap(), &StatusPdu { ack_sn: 1, nacks: vec![Nack { sn: 0, so: Some((497, 1492)) }] });
+    assert_eq!(
+        st[0].as_status().unwrap(),
+        &StatusPdu {
+            ack_sn: 1,
+            nacks: vec![Nack {
+                sn: 0,
+                so: Some((497, 1492))
+            }]
+        }
+    );
     tx.handle_pdu(ms(13), &st[0]);
     let re = tx.tx_opportunity(ms(14), 2000);
     let d = re[0].as_data().unwrap();
-    assert_eq!((re[0].bytes, re[0].header_bytes, d.sn, d.so, d.len, d.is_retx, d.last), (1000, 5, 0, 497, 995, true, false));
+    assert_eq!(
+        (
+            re[0].bytes,
+            re[0].header_bytes,
+            d.sn,
+            d.so,
+            d.len,
+            d.is_retx,
+            d.last
+        ),
+        (1000, 5, 0, 497, 995, true, false)
+    );
     rx.handle_pdu(ms(16), &re[0]);
     assert_eq!(rx.pop_delivered(), Some(7));
     // The retransmission emptied the sender's buffers, so it carried a poll: a STATUS is due
@@ -542,7 +773,13 @@ fn test_nr_am_lost_middle_segment_nacked_with_so_range() {
     assert_eq!(rx.poll_timeout(), Some(ms(12)));
     rx.handle_timeout(ms(12));
     let st = rx.tx_opportunity(ms(12), 100);
-    assert_eq!(st[0].as_status().unwrap(), &StatusPdu { ack_sn: 1, nacks: vec![] });
+    assert_eq!(
+        st[0].as_status().unwrap(),
+        &StatusPdu {
+            ack_sn: 1,
+            nacks: vec![]
+        }
+    );
     tx.handle_pdu(ms(14), &st[0]);
     assert_eq!((tx.unacked_sns(), tx.poll_timeout()), (0, None));
 }
@@ -557,8 +794,13 @@ fn test_poll_pdu_and_poll_byte_thresholds() {
     for i in 0..20 {
         tx.handle_sdu(ms(0), sdu(i, 100));
     }
-    let polls: Vec<bool> = (0..10).map(|i| tx.tx_opportunity(ms(i), 102)[0].as_data().unwrap().poll).collect();
-    assert_eq!(polls, [false, false, false, true, false, false, false, true, false, false]);
+    let polls: Vec<bool> = (0..10)
+        .map(|i| tx.tx_opportunity(ms(i), 102)[0].as_data().unwrap().poll)
+        .collect();
+    assert_eq!(
+        polls,
+        [false, false, false, true, false, false, false, true, false, false]
+    );
     assert_eq!(tx.counters().polls_tx, 2);
 
     // pollByte = 1000: the PDU that brings BYTE_WITHOUT_POLL to ≥ 1000 polls.
@@ -567,7 +809,9 @@ fn test_poll_pdu_and_poll_byte_thresholds() {
     cfg.poll_byte = 1000;
     let mut tx = RlcEntity::new(cfg);
     tx.handle_sdu(ms(0), sdu(0, 10_000));
-    let polls: Vec<bool> = (0..6).map(|i| tx.tx_opportunity(ms(i), 302)[0].as_data().unwrap().poll).collect();
+    let polls: Vec<bool> = (0..6)
+        .map(|i| tx.tx_opportunity(ms(i), 302)[0].as_data().unwrap().poll)
+        .collect();
     assert_eq!(polls, [false, false, false, true, false, false]); // 300, 600, 900, 1200 → poll
 }
 
@@ -580,12 +824,29 @@ fn test_max_retx_threshold_counted() {
     tx.handle_sdu(ms(0), sdu(1, 100));
     tx.tx_opportunity(ms(1), 102);
     tx.tx_opportunity(ms(2), 102);
-    let nack0 = RlcPdu { bytes: 4, header_bytes: 4, body: RlcPduBody::Status(StatusPdu { ack_sn: 2, nacks: vec![Nack { sn: 0, so: None }] }) };
+    let nack0 = RlcPdu {
+        bytes: 4,
+        header_bytes: 4,
+        body: RlcPduBody::Status(StatusPdu {
+            ack_sn: 2,
+            nacks: vec![Nack { sn: 0, so: None }],
+        }),
+    };
     // RETX_COUNT: 0 on the first NACK, then 1, 2 → threshold reached once.
     for k in 0..4u64 {
         tx.handle_pdu(ms(10 + 10 * k), &nack0);
-        assert_eq!(tx.tx_opportunity(ms(11 + 10 * k), 200)[0].as_data().unwrap().sn, 0);
-        assert_eq!(tx.counters().max_retx_reached, if k >= 2 { 1 } else { 0 }, "k = {k}");
+        assert_eq!(
+            tx.tx_opportunity(ms(11 + 10 * k), 200)[0]
+                .as_data()
+                .unwrap()
+                .sn,
+            0
+        );
+        assert_eq!(
+            tx.counters().max_retx_reached,
+            if k >= 2 { 1 } else { 0 },
+            "k = {k}"
+        );
     }
     assert_eq!(tx.counters().retx_pdus, 4);
     // SN 1 was acknowledged, SN 0 is still outstanding.
@@ -598,7 +859,11 @@ fn test_nr_opportunity_includes_mac_subheader_per_pdu() {
     let mut e = RlcEntity::new(RlcConfig::am_nr(1, 4));
     e.handle_sdu(ms(0), sdu(10, 1500));
     e.handle_sdu(ms(0), sdu(11, 40));
-    let sizes = |p: &[RlcPdu]| p.iter().map(|p| (p.bytes, p.header_bytes)).collect::<Vec<_>>();
+    let sizes = |p: &[RlcPdu]| {
+        p.iter()
+            .map(|p| (p.bytes, p.header_bytes))
+            .collect::<Vec<_>>()
+    };
     let p = e.tx_opportunity(ms(1), 500);
     assert_eq!(sizes(&p), vec![(497, 3)]); // + 3 = 500
     let p = e.tx_opportunity(ms(2), 1000);
@@ -625,12 +890,21 @@ fn test_window_stall_polls_and_resumes() {
     for i in 0..10 {
         tx.handle_sdu(ms(0), sdu(i, 100));
     }
-    let polls: Vec<bool> = (0..4).map(|i| tx.tx_opportunity(ms(i), 102)[0].as_data().unwrap().poll).collect();
+    let polls: Vec<bool> = (0..4)
+        .map(|i| tx.tx_opportunity(ms(i), 102)[0].as_data().unwrap().poll)
+        .collect();
     // The PDU that fills the window carries the poll (36.322 §5.2.2.1 window stall).
     assert_eq!(polls, [false, false, false, true]);
     assert!(tx.tx_opportunity(ms(5), 1000).is_empty());
     assert_eq!(tx.buffer_status(ms(5)).tx_queue_bytes, 6 * 102);
-    let st = RlcPdu { bytes: 2, header_bytes: 2, body: RlcPduBody::Status(StatusPdu { ack_sn: 2, nacks: vec![] }) };
+    let st = RlcPdu {
+        bytes: 2,
+        header_bytes: 2,
+        body: RlcPduBody::Status(StatusPdu {
+            ack_sn: 2,
+            nacks: vec![],
+        }),
+    };
     tx.handle_pdu(ms(10), &st);
     let p = tx.tx_opportunity(ms(11), 1000);
     // Two SNs free: one PDU concatenating as much as fits (the window counts SNs, not SDUs).
@@ -650,20 +924,42 @@ fn test_lte_retx_segment_for_nacked_so_range() {
     let p = tx.tx_opportunity(ms(1), 5000);
     assert_eq!(p.len(), 1);
     assert_eq!((p[0].bytes, p[0].header_bytes), (2015, 5));
-    let st = RlcPdu { bytes: 4, header_bytes: 4, body: RlcPduBody::Status(StatusPdu { ack_sn: 1, nacks: vec![Nack { sn: 0, so: Some((500, 1700)) }] }) };
+    let st = RlcPdu {
+        bytes: 4,
+        header_bytes: 4,
+        body: RlcPduBody::Status(StatusPdu {
+            ack_sn: 1,
+            nacks: vec![Nack {
+                sn: 0,
+                so: Some((500, 1700)),
+            }],
+        }),
+    };
     tx.handle_pdu(ms(10), &st);
     // Segment [500, 1700) spans SDU 0 (500 bytes) and SDU 1 (700 bytes): 4 + 2 (one LI) header.
     let p = tx.tx_opportunity(ms(11), 5000);
     let d = p[0].as_data().unwrap();
-    assert_eq!((p[0].bytes, p[0].header_bytes, d.so, d.len, d.last, d.has_so), (1206, 6, 500, 1200, false, true));
-    assert_eq!(d.fields, vec![f(0, 1000, 500, 500, 500), f(1, 1000, 0, 700, 1000)]);
+    assert_eq!(
+        (p[0].bytes, p[0].header_bytes, d.so, d.len, d.last, d.has_so),
+        (1206, 6, 500, 1200, false, true)
+    );
+    assert_eq!(
+        d.fields,
+        vec![f(0, 1000, 500, 500, 500), f(1, 1000, 0, 700, 1000)]
+    );
 }
 
 #[test]
 fn test_buffer_status_is_enough_to_drain() {
     // Whatever state segmentation left the entity in, an opportunity of
     // `buffer_status().total_bytes()` bytes sends everything (the MAC sizes grants from it).
-    let cfgs = [RlcConfig::am_lte(1, 3), RlcConfig::um_lte(1, 3), RlcConfig::am_nr(1, 3), RlcConfig::um_nr(1, 3), nr_rlc_only(RlcConfig::am_nr(1, 3))];
+    let cfgs = [
+        RlcConfig::am_lte(1, 3),
+        RlcConfig::um_lte(1, 3),
+        RlcConfig::am_nr(1, 3),
+        RlcConfig::um_nr(1, 3),
+        nr_rlc_only(RlcConfig::am_nr(1, 3)),
+    ];
     let mut rng = Rng::new(77, 1);
     for cfg in cfgs {
         for round in 0..300 {
@@ -677,8 +973,21 @@ fn test_buffer_status_is_enough_to_drain() {
             if cfg.mode == rantcp_ran::rlc::RlcMode::Am && round % 2 == 0 {
                 // NACK everything sent so far, partly with SO ranges.
                 let n = e.unacked_sns();
-                let nacks = (0..n).map(|sn| Nack { sn, so: if sn % 2 == 0 { None } else { Some((1, u32::MAX)) } }).collect();
-                let st = RlcPdu { bytes: 0, header_bytes: 0, body: RlcPduBody::Status(StatusPdu { ack_sn: n, nacks }) };
+                let nacks = (0..n)
+                    .map(|sn| Nack {
+                        sn,
+                        so: if sn % 2 == 0 {
+                            None
+                        } else {
+                            Some((1, u32::MAX))
+                        },
+                    })
+                    .collect();
+                let st = RlcPdu {
+                    bytes: 0,
+                    header_bytes: 0,
+                    body: RlcPduBody::Status(StatusPdu { ack_sn: n, nacks }),
+                };
                 e.handle_pdu(ms(10), &st);
             }
             let before = e.buffer_status(ms(20));
@@ -686,7 +995,13 @@ fn test_buffer_status_is_enough_to_drain() {
             let p = e.tx_opportunity(ms(20), total);
             assert!(p.iter().map(|p| p.bytes).sum::<u32>() <= total);
             let bs = e.buffer_status(ms(20));
-            assert_eq!((bs.tx_queue_bytes, bs.retx_queue_bytes), (0, 0), "{:?} {:?} round {round}: {total} bytes left {bs:?}", cfg.mode, cfg.layout);
+            assert_eq!(
+                (bs.tx_queue_bytes, bs.retx_queue_bytes),
+                (0, 0),
+                "{:?} {:?} round {round}: {total} bytes left {bs:?}",
+                cfg.mode,
+                cfg.layout
+            );
         }
     }
 }
@@ -729,7 +1044,10 @@ fn test_um_nr_out_of_order_delivery_and_lost_ids() {
     for p in a.iter().chain(&c).chain(&d) {
         rx.handle_pdu(t0, p);
     }
-    assert_eq!([rx.pop_delivered(), rx.pop_delivered(), rx.pop_delivered()], [Some(0), Some(2), None]);
+    assert_eq!(
+        [rx.pop_delivered(), rx.pop_delivered(), rx.pop_delivered()],
+        [Some(0), Some(2), None]
+    );
     assert_eq!(rx.pop_lost(), None);
     assert!(!rx.delivers_in_order());
     let t = rx.poll_timeout().expect("t-Reassembly runs");
@@ -759,7 +1077,13 @@ fn test_front_sdu_overtakes_unsent_sdus_but_not_a_begun_one() {
     assert!(e.handle_sdu_front(t0, sdu(11, 1000)));
     // The rest of SDU 10 (502 bytes) and SDU 11 with a 4-byte header (one LI).
     let p = e.tx_opportunity(t0, 1506);
-    let ids: Vec<u64> = p[0].as_data().unwrap().fields.iter().map(|f| f.sdu_id).collect();
+    let ids: Vec<u64> = p[0]
+        .as_data()
+        .unwrap()
+        .fields
+        .iter()
+        .map(|f| f.sdu_id)
+        .collect();
     assert_eq!(ids, vec![10, 11]);
     assert_eq!(e.purge_sdus(|id| id == 0), 1000);
     assert_eq!(e.unsent_sdus(), 2);

@@ -3,21 +3,36 @@
 
 use rantcp_core::{Duration, Rng, Time};
 use rantcp_ran::mac::harq::{HarqConfig, HarqEntity, HarqOutcome};
-use rantcp_ran::mac::sched::{jain_index, Allocation, SchedConfig, SchedUe, Scheduler, SchedulerKind};
+use rantcp_ran::mac::sched::{
+    jain_index, Allocation, SchedConfig, SchedUe, Scheduler, SchedulerKind,
+};
 use rantcp_ran::mac::HarqFeedback;
 
 const SLOT: Duration = Duration::from_millis(1);
 
 fn cfg(kind: SchedulerKind) -> SchedConfig {
-    SchedConfig { kind, n_prb: 100, slot: SLOT, min_prb: 1 }
+    SchedConfig {
+        kind,
+        n_prb: 100,
+        slot: SLOT,
+        min_prb: 1,
+    }
 }
 
 fn pf() -> SchedulerKind {
-    SchedulerKind::ProportionalFair { time_constant: Duration::from_millis(100) }
+    SchedulerKind::ProportionalFair {
+        time_constant: Duration::from_millis(100),
+    }
 }
 
 /// Full-buffer UEs; `bpp(ue, slot, rng)` gives bytes per PRB. Returns bytes served per UE.
-fn run_full_buffer(kind: SchedulerKind, n_ue: usize, slots: u64, max_grants: u16, mut bpp: impl FnMut(usize, &mut Rng) -> f64) -> Vec<f64> {
+fn run_full_buffer(
+    kind: SchedulerKind,
+    n_ue: usize,
+    slots: u64,
+    max_grants: u16,
+    mut bpp: impl FnMut(usize, &mut Rng) -> f64,
+) -> Vec<f64> {
     let mut s = Scheduler::new(cfg(kind));
     let mut rngs: Vec<Rng> = (0..n_ue).map(|i| Rng::new(42, i as u64)).collect();
     let mut served = vec![0.0; n_ue];
@@ -26,7 +41,15 @@ fn run_full_buffer(kind: SchedulerKind, n_ue: usize, slots: u64, max_grants: u16
     for t in 0..slots {
         ues.clear();
         for (i, r) in rngs.iter_mut().enumerate() {
-            ues.push(SchedUe { rnti: 100 + i as u16, bytes_per_prb: bpp(i, r), backlog_bytes: 1 << 30, harq_retx: None, free_harq: Some(0), max_prb: u16::MAX, min_prb: 0 });
+            ues.push(SchedUe {
+                rnti: 100 + i as u16,
+                bytes_per_prb: bpp(i, r),
+                backlog_bytes: 1 << 30,
+                harq_retx: None,
+                free_harq: Some(0),
+                max_prb: u16::MAX,
+                min_prb: 0,
+            });
         }
         out.clear();
         s.schedule(Time::from_millis(t), &ues, max_grants, &mut out);
@@ -66,9 +89,18 @@ fn test_pf_beats_rr_with_unequal_fading_channels() {
     let pf_served = run_full_buffer(pf(), n, 20_000, 10, fading_bpp);
     let rr_served = run_full_buffer(SchedulerKind::RoundRobin, n, 20_000, 10, fading_bpp);
     let mr_served = run_full_buffer(SchedulerKind::MaxRate, n, 20_000, 10, fading_bpp);
-    let (pf_t, rr_t, mr_t): (f64, f64, f64) = (pf_served.iter().sum(), rr_served.iter().sum(), mr_served.iter().sum());
+    let (pf_t, rr_t, mr_t): (f64, f64, f64) = (
+        pf_served.iter().sum(),
+        rr_served.iter().sum(),
+        mr_served.iter().sum(),
+    );
     eprintln!("total bytes: PF {pf_t:.0}, RR {rr_t:.0}, MaxRate {mr_t:.0}");
-    eprintln!("Jain: PF {:.3}, RR {:.3}, MaxRate {:.3}", jain_index(&pf_served), jain_index(&rr_served), jain_index(&mr_served));
+    eprintln!(
+        "Jain: PF {:.3}, RR {:.3}, MaxRate {:.3}",
+        jain_index(&pf_served),
+        jain_index(&rr_served),
+        jain_index(&mr_served)
+    );
     assert!(pf_t > 1.1 * rr_t, "PF {pf_t} vs RR {rr_t}");
     assert!(mr_t >= pf_t);
     // PF stays fairer than max rate, and every UE gets service.
@@ -80,14 +112,27 @@ fn test_pf_beats_rr_with_unequal_fading_channels() {
 fn test_rr_rotates_under_pdcch_limit() {
     // 5 UEs, 2 grants per slot: over 10 slots each UE gets exactly 4 slots.
     let mut s = Scheduler::new(cfg(SchedulerKind::RoundRobin));
-    let ues: Vec<SchedUe> = (0..5).map(|i| SchedUe { rnti: i, bytes_per_prb: 10.0, backlog_bytes: 1 << 20, harq_retx: None, free_harq: Some(0), max_prb: u16::MAX, min_prb: 0 }).collect();
+    let ues: Vec<SchedUe> = (0..5)
+        .map(|i| SchedUe {
+            rnti: i,
+            bytes_per_prb: 10.0,
+            backlog_bytes: 1 << 20,
+            harq_retx: None,
+            free_harq: Some(0),
+            max_prb: u16::MAX,
+            min_prb: 0,
+        })
+        .collect();
     let mut count = [0; 5];
     let mut out = Vec::new();
     for t in 0..10 {
         out.clear();
         s.schedule(Time::from_millis(t), &ues, 2, &mut out);
         assert_eq!(out.len(), 2);
-        assert_eq!(out.iter().map(|a| a.n_prb).collect::<Vec<_>>(), vec![50, 50]);
+        assert_eq!(
+            out.iter().map(|a| a.n_prb).collect::<Vec<_>>(),
+            vec![50, 50]
+        );
         for a in &out {
             count[a.rnti as usize] += 1;
         }
@@ -128,16 +173,44 @@ fn test_pdcch_limit_respected_by_every_policy() {
 fn test_harq_retx_before_new_data() {
     let mut s = Scheduler::new(cfg(SchedulerKind::MaxRate));
     let ues = [
-        SchedUe { rnti: 1, bytes_per_prb: 10.0, backlog_bytes: 100_000, harq_retx: Some((3, 60, 600)), free_harq: Some(0), max_prb: u16::MAX, min_prb: 0 },
-        SchedUe { rnti: 2, bytes_per_prb: 90.0, backlog_bytes: 100_000, harq_retx: None, free_harq: Some(0), max_prb: u16::MAX, min_prb: 0 },
+        SchedUe {
+            rnti: 1,
+            bytes_per_prb: 10.0,
+            backlog_bytes: 100_000,
+            harq_retx: Some((3, 60, 600)),
+            free_harq: Some(0),
+            max_prb: u16::MAX,
+            min_prb: 0,
+        },
+        SchedUe {
+            rnti: 2,
+            bytes_per_prb: 90.0,
+            backlog_bytes: 100_000,
+            harq_retx: None,
+            free_harq: Some(0),
+            max_prb: u16::MAX,
+            min_prb: 0,
+        },
     ];
     let mut out = Vec::new();
     s.schedule(Time::ZERO, &ues, 10, &mut out);
     assert_eq!(
         out,
         vec![
-            Allocation { rnti: 1, n_prb: 60, tb_bytes: 600, harq_id: 3, is_retx: true },
-            Allocation { rnti: 2, n_prb: 40, tb_bytes: 3600, harq_id: 0, is_retx: false },
+            Allocation {
+                rnti: 1,
+                n_prb: 60,
+                tb_bytes: 600,
+                harq_id: 3,
+                is_retx: true
+            },
+            Allocation {
+                rnti: 2,
+                n_prb: 40,
+                tb_bytes: 3600,
+                harq_id: 0,
+                is_retx: false
+            },
         ]
     );
     // With a single grant the retransmission wins even though UE 2 has the better channel.
@@ -151,9 +224,33 @@ fn test_harq_retx_before_new_data() {
 fn test_backlog_limits_allocation() {
     let mut s = Scheduler::new(cfg(pf()));
     let ues = [
-        SchedUe { rnti: 1, bytes_per_prb: 50.0, backlog_bytes: 120, harq_retx: None, free_harq: Some(0), max_prb: u16::MAX, min_prb: 0 },
-        SchedUe { rnti: 2, bytes_per_prb: 50.0, backlog_bytes: 1_000_000, harq_retx: None, free_harq: Some(0), max_prb: u16::MAX, min_prb: 0 },
-        SchedUe { rnti: 3, bytes_per_prb: 50.0, backlog_bytes: 1_000_000, harq_retx: None, free_harq: None, max_prb: u16::MAX, min_prb: 0 },
+        SchedUe {
+            rnti: 1,
+            bytes_per_prb: 50.0,
+            backlog_bytes: 120,
+            harq_retx: None,
+            free_harq: Some(0),
+            max_prb: u16::MAX,
+            min_prb: 0,
+        },
+        SchedUe {
+            rnti: 2,
+            bytes_per_prb: 50.0,
+            backlog_bytes: 1_000_000,
+            harq_retx: None,
+            free_harq: Some(0),
+            max_prb: u16::MAX,
+            min_prb: 0,
+        },
+        SchedUe {
+            rnti: 3,
+            bytes_per_prb: 50.0,
+            backlog_bytes: 1_000_000,
+            harq_retx: None,
+            free_harq: None,
+            max_prb: u16::MAX,
+            min_prb: 0,
+        },
     ];
     let mut out = Vec::new();
     s.schedule(Time::ZERO, &ues, 10, &mut out);
@@ -169,8 +266,24 @@ fn test_backlog_limits_allocation() {
 #[test]
 fn test_min_prb_floor() {
     // A power-limited UE: 2 PRBs at most and at least (7 bytes: 3.5 B/PRB), 3 bytes reported.
-    let edge = SchedUe { rnti: 1, bytes_per_prb: 3.5, backlog_bytes: 3, harq_retx: None, free_harq: Some(0), max_prb: 2, min_prb: 2 };
-    let full = SchedUe { rnti: 2, bytes_per_prb: 50.0, backlog_bytes: 500, harq_retx: None, free_harq: Some(0), max_prb: u16::MAX, min_prb: 0 };
+    let edge = SchedUe {
+        rnti: 1,
+        bytes_per_prb: 3.5,
+        backlog_bytes: 3,
+        harq_retx: None,
+        free_harq: Some(0),
+        max_prb: 2,
+        min_prb: 2,
+    };
+    let full = SchedUe {
+        rnti: 2,
+        bytes_per_prb: 50.0,
+        backlog_bytes: 500,
+        harq_retx: None,
+        free_harq: Some(0),
+        max_prb: u16::MAX,
+        min_prb: 0,
+    };
     for kind in [SchedulerKind::RoundRobin, pf(), SchedulerKind::MaxRate] {
         let mut s = Scheduler::new(cfg(kind));
         let mut out = Vec::new();
@@ -180,8 +293,17 @@ fn test_min_prb_floor() {
         assert_eq!(got, vec![(1, 2), (2, 10)], "{kind:?}");
         // A floor wider than what is left: no allocation at all. A HARQ retransmission holds
         // 99 of the 100 PRBs; the UE with a 2-PRB floor gets none, the 1-PRB UE gets the last.
-        let hog = SchedUe { rnti: 3, harq_retx: Some((0, 99, 990)), free_harq: None, ..full };
-        let small = SchedUe { rnti: 4, backlog_bytes: 10, ..full };
+        let hog = SchedUe {
+            rnti: 3,
+            harq_retx: Some((0, 99, 990)),
+            free_harq: None,
+            ..full
+        };
+        let small = SchedUe {
+            rnti: 4,
+            backlog_bytes: 10,
+            ..full
+        };
         let mut s = Scheduler::new(cfg(kind));
         out.clear();
         s.schedule(Time::ZERO, &[edge, hog, small], 10, &mut out);
@@ -196,7 +318,11 @@ fn test_dl_loop_with_harq_bler() {
     // 4 UEs, 8 HARQ processes each, feedback after 4 slots, 10% BLER per transmission:
     // retransmissions are always scheduled first and blocks fail only after max_retx.
     let n = 4;
-    let hcfg = HarqConfig { n_processes: 8, feedback_delay: Duration::from_millis(4), max_retx: 3 };
+    let hcfg = HarqConfig {
+        n_processes: 8,
+        feedback_delay: Duration::from_millis(4),
+        max_retx: 3,
+    };
     let mut harq: Vec<HarqEntity<u32>> = (0..n).map(|_| HarqEntity::new(hcfg)).collect();
     let mut s = Scheduler::new(cfg(pf()));
     let mut rng = Rng::new(5, 1);
@@ -220,7 +346,15 @@ fn test_dl_loop_with_harq_bler() {
         });
         ues.clear();
         for (i, h) in harq.iter().enumerate() {
-            ues.push(SchedUe { rnti: i as u16, bytes_per_prb: 40.0, backlog_bytes: 1 << 20, harq_retx: h.pending_retx().next(), free_harq: h.free_process(), max_prb: u16::MAX, min_prb: 0 });
+            ues.push(SchedUe {
+                rnti: i as u16,
+                bytes_per_prb: 40.0,
+                backlog_bytes: 1 << 20,
+                harq_retx: h.pending_retx().next(),
+                free_harq: h.free_process(),
+                max_prb: u16::MAX,
+                min_prb: 0,
+            });
         }
         out.clear();
         s.schedule(now, &ues, 4, &mut out);
@@ -236,12 +370,23 @@ fn test_dl_loop_with_harq_bler() {
                 harq[i].start_new(now, a.harq_id, a.n_prb, a.tb_bytes, a.tb_bytes);
             }
             let ack = !rng.bernoulli(0.1);
-            feedback.push((now + hcfg.feedback_delay, i, HarqFeedback { rnti: a.rnti, harq_id: a.harq_id, ack }));
+            feedback.push((
+                now + hcfg.feedback_delay,
+                i,
+                HarqFeedback {
+                    rnti: a.rnti,
+                    harq_id: a.harq_id,
+                    ack,
+                },
+            ));
         }
     }
     let new: u64 = harq.iter().map(|h| h.counters().new_tx).sum();
     eprintln!("new {new} retx {retx_allocs} acked {acked} failed {failed}");
     assert!(retx_allocs as f64 > 0.08 * new as f64 && (retx_allocs as f64) < 0.14 * new as f64);
     assert!(failed <= new / 1000 + 2); // 0.1^4 residual
-    assert_eq!(harq.iter().map(|h| h.counters().retx).sum::<u64>(), retx_allocs);
+    assert_eq!(
+        harq.iter().map(|h| h.counters().retx).sum::<u64>(),
+        retx_allocs
+    );
 }

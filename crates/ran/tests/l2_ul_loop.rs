@@ -5,19 +5,26 @@
 //! that wires them for runs is `rantcp_ran::cell::RanDevice` (tests/ran_device.rs).
 
 use rantcp_core::{Duration, Time};
+use rantcp_nf::{UlBuffer, UlBufferCounters};
 use rantcp_ran::mac::sched::{SchedConfig, SchedUe, SchedulerKind};
 use rantcp_ran::mac::ul::*;
 use rantcp_ran::mac::{TxOpportunity, UlGrant};
 use rantcp_ran::pdcp::{PdcpConfig, PdcpEntity};
 use rantcp_ran::rlc::{RlcConfig, RlcEntity, RlcPdu, RlcSdu};
-use rantcp_nf::{UlBuffer, UlBufferCounters};
 use rantcp_wire::{Ipv4Header, Packet, UdpHeader};
 use std::net::Ipv4Addr;
 
 /// An uplink IP packet of `bytes` (UDP: 28 header bytes).
 fn packet(bytes: u32) -> Packet {
     let ip = Ipv4Header::new(Ipv4Addr::new(10, 1, 0, 1), Ipv4Addr::new(10, 0, 0, 1));
-    Packet::udp(ip, UdpHeader { src_port: 49152, dst_port: 5201 }, bytes - 28)
+    Packet::udp(
+        ip,
+        UdpHeader {
+            src_port: 49152,
+            dst_port: 5201,
+        },
+        bytes - 28,
+    )
 }
 
 fn run(enhanced: bool, lose_every: u64) -> (Vec<u64>, UeMacCounters, UlBufferCounters, u64) {
@@ -29,7 +36,17 @@ fn run(enhanced: bool, lose_every: u64) -> (Vec<u64>, UeMacCounters, UlBufferCou
     let mut pdcp = PdcpEntity::new(PdcpConfig::default());
     let mut ue_rlc = RlcEntity::new(RlcConfig::am_lte(rnti, 3));
     let mut enb_rlc = RlcEntity::new(RlcConfig::am_lte(rnti, 3));
-    let mut enb = UlScheduler::new(SchedConfig { kind: SchedulerKind::ProportionalFair { time_constant: Duration::from_millis(100) }, n_prb: 25, slot: Duration::from_millis(1), min_prb: 1 }, 60);
+    let mut enb = UlScheduler::new(
+        SchedConfig {
+            kind: SchedulerKind::ProportionalFair {
+                time_constant: Duration::from_millis(100),
+            },
+            n_prb: 25,
+            slot: Duration::from_millis(1),
+            min_prb: 1,
+        },
+        60,
+    );
     let mut grants_due: Vec<(Time, UlGrant)> = Vec::new();
     let mut dl_air: Vec<(Time, RlcPdu)> = Vec::new();
     let mut delivered = Vec::new();
@@ -48,7 +65,9 @@ fn run(enhanced: bool, lose_every: u64) -> (Vec<u64>, UeMacCounters, UlBufferCou
             next_id += 1;
         }
         // Data available for transmission: FIFO bytes + PDCP (2) and RLC (≈2) headers + RLC backlog.
-        let avail = |q: &UlBuffer, r: &RlcEntity| q.bytes() + 4 * q.len() as u64 + r.buffer_status(now).total_bytes();
+        let avail = |q: &UlBuffer, r: &RlcEntity| {
+            q.bytes() + 4 * q.len() as u64 + r.buffer_status(now).total_bytes()
+        };
         mac.handle_buffer_status(now, 3, avail(&queue, &ue_rlc));
         for e in [&mut ue_rlc, &mut enb_rlc] {
             if e.poll_timeout().is_some_and(|t| t <= now) {
@@ -77,13 +96,20 @@ fn run(enhanced: bool, lose_every: u64) -> (Vec<u64>, UeMacCounters, UlBufferCou
             pdus.clear();
             for op in tx.opportunities.clone() {
                 // Move enough packets from the buffer into PDCP/RLC to fill the opportunity.
-                let want = (op.bytes as u64).saturating_sub(ue_rlc.buffer_status(now).total_bytes());
+                let want =
+                    (op.bytes as u64).saturating_sub(ue_rlc.buffer_status(now).total_bytes());
                 let mut taken = 0;
                 while taken < want {
                     let Some(e) = queue.pop_front() else { break };
                     taken += e.bytes() as u64;
                     let pdu = pdcp.handle_sdu(e.id, e.bytes());
-                    assert!(ue_rlc.handle_sdu(now, RlcSdu { sdu_id: pdu.sdu_id, bytes: pdu.bytes }));
+                    assert!(ue_rlc.handle_sdu(
+                        now,
+                        RlcSdu {
+                            sdu_id: pdu.sdu_id,
+                            bytes: pdu.bytes
+                        }
+                    ));
                 }
                 ue_rlc.handle_tx_opportunity(now, TxOpportunity { ..op }, &mut pdus);
                 assert!(pdus.iter().map(|p| p.bytes).sum::<u32>() <= op.bytes);
@@ -110,8 +136,22 @@ fn run(enhanced: bool, lose_every: u64) -> (Vec<u64>, UeMacCounters, UlBufferCou
             }
         }
         grants.clear();
-        let ues = [SchedUe { rnti, bytes_per_prb: 40.0, backlog_bytes: 0, harq_retx: None, free_harq: Some(0), max_prb: u16::MAX, min_prb: 0 }];
-        enb.schedule_with(now, &ues, 1, rantcp_ran::mac::sched::Scheduler::linear_tbs, &mut grants);
+        let ues = [SchedUe {
+            rnti,
+            bytes_per_prb: 40.0,
+            backlog_bytes: 0,
+            harq_retx: None,
+            free_harq: Some(0),
+            max_prb: u16::MAX,
+            min_prb: 0,
+        }];
+        enb.schedule_with(
+            now,
+            &ues,
+            1,
+            rantcp_ran::mac::sched::Scheduler::linear_tbs,
+            &mut grants,
+        );
         for g in &grants {
             grants_due.push((now + Duration::from_millis(4), *g));
         }
@@ -130,7 +170,11 @@ fn test_ul_chain_delivers_everything_in_order() {
     for (enh, lose) in [(false, 0), (true, 0), (false, 6), (true, 6)] {
         let (got, c, q, t_end) = run(enh, lose);
         eprintln!("enhanced={enh} lose_every={lose}: done at {t_end} ms, {c:?}");
-        assert_eq!(got, (0..600).collect::<Vec<_>>(), "enhanced={enh} lose_every={lose}");
+        assert_eq!(
+            got,
+            (0..600).collect::<Vec<_>>(),
+            "enhanced={enh} lose_every={lose}"
+        );
         assert!(c.sr_tx >= 1 && c.bsr_regular >= 1 && c.grants > 10);
         assert_eq!((q.arrived, q.dequeued, q.discarded), (600, 600, 0));
         if enh {

@@ -82,7 +82,10 @@ fn uplink_with_ideal_reporting_is_granted_at_the_next_slot_and_sent_k2_later() {
         (1, 1, 1)
     );
     assert_eq!((c.ul_grants, c.ul_tb_new, c.sr_rx), (1, 1, 0));
-    assert!(!d.dev.ue_ul_buffer(1).unwrap().is_indexed(), "no function: no flow index");
+    assert!(
+        !d.dev.ue_ul_buffer(1).unwrap().is_indexed(),
+        "no function: no flow index"
+    );
 }
 
 #[test]

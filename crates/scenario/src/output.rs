@@ -306,8 +306,14 @@ fn flow_summaries(label: &str, sim: &Sim, end: Time) -> Vec<Value> {
             m.insert("video_abandoned".into(), json!(v.abandoned));
             m.insert("video_received_bytes".into(), json!(v.received_bytes()));
             m.insert("video_read_bytes".into(), json!(v.read_bytes));
-            m.insert("video_unread_discarded_bytes".into(), json!(v.unread_discarded_bytes));
-            m.insert("video_late_discarded_bytes".into(), json!(v.late_discarded_bytes));
+            m.insert(
+                "video_unread_discarded_bytes".into(),
+                json!(v.unread_discarded_bytes),
+            );
+            m.insert(
+                "video_late_discarded_bytes".into(),
+                json!(v.late_discarded_bytes),
+            );
             m.insert("video_late_segments".into(), json!(v.late_segments));
             m.insert("video_discarded_bytes".into(), json!(v.discarded_bytes()));
             m.insert("video_discard_ratio".into(), json!(r6(v.discard_ratio())));

@@ -178,9 +178,17 @@ impl Scenario for P2pBulk {
             (self.access.mtu.0, "access.mtu"),
             (self.bottleneck.mtu.0, "bottleneck.mtu"),
         ] {
-            check((68..=65535).contains(&mtu), path, "must be between 68 and 65535 bytes")?;
+            check(
+                (68..=65535).contains(&mtu),
+                path,
+                "must be between 68 and 65535 bytes",
+            )?;
             let udp = (self.flow.app == AppKind::UdpCbr).then_some(self.flow.udp_packet.0);
-            let field = if udp.is_some() { "flow.udp_packet" } else { "flow.mss" };
+            let field = if udp.is_some() {
+                "flow.udp_packet"
+            } else {
+                "flow.mss"
+            };
             check_mtu(mtu, path, flow_ip_packet(&self.flow, udp), field)?;
         }
         let pkt = max_packet_bytes(&self.flow);

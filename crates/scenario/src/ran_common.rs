@@ -1052,7 +1052,11 @@ impl RanScenario {
                 // M2M: the server side listens (the device connects); one server port per
                 // device, as separate servers would have (a listener takes only its own flow's
                 // SYN in any case, host.rs).
-                src_port: if self.traffic == Traffic::M2m { 5201 + k as u16 } else { 5201 },
+                src_port: if self.traffic == Traffic::M2m {
+                    5201 + k as u16
+                } else {
+                    5201
+                },
                 dst_port: 49152 + k as u16,
                 start: Time::ZERO + f.start.d(),
                 tcp_sender: f.tcp_sender(),

@@ -404,7 +404,12 @@ pub fn flow_ip_packet(flow: &FlowConfig, udp_packet: Option<u64>) -> u64 {
 /// Every packet the flows send must fit the path's MTU (RFC 791: an IP datagram larger than a
 /// link's MTU is fragmented or, with DF set as TCP does under PMTUD (RFC 1191), dropped; rantcp
 /// does neither and refuses the configuration instead).
-pub fn check_mtu(mtu: u64, mtu_path: &str, packet: u64, packet_field: &str) -> Result<(), ConfigError> {
+pub fn check_mtu(
+    mtu: u64,
+    mtu_path: &str,
+    packet: u64,
+    packet_field: &str,
+) -> Result<(), ConfigError> {
     check(
         packet <= mtu,
         packet_field,

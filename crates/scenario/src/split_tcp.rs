@@ -70,7 +70,9 @@ impl ScenarioKind for SplitTcp {
         let mut base: RanScenario = crate::config::from_table(table)?;
         base.core.server_delay = Dur(Duration(e.wan_rtt.d().0 / 2));
         base.core.s1_delay = Dur(Duration(
-            (e.ran_rtt.d().0 / 2).saturating_sub(RADIO_ONE_WAY.0).max(Duration::from_micros(100).0),
+            (e.ran_rtt.d().0 / 2)
+                .saturating_sub(RADIO_ONE_WAY.0)
+                .max(Duration::from_micros(100).0),
         ));
         Ok(SplitTcp {
             base,
@@ -88,7 +90,8 @@ impl Scenario for SplitTcp {
 
     fn validate(&self, common: &Common) -> Result<(), ConfigError> {
         check(
-            self.ran_rtt.d() >= Duration::from_millis(12) && self.ran_rtt.d() <= Duration::from_secs(2),
+            self.ran_rtt.d() >= Duration::from_millis(12)
+                && self.ran_rtt.d() <= Duration::from_secs(2),
             "ran_rtt",
             "must be between 12ms (the radio's own round trip and more) and 2s",
         )?;

@@ -81,8 +81,16 @@ fn every_mode_completes_the_transfer_without_an_rto() {
         let n = |v: &Value| v.as_u64().unwrap();
         for (u, r) in per_ue.iter().zip(ues(&out)) {
             assert_eq!(u["rnti"], r["rnti"], "{mode}");
-            assert_eq!(n(&u["acks_arrived"]), n(&r["ul_acks"]) + 1, "{mode}: {u} {r}");
-            assert_eq!(n(&u["acks_sent"]), n(&r["ul_acks_delivered"]) + 1, "{mode}: {u} {r}");
+            assert_eq!(
+                n(&u["acks_arrived"]),
+                n(&r["ul_acks"]) + 1,
+                "{mode}: {u} {r}"
+            );
+            assert_eq!(
+                n(&u["acks_sent"]),
+                n(&r["ul_acks_delivered"]) + 1,
+                "{mode}: {u} {r}"
+            );
             assert_eq!(
                 u["acks_arrived"].as_u64().unwrap(),
                 u["acks_sent"].as_u64().unwrap() + u["acks_discarded"].as_u64().unwrap(),
@@ -110,7 +118,10 @@ fn every_mode_completes_the_transfer_without_an_rto() {
 #[test]
 fn absent_filter_leaves_no_trace_and_none_changes_nothing() {
     let off = run(&[]);
-    assert!(off.summary.get("functions").is_none_or(|f| f.get("ack_filter").is_none()));
+    assert!(off
+        .summary
+        .get("functions")
+        .is_none_or(|f| f.get("ack_filter").is_none()));
     let none = run(&[("functions.ack_filter.mode", "none")]);
     // Present but "none": the same run, packet for packet.
     assert_eq!(off.summary["events"], none.summary["events"]);
@@ -125,11 +136,21 @@ fn absent_filter_leaves_no_trace_and_none_changes_nothing() {
 fn keyed(out: &RunOutput, name: &str, col: &str) -> std::collections::BTreeMap<(i64, i64), i64> {
     use rantcp_scenario::Column;
     let t = out.tables.iter().find(|t| t.name == name).expect(name);
-    let get = |c: &str| &t.columns.iter().find(|x| x.0 == c).unwrap_or_else(|| panic!("{name}.{c}")).1;
-    let (Column::F64(time), Column::I64(rnti), Column::I64(v)) = (get("time_s"), get("rnti"), get(col)) else {
+    let get = |c: &str| {
+        &t.columns
+            .iter()
+            .find(|x| x.0 == c)
+            .unwrap_or_else(|| panic!("{name}.{c}"))
+            .1
+    };
+    let (Column::F64(time), Column::I64(rnti), Column::I64(v)) =
+        (get("time_s"), get("rnti"), get(col))
+    else {
         panic!("{name}: unexpected column types");
     };
-    (0..time.len()).map(|k| (((time[k] * 1e6).round() as i64, rnti[k]), v[k])).collect()
+    (0..time.len())
+        .map(|k| (((time[k] * 1e6).round() as i64, rnti[k]), v[k]))
+        .collect()
 }
 
 /// The filter samples each UE's uplink buffer through `RanView::ul_buffer_bytes` (not a whole
@@ -141,7 +162,10 @@ fn sampled_uplink_buffer_is_the_radio_series_one() {
         let f = keyed(&out, "ack_filter_ue", "ul_buffer_bytes");
         let r = keyed(&out, "radio", "ul_queue_bytes");
         assert!(f.len() >= 3 * 70, "{mode}: {} rows", f.len());
-        assert!(f.values().any(|&b| b > 0), "{mode}: the buffers were never sampled non-empty");
+        assert!(
+            f.values().any(|&b| b > 0),
+            "{mode}: the buffers were never sampled non-empty"
+        );
         for (k, b) in &f {
             assert_eq!(r.get(k), Some(b), "{mode}: UE {} at {} µs", k.1, k.0);
         }

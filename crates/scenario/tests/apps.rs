@@ -108,7 +108,10 @@ fn an_application_rate_below_the_bottleneck_sets_the_goodput() {
     let g = f["goodput_bps"].as_f64().unwrap();
     assert!(g > 19.5e6 && g <= 20.0e6, "goodput {g}");
     assert_eq!(f["app_writes_refused"].as_u64(), Some(0));
-    let rtt = (f["rtt_mean_ms"].as_f64().unwrap(), f["rtt_max_ms"].as_f64().unwrap());
+    let rtt = (
+        f["rtt_mean_ms"].as_f64().unwrap(),
+        f["rtt_max_ms"].as_f64().unwrap(),
+    );
     assert!(rtt.0 < 42.0, "rtt {rtt:?}");
     // Without an application rate the same run fills the bottleneck.
     let full = run_quiet("builtin:p2p-bulk", &ov(&[("duration", "10s")]), Some(1)).unwrap();

@@ -267,7 +267,10 @@ fn uplink_acks_are_seen_at_ul_egress_and_downlink_data_at_dl_egress() {
     assert_eq!(imp["consumed"], imp["matched"]);
     let min = |o: &RunOutput| flow(o, "ue1")["rtt_min_ms"].as_f64().unwrap();
     let diff = min(&rfc_held) - min(&rfc_base);
-    assert!((10.0 - 4.0 - 1.0..=10.0 + 1.0).contains(&diff), "rfc: RTT grew by {diff} ms");
+    assert!(
+        (10.0 - 4.0 - 1.0..=10.0 + 1.0).contains(&diff),
+        "rfc: RTT grew by {diff} ms"
+    );
     // With the linux stack's quick-ACKs an ACK may instead ride an uplink grant already given
     // for earlier data rather than wait k2 = 4 slots (4 ms in LTE) for its own: the growth is
     // then the hold less at most those 4 ms, never more than the hold.

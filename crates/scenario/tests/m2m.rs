@@ -164,7 +164,11 @@ fn test_bsr_timers_take_ts36331_values_only() {
 /// block (7 bytes) and a UE granted that often delivers its uplink.
 #[test]
 fn test_power_limited_ue_is_not_granted_in_vain() {
-    let out = run(&[("radio.shadowing", "true"), ("ues", "50"), ("duration", "10s")]);
+    let out = run(&[
+        ("radio.shadowing", "true"),
+        ("ues", "50"),
+        ("duration", "10s"),
+    ]);
     let mut far = 0;
     for u in out.summary["radio"]["ues"].as_array().unwrap() {
         let grants = u["ul_grants"].as_f64().unwrap();
@@ -172,12 +176,20 @@ fn test_power_limited_ue_is_not_granted_in_vain() {
             continue;
         }
         let tbs = u["ul_avg_tbs_bytes"].as_f64().unwrap();
-        assert!(tbs >= 7.0, "{}: mean UL grant {tbs} B over {grants} grants", u["ue"]);
+        assert!(
+            tbs >= 7.0,
+            "{}: mean UL grant {tbs} B over {grants} grants",
+            u["ue"]
+        );
         let delivered = u["ul_delay_packets"].as_f64().unwrap();
         let sent = u["ul_packets"].as_f64().unwrap();
         if grants > 1000.0 {
             // Granted in over 10 % of the subframes: the backlog drains.
-            assert!(delivered >= 0.8 * sent && delivered >= 10.0, "{}: {delivered} of {sent} UL packets in {grants} grants", u["ue"]);
+            assert!(
+                delivered >= 0.8 * sent && delivered >= 10.0,
+                "{}: {delivered} of {sent} UL packets in {grants} grants",
+                u["ue"]
+            );
         }
         far += (tbs < 10.0) as u32;
     }
@@ -191,17 +203,30 @@ fn test_power_limited_ue_is_not_granted_in_vain() {
 /// useless, the PDCCH never idle).
 #[test]
 fn test_ue_out_of_uplink_coverage_is_not_granted() {
-    let out = run(&[("ues", "1"), ("ue.placement", "fixed"), ("ue.distance_m", "2000"), ("duration", "5s")]);
+    let out = run(&[
+        ("ues", "1"),
+        ("ue.placement", "fixed"),
+        ("ue.distance_m", "2000"),
+        ("duration", "5s"),
+    ]);
     let u = &out.summary["radio"]["ues"][0];
     assert_eq!(u["ul_grants"].as_u64(), Some(0), "{u}");
     assert!(u["sr_sent"].as_u64().unwrap() > 100, "{u}");
     assert!(u["ul_packets"].as_u64().unwrap() >= 1, "{u}");
     // A little closer (1500 m) the same UE is power-limited but in coverage: 7-byte grants,
     // and its TCP handshake and uploads get through.
-    let out = run(&[("ues", "1"), ("ue.placement", "fixed"), ("ue.distance_m", "1500"), ("duration", "5s")]);
+    let out = run(&[
+        ("ues", "1"),
+        ("ue.placement", "fixed"),
+        ("ue.distance_m", "1500"),
+        ("duration", "5s"),
+    ]);
     let u = &out.summary["radio"]["ues"][0];
     assert!(u["ul_avg_tbs_bytes"].as_f64().unwrap() >= 7.0, "{u}");
-    assert!(out.summary["flows"][0]["m2m_completed"].as_u64().unwrap() >= 1, "{u}");
+    assert!(
+        out.summary["flows"][0]["m2m_completed"].as_u64().unwrap() >= 1,
+        "{u}"
+    );
 }
 
 #[test]
@@ -225,6 +250,8 @@ fn test_pdcch_shares_of_a_cell_busy_to_the_end_stay_within_one() {
     let full = cell["pdcch_full_share"].as_f64().unwrap();
     assert!(hist >= 5000, "{hist}");
     assert!(idle <= 1.0 && idle + full <= 1.0, "idle {idle} full {full}");
-    let all = out.summary["radio"]["pdcch"]["idle_share"].as_f64().unwrap();
+    let all = out.summary["radio"]["pdcch"]["idle_share"]
+        .as_f64()
+        .unwrap();
     assert!(all <= 1.0, "{all}");
 }

@@ -13,7 +13,10 @@ fn run(o: &[(String, String)], seed: u64) -> RunOutput {
 }
 
 fn ov(pairs: &[(&str, String)]) -> Vec<(String, String)> {
-    pairs.iter().map(|(a, b)| (a.to_string(), b.clone())).collect()
+    pairs
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.clone()))
+        .collect()
 }
 
 #[test]
@@ -46,14 +49,22 @@ fn test_byte_stream_intact_under_loss_and_blockage() {
             f["bytes_delivered"], px["retx_packets"], px["batches"], px["timer_expiries"],
             out.summary["functions"]["impair"]["dropped"]
         );
-        assert!(out.summary["functions"]["impair"]["dropped"].as_u64().unwrap() > 0);
+        assert!(
+            out.summary["functions"]["impair"]["dropped"]
+                .as_u64()
+                .unwrap()
+                > 0
+        );
         // Every byte, in order: the receiver's in-order count is the file, no more, no less.
         assert_eq!(f["bytes_delivered"].as_u64(), Some(file), "case {case}");
         assert_eq!(px["delivered_bytes"].as_u64(), Some(file), "case {case}");
         // The server's view: the whole file acknowledged (early ACKs, then the end-to-end ACK
         // of its FIN), never more than it sent.
         assert_eq!(f["sender_acked_bytes"].as_u64(), Some(file), "case {case}");
-        assert_eq!(px["connections"][0]["cache_bytes"], 0, "case {case}: cache empty at the end");
+        assert_eq!(
+            px["connections"][0]["cache_bytes"], 0,
+            "case {case}: cache empty at the end"
+        );
     }
 }
 
@@ -74,6 +85,9 @@ fn test_proxy_runs_are_deterministic() {
     let a = strip(run(&o, 3).summary);
     let b = strip(run(&o, 3).summary);
     let px = &a["functions"]["proxy"];
-    assert!(px["batches"].as_u64().unwrap() > 0 && px["held_packets"].as_u64().unwrap() > 0, "{px}");
+    assert!(
+        px["batches"].as_u64().unwrap() > 0 && px["held_packets"].as_u64().unwrap() > 0,
+        "{px}"
+    );
     assert_eq!(a, b);
 }

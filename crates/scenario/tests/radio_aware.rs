@@ -54,7 +54,10 @@ fn stale_feedback_falls_back_to_the_loss_based_controller() {
     let out = run(&set);
     let f = &flows(&out)[0];
     assert_eq!(f["feedback_received"], 99);
-    assert_eq!(f["radio_fallbacks"], 1, "once, 100 ms after the last report");
+    assert_eq!(
+        f["radio_fallbacks"], 1,
+        "once, 100 ms after the last report"
+    );
     // Without feedback at all the controller never leaves the fallback: the run is the
     // fallback's (CUBIC, the Linux stack's), byte for byte.
     let none = run(&[("duration", "3s"), ("ues", "1"), ("flow.cc", "radio-aware")]);
@@ -68,10 +71,22 @@ fn stale_feedback_falls_back_to_the_loss_based_controller() {
 #[test]
 fn radio_aware_settings_are_checked() {
     for (path, value, needle) in [
-        ("flow.radio_aware.fallback", "radio-aware", "flow.radio_aware.fallback"),
-        ("flow.radio_aware.stale_after", "0s", "flow.radio_aware.stale_after"),
+        (
+            "flow.radio_aware.fallback",
+            "radio-aware",
+            "flow.radio_aware.fallback",
+        ),
+        (
+            "flow.radio_aware.stale_after",
+            "0s",
+            "flow.radio_aware.stale_after",
+        ),
         ("flow.radio_aware.variant", "queue", "variant"),
-        ("functions.radio_feedback.period", "0s", "functions.radio_feedback.period"),
+        (
+            "functions.radio_feedback.period",
+            "0s",
+            "functions.radio_feedback.period",
+        ),
         ("radio.tx_diversity", "3", "radio.tx_diversity"),
         ("flow.burst_count", "0", "flow.burst_count"),
     ] {
@@ -79,7 +94,9 @@ fn radio_aware_settings_are_checked() {
         if path == "flow.burst_count" {
             set.push(("flow.app", "bursts"));
         }
-        let e = run_quiet("builtin:radio-aware", &ov(&set), None).err().unwrap();
+        let e = run_quiet("builtin:radio-aware", &ov(&set), None)
+            .err()
+            .unwrap();
         assert!(e.to_string().contains(needle), "{path}: {e}");
     }
 }
@@ -131,7 +148,11 @@ fn ftp_model_1_from_config() {
 
 #[test]
 fn close_coupling_pulls_what_is_granted_without_drops_and_in_order() {
-    let set = [("duration", "5s"), ("ues", "1"), ("functions.close_coupled.enabled", "true")];
+    let set = [
+        ("duration", "5s"),
+        ("ues", "1"),
+        ("functions.close_coupled.enabled", "true"),
+    ];
     let out = run(&set);
     let cc = &out.summary["functions"]["close_coupled"];
     let n = |k: &str| cc[k].as_u64().unwrap();
@@ -146,7 +167,10 @@ fn close_coupling_pulls_what_is_granted_without_drops_and_in_order() {
     // segments the overshoot into the next block): room ≤ pulled < room + pulls × 1500.
     let (room, pulled, pulls) = (n("pull_room_bytes"), n("pulled_bytes"), n("pulls"));
     assert!(pulled >= room, "{pulled} < {room}");
-    assert!(pulled < room + pulls * 1500, "{pulled} vs {room} + {pulls} packets");
+    assert!(
+        pulled < room + pulls * 1500,
+        "{pulled} vs {room} + {pulls} packets"
+    );
     // What was pulled is what the UE's RLC received from above, and it was delivered but for
     // the blocks in flight at the end.
     assert_eq!(ue["dl_nf_emitted"].as_u64().unwrap(), n("pulled_packets"));
@@ -156,7 +180,11 @@ fn close_coupling_pulls_what_is_granted_without_drops_and_in_order() {
     // Held = pulled + still in the buffer at the end.
     assert!(n("held_packets") >= n("pulled_packets"));
     // Full-buffer goodput within a few % of the air link's rate on the same drop.
-    let udp = run(&[("duration", "5s"), ("ues", "1"), ("traffic", "udp-saturation")]);
+    let udp = run(&[
+        ("duration", "5s"),
+        ("ues", "1"),
+        ("traffic", "udp-saturation"),
+    ]);
     let (tcp, link) = (
         f["goodput_mbps"].as_f64().unwrap(),
         flows(&udp)[0]["goodput_mbps"].as_f64().unwrap(),
@@ -190,11 +218,19 @@ fn co_located_sender_fills_the_ip_buffer_and_the_grants_drain_it_without_drops()
     assert_eq!(ue["dl_packets_in"], 0, "nothing bypassed the IP buffer");
     // Without a congestion window the radio leg sends what the UE's window admits: the IP
     // buffer holds far more than the 45 KB RLC buffer ever could.
-    assert!(n("ip_buffer_max_bytes") > 1_000_000, "{}", n("ip_buffer_max_bytes"));
+    assert!(
+        n("ip_buffer_max_bytes") > 1_000_000,
+        "{}",
+        n("ip_buffer_max_bytes")
+    );
     let (room, pulled, pulls) = (n("pull_room_bytes"), n("pulled_bytes"), n("pulls"));
     assert!(pulled >= room && pulled < room + pulls * 1500);
     // The air link carries the flow.
-    let udp = run(&[("duration", "5s"), ("ues", "1"), ("traffic", "udp-saturation")]);
+    let udp = run(&[
+        ("duration", "5s"),
+        ("ues", "1"),
+        ("traffic", "udp-saturation"),
+    ]);
     let (tcp, link) = (
         flows(&out)[0]["goodput_mbps"].as_f64().unwrap(),
         flows(&udp)[0]["goodput_mbps"].as_f64().unwrap(),
@@ -206,7 +242,10 @@ fn co_located_sender_fills_the_ip_buffer_and_the_grants_drain_it_without_drops()
 fn split_ran_cc_names_the_allowed_controllers() {
     let Err(e) = run_quiet(
         "builtin:radio-aware",
-        &ov(&[("functions.split.mode", "i-tcp"), ("functions.split.ran_cc", "vegas")]),
+        &ov(&[
+            ("functions.split.mode", "i-tcp"),
+            ("functions.split.ran_cc", "vegas"),
+        ]),
         None,
     ) else {
         panic!("ran_cc = \"vegas\" was accepted");

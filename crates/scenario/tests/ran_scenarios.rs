@@ -145,8 +145,15 @@ fn test_mmwave_blockage_udp_los_nlos_follow_link_budget() {
     println!(
         "with the 30 dB blockage loss: LOS {b_los:.1} Mbit/s, NLOS {b_nlos:.3} Mbit/s (mean SINR {bs_nlos:.1} dB)"
     );
-    assert!(((bs_los - bs_nlos) - (dpl + 30.0)).abs() < 1.0, "SINR gap {}", bs_los - bs_nlos);
-    assert!(b_los > 300.0 && b_nlos < 0.5, "LOS {b_los}, NLOS {b_nlos} Mbit/s");
+    assert!(
+        ((bs_los - bs_nlos) - (dpl + 30.0)).abs() < 1.0,
+        "SINR gap {}",
+        bs_los - bs_nlos
+    );
+    assert!(
+        b_los > 300.0 && b_nlos < 0.5,
+        "LOS {b_los}, NLOS {b_nlos} Mbit/s"
+    );
 }
 
 #[test]
@@ -403,5 +410,9 @@ fn test_mmwave_frames_carry_what_their_resource_elements_allow() {
         / per_s(660, &NrAllocation::default(), 125e-6);
     println!("mmWave UDP at MCS 27: nr {nr:.1} Mbit/s, ns3-mmwave {ns3:.1} Mbit/s; ratio {:.4}, TB bits per second ratio {predicted:.4}", ns3 / nr);
     assert!(nr > 300.0, "{nr}");
-    assert!((ns3 / nr / predicted - 1.0).abs() < 0.02, "{} vs {predicted}", ns3 / nr);
+    assert!(
+        (ns3 / nr / predicted - 1.0).abs() < 0.02,
+        "{} vs {predicted}",
+        ns3 / nr
+    );
 }

@@ -38,8 +38,12 @@ fn every_mode_beats_its_e2e_baseline_and_keeps_its_semantics() {
     for mode in ["i-tcp", "es-tcp", "as-tcp"] {
         let set = quick(mode);
         let out = run(&as_set(&set));
-        let e2e = flow(&out, "e2e")["download_time_s"].as_f64().expect("e2e completes");
-        let split = flow(&out, mode)["download_time_s"].as_f64().expect("split completes");
+        let e2e = flow(&out, "e2e")["download_time_s"]
+            .as_f64()
+            .expect("e2e completes");
+        let split = flow(&out, mode)["download_time_s"]
+            .as_f64()
+            .expect("split completes");
         // 512 KB windows over 120 ms cap the e2e flow near 35 Mbit/s, above MCS 25's rate:
         // the gain is small here, but never a loss beyond noise.
         assert!(split < e2e * 1.05, "{mode}: {split} s vs e2e {e2e} s");

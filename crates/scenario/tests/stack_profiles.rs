@@ -21,7 +21,9 @@ fn readme_table() -> Vec<(String, String, f64, f64, f64, f64)> {
     let begin = readme
         .find("<!-- goodput-table:begin -->")
         .expect("table marker");
-    let end = readme.find("<!-- goodput-table:end -->").expect("end marker");
+    let end = readme
+        .find("<!-- goodput-table:end -->")
+        .expect("end marker");
     let first_number = |cell: &str| -> f64 {
         cell.split_whitespace()
             .next()
@@ -30,7 +32,12 @@ fn readme_table() -> Vec<(String, String, f64, f64, f64, f64)> {
     };
     let mut rows = Vec::new();
     for line in readme[begin..end].lines() {
-        let cells: Vec<&str> = line.trim().trim_matches('|').split('|').map(str::trim).collect();
+        let cells: Vec<&str> = line
+            .trim()
+            .trim_matches('|')
+            .split('|')
+            .map(str::trim)
+            .collect();
         if cells.len() != 6 || cells[0] == "controller" || cells[0].starts_with("---") {
             continue;
         }
@@ -87,7 +94,11 @@ fn readme_goodput_table_is_what_the_code_gives() {
             }
         }
     }
-    assert!(bad.is_empty(), "README goodput table out of date:\n{}", bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "README goodput table out of date:\n{}",
+        bad.join("\n")
+    );
 }
 
 #[test]
@@ -109,9 +120,14 @@ fn cwnd_stays_bounded_when_the_receive_window_limits() {
             )
             .unwrap();
             let cwnd = f64s(&out, "cwnd_bytes").into_iter().fold(0.0, f64::max);
-            let flight = f64s(&out, "in_flight_bytes").into_iter().fold(0.0, f64::max);
+            let flight = f64s(&out, "in_flight_bytes")
+                .into_iter()
+                .fold(0.0, f64::max);
             assert!(flight <= 100_000.0, "{cc}/{stack}: {flight} in flight");
-            assert!(cwnd <= 3.0 * 100_000.0, "{cc}/{stack}: cwnd {cwnd} with a 100 kB window");
+            assert!(
+                cwnd <= 3.0 * 100_000.0,
+                "{cc}/{stack}: cwnd {cwnd} with a 100 kB window"
+            );
         }
     }
 }
@@ -139,11 +155,17 @@ fn highspeed_never_raises_ssthresh_above_the_window() {
     assert!(max_cwnd <= 2.0 * 1_000_000.0 + 3000.0, "cwnd {max_cwnd}");
     for (i, &s) in ssthresh.iter().enumerate() {
         if s < 9e18 {
-            assert!(s <= max_cwnd, "ssthresh {s} above every window (sample {i})");
+            assert!(
+                s <= max_cwnd,
+                "ssthresh {s} above every window (sample {i})"
+            );
         }
     }
     assert!(
-        out.summary["flows"][0]["fast_retransmits"].as_u64().unwrap() >= 1,
+        out.summary["flows"][0]["fast_retransmits"]
+            .as_u64()
+            .unwrap()
+            >= 1,
         "a loss happened"
     );
 }

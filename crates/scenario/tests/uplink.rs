@@ -40,12 +40,22 @@ fn test_tcp_survives_the_uplink_at_the_cell_edge() {
         let udp = goodput_mbps(&run(d, "udp-saturation"));
         let tcp_out = run(d, "tcp");
         let tcp = goodput_mbps(&tcp_out);
-        assert!(tcp >= 0.5 * udp, "{d} m: TCP {tcp:.2} vs UDP {udp:.2} Mbit/s");
+        assert!(
+            tcp >= 0.5 * udp,
+            "{d} m: TCP {tcp:.2} vs UDP {udp:.2} Mbit/s"
+        );
         // The ACKs get through: uplink TBs decode (at most a few per cent lost after HARQ),
         // and the flow never needs a retransmission timeout.
         let (new, failed) = (ue(&tcp_out, "ul_tb_new"), ue(&tcp_out, "ul_tb_failed"));
-        assert!(new > 1000.0 && failed <= 0.02 * new, "{d} m: {failed} of {new} UL TBs failed");
-        assert_eq!(tcp_out.summary["flows"][0]["rtos"].as_u64(), Some(0), "{d} m");
+        assert!(
+            new > 1000.0 && failed <= 0.02 * new,
+            "{d} m: {failed} of {new} UL TBs failed"
+        );
+        assert_eq!(
+            tcp_out.summary["flows"][0]["rtos"].as_u64(),
+            Some(0),
+            "{d} m"
+        );
     }
 }
 
@@ -59,12 +69,21 @@ fn test_tcp_survives_the_uplink_at_the_cell_edge() {
 fn test_side_by_side_with_lena() {
     for (d, lena) in [(100, 73.59), (500, 29.8)] {
         let udp = goodput_mbps(&run(d, "udp-saturation"));
-        assert!((udp / lena - 1.0).abs() <= 0.15, "{d} m: UDP {udp:.2} vs LENA {lena}");
+        assert!(
+            (udp / lena - 1.0).abs() <= 0.15,
+            "{d} m: UDP {udp:.2} vs LENA {lena}"
+        );
     }
     let udp = goodput_mbps(&run(1000, "udp-saturation"));
-    assert!(udp > 7.0 && udp < 1.4 * 7.0, "1000 m: UDP {udp:.2} vs LENA 7.0");
+    assert!(
+        udp > 7.0 && udp < 1.4 * 7.0,
+        "1000 m: UDP {udp:.2} vs LENA 7.0"
+    );
     let tcp = goodput_mbps(&run(1000, "tcp"));
-    assert!(tcp / udp >= 6.1 / 7.0 - 0.15, "1000 m: TCP {tcp:.2} of UDP {udp:.2}");
+    assert!(
+        tcp / udp >= 6.1 / 7.0 - 0.15,
+        "1000 m: TCP {tcp:.2} of UDP {udp:.2}"
+    );
 }
 
 /// A power-limited UE gets uplink grants it can use: at least the smallest useful block (a
@@ -83,7 +102,10 @@ fn test_power_limited_ue_gets_useful_grants() {
     let tbs = ue(&out, "ul_avg_tbs_bytes");
     assert!(tbs >= 7.0, "1500 m: mean UL grant {tbs} B");
     let (acks, grants) = (ue(&out, "ul_acks_delivered"), ue(&out, "ul_grants"));
-    assert!(acks >= 100.0, "1500 m: {acks} ACKs delivered in {grants} grants");
+    assert!(
+        acks >= 100.0,
+        "1500 m: {acks} ACKs delivered in {grants} grants"
+    );
     let tcp = goodput_mbps(&out);
     assert!(tcp >= 0.5, "1500 m: TCP {tcp:.2} Mbit/s");
     assert_eq!(out.summary["flows"][0]["rtos"].as_u64(), Some(0));
@@ -96,11 +118,21 @@ fn run7(o: &[(&str, &str)]) -> RunOutput {
 }
 
 fn cell_mbps(out: &RunOutput) -> f64 {
-    out.summary["flows"].as_array().unwrap().iter().map(|f| f["goodput_mbps"].as_f64().unwrap()).sum()
+    out.summary["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["goodput_mbps"].as_f64().unwrap())
+        .sum()
 }
 
 fn ues_sum(out: &RunOutput, key: &str) -> f64 {
-    out.summary["radio"]["ues"].as_array().unwrap().iter().map(|u| u[key].as_f64().unwrap()).sum()
+    out.summary["radio"]["ues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u[key].as_f64().unwrap())
+        .sum()
 }
 
 /// lte-7cell, 10 UEs, `mac.bsr = "standard"`: the TS 36.321 procedure stalls on retxBSR-Timer
@@ -112,17 +144,31 @@ fn ues_sum(out: &RunOutput, key: &str) -> f64 {
 fn test_standard_bsr_stalls_and_proactive_grants_lift_it() {
     let ideal = cell_mbps(&run7(&[]));
     let std = run7(&[("mac.bsr", "standard")]);
-    assert!(ues_sum(&std, "retx_bsr_expiries") >= 10.0, "the stall is still there by default");
-    assert!(cell_mbps(&std) < 0.25 * ideal, "{} vs ideal {ideal}", cell_mbps(&std));
+    assert!(
+        ues_sum(&std, "retx_bsr_expiries") >= 10.0,
+        "the stall is still there by default"
+    );
+    assert!(
+        cell_mbps(&std) < 0.25 * ideal,
+        "{} vs ideal {ideal}",
+        cell_mbps(&std)
+    );
     // The stall needs periodicBSR-Timer > the uplink round trip (BSR → grant → PUSCH, ≈ 6 ms).
     let p5 = run7(&[("mac.bsr", "standard"), ("mac.periodic_bsr_timer", "5ms")]);
     assert_eq!(ues_sum(&p5, "retx_bsr_expiries"), 0.0);
     let pro = run7(&[("mac.bsr", "standard"), ("mac.ul_proactive_grant", "100B")]);
     assert_eq!(ues_sum(&pro, "retx_bsr_expiries"), 0.0);
-    assert!(cell_mbps(&pro) > 0.85 * ideal, "{} vs ideal {ideal}", cell_mbps(&pro));
+    assert!(
+        cell_mbps(&pro) > 0.85 * ideal,
+        "{} vs ideal {ideal}",
+        cell_mbps(&pro)
+    );
     // With ideal reporting the option changes nothing the eNB does not already know.
     let ideal_pro = cell_mbps(&run7(&[("mac.ul_proactive_grant", "100B")]));
-    assert!((ideal_pro / ideal - 1.0).abs() < 0.05, "{ideal_pro} vs {ideal}");
+    assert!(
+        (ideal_pro / ideal - 1.0).abs() < 0.05,
+        "{ideal_pro} vs {ideal}"
+    );
 }
 
 /// `radio.neighbour_load` reaches the interference of the cells no UE attached to, and
@@ -133,11 +179,25 @@ fn test_lte_7cell_neighbour_load_and_drop_area() {
     let full = run7(&[("duration", "1s")]);
     let half = run7(&[("duration", "1s"), ("radio.neighbour_load", "0.5")]);
     let idle = run7(&[("duration", "1s"), ("radio.neighbour_load", "0")]);
-    assert!(sinr(&half) > sinr(&full) + 0.5 && sinr(&idle) > sinr(&half) + 0.5, "{} {} {}", sinr(&full), sinr(&half), sinr(&idle));
+    assert!(
+        sinr(&half) > sinr(&full) + 0.5 && sinr(&idle) > sinr(&half) + 0.5,
+        "{} {} {}",
+        sinr(&full),
+        sinr(&half),
+        sinr(&idle)
+    );
     let cells = |o: &RunOutput| -> Vec<u64> {
-        o.summary["radio"]["ues"].as_array().unwrap().iter().map(|u| u["cell"].as_u64().unwrap()).collect()
+        o.summary["radio"]["ues"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|u| u["cell"].as_u64().unwrap())
+            .collect()
     };
-    assert!(cells(&full).iter().any(|&c| c > 2), "some UEs attach to a neighbour site by default");
+    assert!(
+        cells(&full).iter().any(|&c| c > 2),
+        "some UEs attach to a neighbour site by default"
+    );
     let site = run7(&[("duration", "1s"), ("ue.drop_area", "serving-site")]);
     assert!(cells(&site).iter().all(|&c| c <= 2), "{:?}", cells(&site));
 }

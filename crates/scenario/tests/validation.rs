@@ -233,7 +233,13 @@ fn functions_tables_are_checked_in_every_scenario() {
             "{}",
             b.name
         );
-        ok(&spec, &[("functions.impair.loss", "0"), ("functions.impair.every", "10")]);
+        ok(
+            &spec,
+            &[
+                ("functions.impair.loss", "0"),
+                ("functions.impair.every", "10"),
+            ],
+        );
         assert_eq!(
             err(&spec, &[("functions.ack_filter.mode", "hybrid")]),
             "functions.ack_filter.threshold: required with mode \"hybrid\": an integer >= 1",
@@ -363,10 +369,25 @@ fn uplink_and_neighbour_knobs() {
         "radio.neighbour_load: must be a fraction between 0 and 1"
     );
     assert_eq!(
-        err(LTE, &[("mac.ul_proactive_grant", "100B"), ("mac.ul_proactive_period", "100us")]),
+        err(
+            LTE,
+            &[
+                ("mac.ul_proactive_grant", "100B"),
+                ("mac.ul_proactive_period", "100us")
+            ]
+        ),
         "mac.ul_proactive_period: must be at least one slot (1ms)"
     );
     assert!(err("builtin:lte-7cell", &[("ue.drop_area", "\"site\"")]).starts_with("ue.drop_area"));
-    ok("builtin:lte-7cell", &[("radio.neighbour_load", "0.5"), ("ue.drop_area", "serving-site")]);
-    ok(LTE, &[("mac.ul_proactive_grant", "100B"), ("mac.bsr", "standard")]);
+    ok(
+        "builtin:lte-7cell",
+        &[
+            ("radio.neighbour_load", "0.5"),
+            ("ue.drop_area", "serving-site"),
+        ],
+    );
+    ok(
+        LTE,
+        &[("mac.ul_proactive_grant", "100B"), ("mac.bsr", "standard")],
+    );
 }

@@ -260,7 +260,11 @@ fn test_ack_when_read_one_ack_per_instant_burst() {
         data(&mut s, ms(50), 1000 * k, 1000);
         none(&mut s, ms(50));
     }
-    assert_eq!(s.poll_timeout(), Some(ms(50)), "the read after the burst, not +40 ms");
+    assert_eq!(
+        s.poll_timeout(),
+        Some(ms(50)),
+        "the read after the burst, not +40 ms"
+    );
     s.handle_timeout(ms(50));
     let a = one(&mut s, ms(50));
     assert_eq!(sack_off(&a), 3000, "one ACK for the whole burst");

@@ -263,10 +263,17 @@ fn test_no_rtt_sample_from_an_ack_that_also_covers_retransmitted_data() {
     ack(&mut c, t + dms(20), 1000, W, &[]);
     assert_eq!(offs(&drain(&mut c, t + dms(20))), vec![1000, 2000]);
     ack(&mut c, t + dms(40), 3000, W, &[]);
-    assert_eq!(offs(&drain(&mut c, t + dms(40))), vec![3000, 4000, 5000, 6000]);
+    assert_eq!(
+        offs(&drain(&mut c, t + dms(40))),
+        vec![3000, 4000, 5000, 6000]
+    );
     assert_eq!(c.stats().rtt_samples, 1, "the handshake's only");
     ack(&mut c, t + dms(60), 10_000, W, &[]);
-    assert_eq!(c.stats().rtt_samples, 1, "no sample from segments acked with resent ones");
+    assert_eq!(
+        c.stats().rtt_samples,
+        1,
+        "no sample from segments acked with resent ones"
+    );
     assert_eq!(c.stats().rtt_max, Some(dms(20)));
     assert_eq!(c.info().srtt, dms(20));
     // New data, never resent, acknowledged alone: a sample again.

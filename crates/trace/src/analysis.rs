@@ -216,7 +216,9 @@ impl Analyzer {
         if syn {
             if has_ack {
                 match s.opts.wscale {
-                    Some(w) if rev.win_scale != WinScale::None => fwd.win_scale = WinScale::Shift(w),
+                    Some(w) if rev.win_scale != WinScale::None => {
+                        fwd.win_scale = WinScale::Shift(w)
+                    }
                     _ => {
                         fwd.win_scale = WinScale::None;
                         rev.win_scale = WinScale::None;
@@ -277,16 +279,28 @@ impl Analyzer {
                     }
                 }
             }
-            if len == 0 && window != 0 && window == fwd.window && same_seq_ack && !sfr
+            if len == 0
+                && window != 0
+                && window == fwd.window
+                && same_seq_ack
+                && !sfr
                 && rev.last_flags & flag::KEEP_ALIVE != 0
             {
                 fl |= flag::KEEP_ALIVE_ACK;
-            } else if len == 0 && window == 0 && fwd.window == 0 && same_seq_ack && !sfr
+            } else if len == 0
+                && window == 0
+                && fwd.window == 0
+                && same_seq_ack
+                && !sfr
                 && rev.last_flags & flag::ZERO_WINDOW_PROBE != 0
             {
                 fl |= flag::ZERO_WINDOW_PROBE_ACK;
             } else if len == 0 && window != 0 && window == fwd.window && same_seq_ack && !sfr {
-                fwd.dup_ack_num = if fwd.dup_ack_num < 0 { 1 } else { fwd.dup_ack_num + 1 };
+                fwd.dup_ack_num = if fwd.dup_ack_num < 0 {
+                    1
+                } else {
+                    fwd.dup_ack_num + 1
+                };
                 fl |= flag::DUP_ACK;
             }
         }
@@ -331,7 +345,10 @@ impl Analyzer {
             {
                 fl |= flag::FAST_RETRANSMISSION | flag::RETRANSMISSION;
             } else {
-                let thres = self.first_rtt_ns.filter(|&r| r != 0).unwrap_or(OOO_THRESHOLD_DEFAULT_NS);
+                let thres = self
+                    .first_rtt_ns
+                    .filter(|&r| r != 0)
+                    .unwrap_or(OOO_THRESHOLD_DEFAULT_NS);
                 let syn_fin = u32::from(f & (SYN | FIN) != 0);
                 if not_advanced
                     && ts_ns - fwd.next_seq_ts < thres
@@ -345,7 +362,9 @@ impl Analyzer {
         }
 
         // finished_checking_retransmission_type: advance next_seq.
-        let seg_end = seq.wrapping_add(len).wrapping_add(u32::from(f & (SYN | FIN) != 0));
+        let seg_end = seq
+            .wrapping_add(len)
+            .wrapping_add(u32::from(f & (SYN | FIN) != 0));
         let zwp = fl & flag::ZERO_WINDOW_PROBE != 0;
         let advanced = next.is_none_or(|n| gt(seg_end, n));
         if advanced && !zwp {
@@ -366,7 +385,11 @@ impl Analyzer {
                     }
                 }
             } else if fwd.unacked.len() < MAX_UNACKED {
-                fwd.unacked.push_back(Unacked { end: seg_end, ts_ns, ambiguous: false });
+                fwd.unacked.push_back(Unacked {
+                    end: seg_end,
+                    ts_ns,
+                    ambiguous: false,
+                });
             }
         }
         // Timestamps: remember when each new TSval was first sent (RFC 7323 §4.1).

@@ -109,13 +109,15 @@ pub fn decode(linktype: u32, data: &[u8], orig_len: u32) -> Result<Segment, Skip
             }
             (et, off)
         }
-        linktype::RAW | linktype::RAW_BSD12 | linktype::RAW_BSD14 | linktype::IPV4 | linktype::IPV6 => {
-            match data[0] >> 4 {
-                4 => (ETH_IPV4, 0),
-                6 => (ETH_IPV6, 0),
-                _ => return Err(Skip::Malformed),
-            }
-        }
+        linktype::RAW
+        | linktype::RAW_BSD12
+        | linktype::RAW_BSD14
+        | linktype::IPV4
+        | linktype::IPV6 => match data[0] >> 4 {
+            4 => (ETH_IPV4, 0),
+            6 => (ETH_IPV6, 0),
+            _ => return Err(Skip::Malformed),
+        },
         linktype::LINUX_SLL => {
             // 16-byte header, protocol type at bytes 14..16 (tcpdump.org LINKTYPE_LINUX_SLL).
             if data.len() < 16 {
@@ -143,7 +145,9 @@ pub fn decode(linktype: u32, data: &[u8], orig_len: u32) -> Result<Segment, Skip
         _ => return Err(Skip::NotTcp),
     };
     let ip = &data[link_len..];
-    let frame_ip_len = orig_len.max(data.len() as u32).saturating_sub(link_len as u32);
+    let frame_ip_len = orig_len
+        .max(data.len() as u32)
+        .saturating_sub(link_len as u32);
     let mut src = [0u8; 16];
     let mut dst = [0u8; 16];
     // (version, bytes before the TCP header, IP length from the header)

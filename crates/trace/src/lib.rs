@@ -145,7 +145,10 @@ pub fn analyze<R: Read + Send>(
                 let row = sessions.push(f.number, f.ts_ns, &seg);
                 cols.push(&row);
                 if cols.len() >= chunk_rows {
-                    on_chunk(std::mem::replace(&mut cols, PacketColumns::with_capacity(chunk_rows)));
+                    on_chunk(std::mem::replace(
+                        &mut cols,
+                        PacketColumns::with_capacity(chunk_rows),
+                    ));
                 }
             }
             Err(decode::Skip::NotTcp) => stats.not_tcp += 1,
@@ -155,5 +158,9 @@ pub fn analyze<R: Read + Send>(
     if !cols.is_empty() {
         on_chunk(cols);
     }
-    Ok(Analysis { read, frames: stats, sessions: sessions.sessions })
+    Ok(Analysis {
+        read,
+        frames: stats,
+        sessions: sessions.sessions,
+    })
 }

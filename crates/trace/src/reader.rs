@@ -198,7 +198,11 @@ fn read_inner<R: Read + Send>(
             let d = reader.data();
             if d.len() >= 8 && d[..4] != [0x0a, 0x0d, 0x0d, 0x0a] {
                 let l = [d[4], d[5], d[6], d[7]];
-                let len = if be { u32::from_be_bytes(l) } else { u32::from_le_bytes(l) };
+                let len = if be {
+                    u32::from_be_bytes(l)
+                } else {
+                    u32::from_le_bytes(l)
+                };
                 if len < 12 {
                     return stop(summary, &format!("malformed block (length {len} < 12)"));
                 }
@@ -353,7 +357,14 @@ mod tests {
     fn empty_and_garbage_are_not_captures() {
         let e = read_frames(&b""[..], |_| {}).unwrap_err();
         assert_eq!(e.to_string(), "not a pcap or pcapng file (empty file)");
-        let e = read_frames(&b"hello world, this is not a capture file at all"[..], |_| {}).unwrap_err();
-        assert_eq!(e.to_string(), "not a pcap or pcapng file (unknown magic number)");
+        let e = read_frames(
+            &b"hello world, this is not a capture file at all"[..],
+            |_| {},
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "not a pcap or pcapng file (unknown magic number)"
+        );
     }
 }

@@ -31,7 +31,9 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { idle_split_ns: 300 * 1_000_000_000 }
+        Options {
+            idle_split_ns: 300 * 1_000_000_000,
+        }
     }
 }
 
@@ -67,9 +69,21 @@ struct FlowKey {
 
 fn flow_key(s: &Segment) -> FlowKey {
     if (s.src, s.sport) <= (s.dst, s.dport) {
-        FlowKey { a: s.src, b: s.dst, pa: s.sport, pb: s.dport, v: s.ip_version }
+        FlowKey {
+            a: s.src,
+            b: s.dst,
+            pa: s.sport,
+            pb: s.dport,
+            v: s.ip_version,
+        }
     } else {
-        FlowKey { a: s.dst, b: s.src, pa: s.dport, pb: s.sport, v: s.ip_version }
+        FlowKey {
+            a: s.dst,
+            b: s.src,
+            pa: s.dport,
+            pb: s.sport,
+            v: s.ip_version,
+        }
     }
 }
 
@@ -173,7 +187,11 @@ pub struct Sessions {
 
 impl Sessions {
     pub fn new(opts: Options) -> Self {
-        Sessions { opts, table: FxHashMap::default(), sessions: Vec::new() }
+        Sessions {
+            opts,
+            table: FxHashMap::default(),
+            sessions: Vec::new(),
+        }
     }
 
     /// Add one segment (frame number `frame`, time `ts_ns`); returns its packet row.
@@ -250,7 +268,11 @@ impl Sessions {
 
 impl Session {
     fn on_segment(&mut self, frame: u64, ts_ns: i64, s: &Segment) -> PacketRow {
-        let d = if (s.src, s.sport) == self.client { 0 } else { 1 };
+        let d = if (s.src, s.sport) == self.client {
+            0
+        } else {
+            1
+        };
         self.last_ts = ts_ns;
         let f = s.flags;
         if f & SYN != 0 {
@@ -308,7 +330,11 @@ impl Session {
         st.acked_unseen += count(flag::ACKED_UNSEEN);
         st.keep_alives += count(flag::KEEP_ALIVE);
         if s.payload_len > 0 {
-            let start = if f & SYN != 0 { s.seq.wrapping_add(1) } else { s.seq };
+            let start = if f & SYN != 0 {
+                s.seq.wrapping_add(1)
+            } else {
+                s.seq
+            };
             let end = start.wrapping_add(s.payload_len);
             let from = match prev_next {
                 Some(n) if ((n.wrapping_sub(start)) as i32) > 0 => n,
@@ -319,7 +345,10 @@ impl Session {
                 st.unique_bytes += new as u64;
                 st.last_new_data_ts = Some(ts_ns);
                 st.first_data_ts.get_or_insert(ts_ns);
-                if st.data_end.is_none_or(|e| ((end.wrapping_sub(e)) as i32) > 0) {
+                if st
+                    .data_end
+                    .is_none_or(|e| ((end.wrapping_sub(e)) as i32) > 0)
+                {
                     st.data_end = Some(end);
                 }
             }
@@ -342,7 +371,8 @@ impl Session {
         }
         if let (Some(a), Some(end)) = (r.acked_to, o.data_end) {
             if ((a.wrapping_sub(end)) as i32) >= 0
-                && o.data_acked_ts.is_none_or(|t| o.last_new_data_ts.is_some_and(|l| t < l))
+                && o.data_acked_ts
+                    .is_none_or(|t| o.last_new_data_ts.is_some_and(|l| t < l))
             {
                 o.data_acked_ts = Some(ts_ns);
             }
@@ -357,12 +387,18 @@ impl Session {
             dir: d as u8,
             tcp_flags: f,
             seq: rel(s.seq, a[d].base_seq),
-            ack: if f & ACK != 0 { rel(s.ack, a[1 - d].base_seq) } else { 0 },
+            ack: if f & ACK != 0 {
+                rel(s.ack, a[1 - d].base_seq)
+            } else {
+                0
+            },
             win: a[d].window_bytes(),
             payload_len: s.payload_len,
             ip_len: s.ip_len,
             analysis,
-            rtt_us: r.rtt_ns.map_or(0, |v| ((v.max(0) + 999) / 1000).clamp(1, u32::MAX as i64) as u32),
+            rtt_us: r.rtt_ns.map_or(0, |v| {
+                ((v.max(0) + 999) / 1000).clamp(1, u32::MAX as i64) as u32
+            }),
             in_flight: r.in_flight.unwrap_or(0),
         }
     }

@@ -30,11 +30,35 @@ pub const SERVER: [u8; 4] = [10, 0, 0, 2];
 impl Seg {
     /// Client (10.0.0.1:40000) → server (10.0.0.2:80).
     pub fn c2s(seq: u32, ack: u32, flags: u8, payload: u32) -> Seg {
-        Seg { src: CLIENT, dst: SERVER, sport: 40000, dport: 80, seq, ack, flags, window: 65535, payload, wscale: None, ts: None }
+        Seg {
+            src: CLIENT,
+            dst: SERVER,
+            sport: 40000,
+            dport: 80,
+            seq,
+            ack,
+            flags,
+            window: 65535,
+            payload,
+            wscale: None,
+            ts: None,
+        }
     }
     /// Server → client.
     pub fn s2c(seq: u32, ack: u32, flags: u8, payload: u32) -> Seg {
-        Seg { src: SERVER, dst: CLIENT, sport: 80, dport: 40000, seq, ack, flags, window: 65535, payload, wscale: None, ts: None }
+        Seg {
+            src: SERVER,
+            dst: CLIENT,
+            sport: 80,
+            dport: 40000,
+            seq,
+            ack,
+            flags,
+            window: 65535,
+            payload,
+            wscale: None,
+            ts: None,
+        }
     }
     pub fn ports(mut self, sport: u16, dport: u16) -> Seg {
         self.sport = sport;
@@ -152,10 +176,13 @@ impl Pcap {
     /// frame's length.
     pub fn record(&mut self, ts_ns: i64, frame: &[u8], orig_len: Option<u32>) -> &mut Self {
         let incl = frame.len().min(self.snaplen as usize);
-        self.bytes.extend_from_slice(&((ts_ns / 1_000_000_000) as u32).to_le_bytes());
-        self.bytes.extend_from_slice(&((ts_ns % 1_000_000_000) as u32).to_le_bytes());
+        self.bytes
+            .extend_from_slice(&((ts_ns / 1_000_000_000) as u32).to_le_bytes());
+        self.bytes
+            .extend_from_slice(&((ts_ns % 1_000_000_000) as u32).to_le_bytes());
         self.bytes.extend_from_slice(&(incl as u32).to_le_bytes());
-        self.bytes.extend_from_slice(&orig_len.unwrap_or(frame.len() as u32).to_le_bytes());
+        self.bytes
+            .extend_from_slice(&orig_len.unwrap_or(frame.len() as u32).to_le_bytes());
         self.bytes.extend_from_slice(&frame[..incl]);
         self
     }
@@ -200,7 +227,14 @@ pub fn write_synthetic<W: std::io::Write>(mut out: W, packets: u64) -> std::io::
         n: u64,
         pending_retx: Option<u32>,
     }
-    let mut flows: Vec<Flow> = (0..FLOWS).map(|_| Flow { seq: 1, acked: 1, n: 0, pending_retx: None }).collect();
+    let mut flows: Vec<Flow> = (0..FLOWS)
+        .map(|_| Flow {
+            seq: 1,
+            acked: 1,
+            n: 0,
+            pending_retx: None,
+        })
+        .collect();
     let mut buf = Vec::with_capacity(1 << 20);
     let mut written = 0u64;
     let mut t_ns: i64 = 1_700_000_000_000_000_000;
@@ -230,7 +264,10 @@ pub fn write_synthetic<W: std::io::Write>(mut out: W, packets: u64) -> std::io::
         } else if let Some(lost) = f.pending_retx.take() {
             emit(Seg::s2c(isn + lost, 78, ACK, MSS).ports(80, port), &mut buf);
             f.acked = f.seq;
-            emit(Seg::c2s(78, isn + f.acked, ACK, 0).ports(port, 80), &mut buf);
+            emit(
+                Seg::c2s(78, isn + f.acked, ACK, 0).ports(port, 80),
+                &mut buf,
+            );
             written += 2;
         } else {
             let s = f.seq;
@@ -246,7 +283,10 @@ pub fn write_synthetic<W: std::io::Write>(mut out: W, packets: u64) -> std::io::
                 f.pending_retx = Some(s);
             } else if f.n % 2 == 0 {
                 f.acked = f.seq;
-                emit(Seg::c2s(78, isn + f.acked, ACK, 0).ports(port, 80), &mut buf);
+                emit(
+                    Seg::c2s(78, isn + f.acked, ACK, 0).ports(port, 80),
+                    &mut buf,
+                );
                 written += 1;
             }
         }

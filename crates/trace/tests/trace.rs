@@ -49,8 +49,16 @@ fn decode_every_link_type_and_ipv6() {
         (linktype::LINUX_SLL2, sll2(&v6), 6),
     ] {
         let seg = decode(lt, &frame, frame.len() as u32).unwrap();
-        assert_eq!((seg.sport, seg.dport, seg.seq, seg.ack), (80, 40000, 5000, 101), "linktype {lt}");
-        assert_eq!((seg.ip_version, seg.payload_len, seg.repaired), (version, 1000, false), "linktype {lt}");
+        assert_eq!(
+            (seg.sport, seg.dport, seg.seq, seg.ack),
+            (80, 40000, 5000, 101),
+            "linktype {lt}"
+        );
+        assert_eq!(
+            (seg.ip_version, seg.payload_len, seg.repaired),
+            (version, 1000, false),
+            "linktype {lt}"
+        );
     }
     let seg = decode(linktype::RAW, &v6, v6.len() as u32).unwrap();
     assert_eq!(seg.ip_version, 6);
@@ -65,7 +73,9 @@ fn decode_agrees_with_etherparse_on_fields() {
     for frame in [ethernet(&s.ipv4(), Some(7)), ethernet(&s.ipv6(), None)] {
         let ours = decode(linktype::ETHERNET, &frame, frame.len() as u32).unwrap();
         let theirs = etherparse::SlicedPacket::from_ethernet(&frame).unwrap();
-        let Some(etherparse::TransportSlice::Tcp(t)) = theirs.transport else { panic!("no tcp") };
+        let Some(etherparse::TransportSlice::Tcp(t)) = theirs.transport else {
+            panic!("no tcp")
+        };
         assert_eq!(ours.seq, t.sequence_number());
         assert_eq!(ours.ack, t.acknowledgment_number());
         assert_eq!(ours.window, t.window_size());
@@ -80,7 +90,10 @@ fn snaplen_truncated_frame_counts_its_full_payload() {
     let ip = Seg::s2c(1, 1, ACK, 1448).ipv4();
     let frame = ethernet(&ip, None);
     let seg = decode(linktype::ETHERNET, &frame[..96], frame.len() as u32).unwrap();
-    assert_eq!((seg.payload_len, seg.ip_len, seg.repaired), (1448, 1488, false));
+    assert_eq!(
+        (seg.payload_len, seg.ip_len, seg.repaired),
+        (1448, 1488, false)
+    );
 }
 
 #[test]
@@ -105,20 +118,40 @@ fn invalid_ip_lengths_are_repaired_from_the_frame() {
 #[test]
 fn malformed_headers_are_skipped_not_fatal() {
     let ip = Seg::s2c(1, 1, ACK, 10).ipv4();
-    assert_eq!(decode(linktype::RAW, &[], 0), Err(Skip::Malformed), "zero-length frame");
+    assert_eq!(
+        decode(linktype::RAW, &[], 0),
+        Err(Skip::Malformed),
+        "zero-length frame"
+    );
     let mut bad_ihl = ip.clone();
     bad_ihl[0] = 0x44; // IHL 4 words = 16 bytes < 20
-    assert_eq!(decode(linktype::RAW, &bad_ihl, ip.len() as u32), Err(Skip::Malformed));
+    assert_eq!(
+        decode(linktype::RAW, &bad_ihl, ip.len() as u32),
+        Err(Skip::Malformed)
+    );
     let mut bad_off = ip.clone();
     bad_off[20 + 12] = 0xf0; // data offset 60 bytes, beyond the 30 captured after IP
-    assert_eq!(decode(linktype::RAW, &bad_off[..50], ip.len() as u32), Err(Skip::Malformed));
+    assert_eq!(
+        decode(linktype::RAW, &bad_off[..50], ip.len() as u32),
+        Err(Skip::Malformed)
+    );
     let mut small_off = ip.clone();
     small_off[20 + 12] = 0x30; // data offset 12 bytes < 20
-    assert_eq!(decode(linktype::RAW, &small_off, ip.len() as u32), Err(Skip::Malformed));
+    assert_eq!(
+        decode(linktype::RAW, &small_off, ip.len() as u32),
+        Err(Skip::Malformed)
+    );
     let mut udp = ip.clone();
     udp[9] = 17;
-    assert_eq!(decode(linktype::RAW, &udp, ip.len() as u32), Err(Skip::NotTcp));
-    assert_eq!(decode(147, &ip, ip.len() as u32), Err(Skip::NotTcp), "unknown link type");
+    assert_eq!(
+        decode(linktype::RAW, &udp, ip.len() as u32),
+        Err(Skip::NotTcp)
+    );
+    assert_eq!(
+        decode(147, &ip, ip.len() as u32),
+        Err(Skip::NotTcp),
+        "unknown link type"
+    );
 
     // In a capture: counted, and the good packets around them analysed.
     let mut p = Pcap::new(linktype::RAW, 65535);
@@ -129,7 +162,15 @@ fn malformed_headers_are_skipped_not_fatal() {
     p.record(5_000_000, &udp, None);
     p.record(6_000_000, &Seg::s2c(500, 101, SYN | ACK, 0).ipv4(), None);
     let (a, c) = run(&p.bytes, Options::default());
-    assert_eq!((a.frames.frames, a.frames.tcp, a.frames.malformed, a.frames.not_tcp), (6, 2, 3, 1));
+    assert_eq!(
+        (
+            a.frames.frames,
+            a.frames.tcp,
+            a.frames.malformed,
+            a.frames.not_tcp
+        ),
+        (6, 2, 3, 1)
+    );
     assert_eq!(c.frame, vec![1, 6]);
     assert_eq!(a.sessions.len(), 1);
 }
@@ -142,7 +183,10 @@ fn truncated_file_keeps_the_records_before_the_cut() {
     let cut = &full[..full.len() - 30];
     let (a, c) = run(cut, Options::default());
     assert!(a.read.truncated);
-    assert_eq!(a.read.stop_reason.as_deref(), Some("file ends inside a record"));
+    assert_eq!(
+        a.read.stop_reason.as_deref(),
+        Some("file ends inside a record")
+    );
     assert_eq!((a.frames.frames, c.len()), (4, 4));
     // The hash covers the whole file, cut tail included.
     assert_eq!(a.read.bytes, cut.len() as u64);
@@ -153,10 +197,20 @@ fn truncated_file_keeps_the_records_before_the_cut() {
 fn wrong_magic_and_garbage_are_refused() {
     let mut f = rantcp_trace::testing::handshake_and_data();
     f[0] ^= 0xff;
-    let e = analyze(&f[..], Options::default(), 10, |_| {}).err().unwrap();
-    assert_eq!(e.to_string(), "not a pcap or pcapng file (unknown magic number)");
-    let e = analyze(&b"\x0a\x0d\x0d\x0a"[..], Options::default(), 10, |_| {}).err().unwrap();
-    assert!(e.to_string().starts_with("not a pcap or pcapng file"), "{e}");
+    let e = analyze(&f[..], Options::default(), 10, |_| {})
+        .err()
+        .unwrap();
+    assert_eq!(
+        e.to_string(),
+        "not a pcap or pcapng file (unknown magic number)"
+    );
+    let e = analyze(&b"\x0a\x0d\x0d\x0a"[..], Options::default(), 10, |_| {})
+        .err()
+        .unwrap();
+    assert!(
+        e.to_string().starts_with("not a pcap or pcapng file"),
+        "{e}"
+    );
 }
 
 /// A pcapng block: type, total length, body (padded to 32 bits), total length.
@@ -197,23 +251,46 @@ fn pcapng_with_two_interfaces_and_nanosecond_resolution() {
         b.extend(std::iter::repeat_n(0u8, (4 - frame.len() % 4) % 4));
         block(6, &b)
     };
-    f.extend(epb(0, 1_000_000, &ethernet(&Seg::c2s(100, 0, SYN, 0).ipv4(), None)));
-    f.extend(epb(1, 1_010_000_123, &Seg::s2c(500, 101, SYN | ACK, 0).ipv4()));
+    f.extend(epb(
+        0,
+        1_000_000,
+        &ethernet(&Seg::c2s(100, 0, SYN, 0).ipv4(), None),
+    ));
+    f.extend(epb(
+        1,
+        1_010_000_123,
+        &Seg::s2c(500, 101, SYN | ACK, 0).ipv4(),
+    ));
     f.extend(epb(7, 5, &[1, 2, 3])); // undescribed interface: skipped
     let mut ts = Vec::new();
-    let a = rantcp_trace::reader::read_frames(&f[..], |fr| ts.push((fr.number, fr.ts_ns, fr.linktype))).unwrap();
+    let a =
+        rantcp_trace::reader::read_frames(&f[..], |fr| ts.push((fr.number, fr.ts_ns, fr.linktype)))
+            .unwrap();
     assert_eq!(a.format, Some(rantcp_trace::Format::PcapNg));
     assert_eq!(ts, vec![(1, 1_000_000_000, 1), (2, 1_010_000_123, 101)]);
     assert_eq!(a.skipped_blocks, 1);
     let (an, _) = run(&f, Options::default());
     assert_eq!(an.sessions.len(), 1);
-    assert_eq!(an.sessions[0].synack_ts.unwrap() - an.sessions[0].syn_ts.unwrap(), 10_000_123);
+    assert_eq!(
+        an.sessions[0].synack_ts.unwrap() - an.sessions[0].syn_ts.unwrap(),
+        10_000_123
+    );
 }
 
 // ------------------------------------------------------------------ sessions
 
 fn session_summary(a: &Analysis) -> Vec<(u64, &'static str, bool, u64)> {
-    a.sessions.iter().map(|s| (s.first_frame, s.start.name(), s.mid_connection, s.dirs[0].packets + s.dirs[1].packets)).collect()
+    a.sessions
+        .iter()
+        .map(|s| {
+            (
+                s.first_frame,
+                s.start.name(),
+                s.mid_connection,
+                s.dirs[0].packets + s.dirs[1].packets,
+            )
+        })
+        .collect()
 }
 
 #[test]
@@ -234,9 +311,18 @@ fn port_reuse_after_fin_is_a_new_session() {
         (90, Seg::c2s(101, 9501, ACK, 0)),
     ]);
     let (a, c) = run(&bytes, Options::default());
-    assert_eq!(session_summary(&a), vec![(1, "new", false, 7), (8, "syn_after_close", false, 5)]);
+    assert_eq!(
+        session_summary(&a),
+        vec![(1, "new", false, 7), (8, "syn_after_close", false, 5)]
+    );
     assert_eq!(c.session, vec![0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1]);
-    assert_eq!((a.sessions[0].dirs[1].unique_bytes, a.sessions[1].dirs[1].unique_bytes), (1000, 500));
+    assert_eq!(
+        (
+            a.sessions[0].dirs[1].unique_bytes,
+            a.sessions[1].dirs[1].unique_bytes
+        ),
+        (1000, 500)
+    );
     // The second session's sequence numbers are relative to its own ISNs.
     assert_eq!((c.seq[10], c.ack[11]), (1, 501));
     // Nothing of the first connection is flagged in the second.
@@ -254,8 +340,15 @@ fn new_isn_splits_but_a_retransmitted_syn_does_not() {
         (1040, Seg::s2c(8000, 778, SYN | ACK, 0)),
     ]);
     let (a, c) = run(&bytes, Options::default());
-    assert_eq!(session_summary(&a), vec![(1, "new", false, 4), (5, "syn_new_isn", false, 2)]);
-    assert_eq!(flags_of(&c, 2), flag::RETRANSMISSION, "the second SYN is a retransmission");
+    assert_eq!(
+        session_summary(&a),
+        vec![(1, "new", false, 4), (5, "syn_new_isn", false, 2)]
+    );
+    assert_eq!(
+        flags_of(&c, 2),
+        flag::RETRANSMISSION,
+        "the second SYN is a retransmission"
+    );
 }
 
 #[test]
@@ -269,14 +362,31 @@ fn idle_gap_and_mid_connection_start() {
         (400_020, Seg::s2c(90001, 101, ACK, 1000)),
         (400_030, Seg::c2s(101, 91001, ACK, 0)),
     ]);
-    let (a, c) = run(&bytes, Options { idle_split_ns: 300_000_000_000 });
-    assert_eq!(session_summary(&a), vec![(1, "new", true, 3), (4, "idle_gap", true, 2)]);
+    let (a, c) = run(
+        &bytes,
+        Options {
+            idle_split_ns: 300_000_000_000,
+        },
+    );
+    assert_eq!(
+        session_summary(&a),
+        vec![(1, "new", true, 3), (4, "idle_gap", true, 2)]
+    );
     // Mid-connection: the client is the endpoint with the higher (ephemeral) port.
     assert_eq!(a.sessions[0].client.1, 40000);
     // Relative numbers start at 1 without a SYN, as in Wireshark.
     assert_eq!((c.seq[0], c.ack[1], c.seq[2]), (1, 1001, 1001));
-    let (a, _) = run(&bytes, Options { idle_split_ns: 500_000_000_000 });
-    assert_eq!(a.sessions.len(), 1, "a longer idle threshold keeps one session");
+    let (a, _) = run(
+        &bytes,
+        Options {
+            idle_split_ns: 500_000_000_000,
+        },
+    );
+    assert_eq!(
+        a.sessions.len(),
+        1,
+        "a longer idle threshold keeps one session"
+    );
 }
 
 // ------------------------------------------------------------------ per-packet analysis
@@ -285,23 +395,23 @@ fn idle_gap_and_mid_connection_start() {
 fn loss_episode_flags_rtt_and_metrics() {
     let m = 1000;
     let bytes = Pcap::raw_segments(&[
-        (0, Seg::c2s(100, 0, SYN, 0)),                    // 1
-        (10, Seg::s2c(5000, 101, SYN | ACK, 0)),          // 2
-        (20, Seg::c2s(101, 5001, ACK, 0)),                // 3  handshake RTT 20 ms
-        (21, Seg::s2c(5001, 101, ACK, m)),                // 4
-        (22, Seg::s2c(6001, 101, ACK, m)),                // 5  lost after the capture point
-        (23, Seg::s2c(7001, 101, ACK, m)),                // 6
-        (24, Seg::s2c(8001, 101, ACK, m)),                // 7
-        (25, Seg::s2c(9001, 101, ACK, m)),                // 8
-        (31, Seg::c2s(101, 6001, ACK, 0)),                // 9  ACKs 4: RTT 10 ms
-        (33, Seg::c2s(101, 6001, ACK, 0)),                // 10 dup ACK 1
-        (34, Seg::c2s(101, 6001, ACK, 0)),                // 11 dup ACK 2
-        (35, Seg::c2s(101, 6001, ACK, 0)),                // 12 dup ACK 3
-        (36, Seg::s2c(6001, 101, ACK, m)),                // 13 fast retransmission
-        (46, Seg::c2s(101, 10001, ACK, 0)),               // 14 cumulative ACK (ambiguous: no RTT)
-        (47, Seg::s2c(6001, 101, ACK, m)),                // 15 spurious retransmission
-        (48, Seg::s2c(10001, 101, ACK, m)),               // 16
-        (58, Seg::c2s(101, 11001, ACK, 0)),               // 17 RTT 10 ms
+        (0, Seg::c2s(100, 0, SYN, 0)),           // 1
+        (10, Seg::s2c(5000, 101, SYN | ACK, 0)), // 2
+        (20, Seg::c2s(101, 5001, ACK, 0)),       // 3  handshake RTT 20 ms
+        (21, Seg::s2c(5001, 101, ACK, m)),       // 4
+        (22, Seg::s2c(6001, 101, ACK, m)),       // 5  lost after the capture point
+        (23, Seg::s2c(7001, 101, ACK, m)),       // 6
+        (24, Seg::s2c(8001, 101, ACK, m)),       // 7
+        (25, Seg::s2c(9001, 101, ACK, m)),       // 8
+        (31, Seg::c2s(101, 6001, ACK, 0)),       // 9  ACKs 4: RTT 10 ms
+        (33, Seg::c2s(101, 6001, ACK, 0)),       // 10 dup ACK 1
+        (34, Seg::c2s(101, 6001, ACK, 0)),       // 11 dup ACK 2
+        (35, Seg::c2s(101, 6001, ACK, 0)),       // 12 dup ACK 3
+        (36, Seg::s2c(6001, 101, ACK, m)),       // 13 fast retransmission
+        (46, Seg::c2s(101, 10001, ACK, 0)),      // 14 cumulative ACK (ambiguous: no RTT)
+        (47, Seg::s2c(6001, 101, ACK, m)),       // 15 spurious retransmission
+        (48, Seg::s2c(10001, 101, ACK, m)),      // 16
+        (58, Seg::c2s(101, 11001, ACK, 0)),      // 17 RTT 10 ms
     ]);
     let (a, c) = run(&bytes, Options::default());
     let f = |n| flags_of(&c, n);
@@ -311,16 +421,36 @@ fn loss_episode_flags_rtt_and_metrics() {
     }
     assert_eq!(f(13), flag::RETRANSMISSION | flag::FAST_RETRANSMISSION);
     assert_eq!(f(15), flag::RETRANSMISSION | flag::SPURIOUS_RETRANSMISSION);
-    let rtt: Vec<(u32, u32)> = c.frame.iter().zip(&c.rtt_us).filter(|(_, &r)| r > 0).map(|(&f, &r)| (f, r)).collect();
+    let rtt: Vec<(u32, u32)> = c
+        .frame
+        .iter()
+        .zip(&c.rtt_us)
+        .filter(|(_, &r)| r > 0)
+        .map(|(&f, &r)| (f, r))
+        .collect();
     // The SYN-ACK samples the SYN and the client's ACK the SYN-ACK: handshake samples count.
-    assert_eq!(rtt, vec![(2, 10_000), (3, 10_000), (9, 10_000), (17, 10_000)]);
+    assert_eq!(
+        rtt,
+        vec![(2, 10_000), (3, 10_000), (9, 10_000), (17, 10_000)]
+    );
     // In flight after frame 8: five segments sent, none ACKed (the last ACK is the handshake's).
-    assert_eq!(c.in_flight[c.frame.iter().position(|&x| x == 8).unwrap()], 5 * m);
+    assert_eq!(
+        c.in_flight[c.frame.iter().position(|&x| x == 8).unwrap()],
+        5 * m
+    );
 
     let s = &a.sessions[0];
     assert_eq!(s.data_dir(), 1);
     let d = &s.dirs[1];
-    assert_eq!((d.unique_bytes, d.payload_bytes, d.retx_packets, d.retx_bytes), (6 * m as u64, 8 * m as u64, 2, 2 * m as u64));
+    assert_eq!(
+        (
+            d.unique_bytes,
+            d.payload_bytes,
+            d.retx_packets,
+            d.retx_bytes
+        ),
+        (6 * m as u64, 8 * m as u64, 2, 2 * m as u64)
+    );
     assert_eq!((d.fast_retx, d.spurious_retx), (1, 1));
     assert_eq!(s.dirs[0].dup_acks, 3);
     assert_eq!(s.dirs[0].pure_acks, 7);
@@ -342,7 +472,11 @@ fn out_of_order_within_the_handshake_rtt() {
         (60, Seg::s2c(7001, 101, ACK, 1000)), // 37 ms later: a retransmission
     ]);
     let (_, c) = run(&bytes, Options::default());
-    assert_eq!(flags_of(&c, 4), flag::LOST_SEGMENT, "a hole: previous segment not captured");
+    assert_eq!(
+        flags_of(&c, 4),
+        flag::LOST_SEGMENT,
+        "a hole: previous segment not captured"
+    );
     assert_eq!(flags_of(&c, 5), flag::OUT_OF_ORDER);
     assert_eq!(flags_of(&c, 7), flag::RETRANSMISSION);
 }
@@ -385,8 +519,16 @@ fn synthetic_capture_is_deterministic_and_analysable() {
     assert!(c.len() >= 20_000);
     // Every lost segment is ACKed three times (the first acknowledges the segment before it, the
     // other two are duplicates) and fast-retransmitted.
-    let fast = c.analysis.iter().filter(|&&f| f & flag::FAST_RETRANSMISSION != 0).count();
-    let dup = c.analysis.iter().filter(|&&f| f & flag::DUP_ACK != 0).count();
+    let fast = c
+        .analysis
+        .iter()
+        .filter(|&&f| f & flag::FAST_RETRANSMISSION != 0)
+        .count();
+    let dup = c
+        .analysis
+        .iter()
+        .filter(|&&f| f & flag::DUP_ACK != 0)
+        .count();
     assert!(fast > 0);
     assert_eq!(dup, 2 * fast);
 }
@@ -413,15 +555,19 @@ fn pcapng_block_shorter_than_its_header_stops_cleanly() {
     // Found by the fuzzer: an editcap section header, then a "process information" block whose
     // length (4) is below the 12-byte minimum (pcap-parser 0.17 underflows on it).
     let crash = [
-        10u8, 13, 13, 10, 108, 0, 0, 0, 77, 60, 43, 26, 1, 0, 0, 0, 255, 255, 255, 255, 255, 255, 255, 255, 4, 0, 69, 0,
-        69, 100, 105, 116, 99, 97, 112, 32, 50, 87, 105, 114, 101, 115, 104, 97, 114, 107, 41, 32, 52, 46, 48, 46, 49,
-        55, 32, 40, 71, 105, 116, 32, 118, 52, 46, 48, 46, 49, 55, 36, 112, 97, 99, 107, 97, 103, 101, 100, 32, 97,
-        115, 32, 52, 46, 48, 46, 49, 55, 45, 48, 43, 100, 101, 98, 49, 50, 117, 51, 41, 0, 0, 0, 0, 0, 0, 0, 108, 0, 0,
-        0, 1, 0, 0, 128, 4, 0, 0, 0, 101, 0, 0, 0, 255, 255, 0, 0, 20, 0, 0, 0, 10, 0, 182, 0, 15, 0, 0, 0, 0, 6, 0, 0,
-        0, 72, 0, 0, 0, 0,
+        10u8, 13, 13, 10, 108, 0, 0, 0, 77, 60, 43, 26, 1, 0, 0, 0, 255, 255, 255, 255, 255, 255,
+        255, 255, 4, 0, 69, 0, 69, 100, 105, 116, 99, 97, 112, 32, 50, 87, 105, 114, 101, 115, 104,
+        97, 114, 107, 41, 32, 52, 46, 48, 46, 49, 55, 32, 40, 71, 105, 116, 32, 118, 52, 46, 48,
+        46, 49, 55, 36, 112, 97, 99, 107, 97, 103, 101, 100, 32, 97, 115, 32, 52, 46, 48, 46, 49,
+        55, 45, 48, 43, 100, 101, 98, 49, 50, 117, 51, 41, 0, 0, 0, 0, 0, 0, 0, 108, 0, 0, 0, 1, 0,
+        0, 128, 4, 0, 0, 0, 101, 0, 0, 0, 255, 255, 0, 0, 20, 0, 0, 0, 10, 0, 182, 0, 15, 0, 0, 0,
+        0, 6, 0, 0, 0, 72, 0, 0, 0, 0,
     ];
     let (a, c) = run(&crash, Options::default());
     assert!(a.read.truncated);
-    assert_eq!(a.read.stop_reason.as_deref(), Some("malformed block (length 4 < 12)"));
+    assert_eq!(
+        a.read.stop_reason.as_deref(),
+        Some("malformed block (length 4 < 12)")
+    );
     assert_eq!(c.len(), 0);
 }

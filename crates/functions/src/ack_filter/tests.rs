@@ -139,7 +139,10 @@ impl<'v> Bench<'v> {
         sent
     }
     fn queue(&self) -> Vec<u32> {
-        self.q.iter().map(|e| e.packet.as_tcp().unwrap().ack).collect()
+        self.q
+            .iter()
+            .map(|e| e.packet.as_tcp().unwrap().ack)
+            .collect()
     }
     fn counters(&self) -> AckCounters {
         self.f.counters(1).cloned().unwrap_or_default()
@@ -162,13 +165,23 @@ fn figure1_granted_ack_sends_the_two_newest_of_five() {
     for p in five() {
         b.arrive(p);
     }
-    assert_eq!(b.queue(), vec![1000, 1100, 1200, 1300, 1400], "nothing on arrival");
+    assert_eq!(
+        b.queue(),
+        vec![1000, 1100, 1200, 1300, 1400],
+        "nothing on arrival"
+    );
     // TBS = 2 ACKs: fit 2, excess 3, all three oldest go.
     assert_eq!(b.grant(2), vec![1300, 1400]);
     assert_eq!(b.queue(), Vec::<u32>::new());
     let c = b.counters();
     assert_eq!(
-        (c.arrived, c.discarded_passive, c.discarded_active, c.sent, c.grants),
+        (
+            c.arrived,
+            c.discarded_passive,
+            c.discarded_active,
+            c.sent,
+            c.grants
+        ),
         (5, 3, 0, 2, 1)
     );
     assert_eq!((c.sent_bytes, c.sent_ip_bytes), (2 * ACK_COST as u64, 80));
@@ -224,7 +237,10 @@ fn none_discards_nothing_and_counts() {
     assert_eq!(b.grant(2), vec![1000, 1100]);
     assert_eq!(b.queue(), vec![1200, 1300, 1400]);
     let c = b.counters();
-    assert_eq!((c.arrived, c.discarded_active + c.discarded_passive, c.sent), (5, 0, 2));
+    assert_eq!(
+        (c.arrived, c.discarded_active + c.discarded_passive, c.sent),
+        (5, 0, 2)
+    );
 }
 
 #[test]
@@ -283,7 +299,11 @@ fn passive_and_active_count_each_connection_apart() {
     }
     assert_eq!(b.grant(1), vec![1200]);
     assert_eq!(b.queue(), vec![5200]);
-    assert_eq!(b.kept(Kept::Newest), 2, "1200 and 5200 were picked but are their connections' newest");
+    assert_eq!(
+        b.kept(Kept::Newest),
+        2,
+        "1200 and 5200 were picked but are their connections' newest"
+    );
 }
 
 #[test]
@@ -303,7 +323,11 @@ fn data_segments_take_room_before_acks_fit() {
         n_prb: 2,
     };
     b.f.handle_ul_buffer(&cx, ev, &mut b.q);
-    assert_eq!(b.queue(), vec![1000, 1200], "the data segment (ack 1000) and the newest ACK");
+    assert_eq!(
+        b.queue(),
+        vec![1000, 1200],
+        "the data segment (ack 1000) and the newest ACK"
+    );
     let c = b.counters();
     assert_eq!((c.sent, c.sent_bytes), (1, ACK_COST as u64));
     // One of the block's 2 PRBs carried the ACK in proportion to its bytes.
@@ -369,7 +393,11 @@ fn hybrid_opt_uses_the_ues_mean_tbs_and_the_announced_mss() {
         b.arrive(p);
     }
     assert_eq!(b.queue(), vec![999, 1300, 1400], "the SYN-ACK stays");
-    assert_eq!(b.grant(1), vec![999], "the SYN-ACK goes first; it is not an ACK to count");
+    assert_eq!(
+        b.grant(1),
+        vec![999],
+        "the SYN-ACK goes first; it is not an ACK to count"
+    );
     let r = b.f.report();
     assert_eq!(r["ues"][0]["rnti"], 1);
     assert_eq!(r["ues"][0]["t_opt"], 2);
@@ -413,7 +441,10 @@ fn hybrid_opt_full_band_averages_the_samples_and_scheduled_reads_the_mean_block(
         let mut f = filter(&format!("mode = 'hybrid-opt'{cfg}"));
         let mut q = UlBuffer::new(0);
         let mut seen = Vec::new();
-        for (k, (ms, tbs)) in [(0, 4000.0), (1, 8000.0), (1, 20000.0)].into_iter().enumerate() {
+        for (k, (ms, tbs)) in [(0, 4000.0), (1, 8000.0), (1, 20000.0)]
+            .into_iter()
+            .enumerate()
+        {
             v.full.set(tbs);
             let id = q.push(Time::ZERO, ack(N + 100 * k as u32)).unwrap();
             let cx = Ctx {
@@ -464,7 +495,11 @@ fn never_discarded_duplicate_acks() {
     b.arrive(ack(N));
     b.arrive(ack(N)); // duplicate
     b.arrive(ack(N)); // duplicate
-    assert_eq!(b.queue(), vec![1000, 1000, 1000], "same number: none covers another");
+    assert_eq!(
+        b.queue(),
+        vec![1000, 1000, 1000],
+        "same number: none covers another"
+    );
     b.arrive(ack(N + 500));
     // The first ACK of the run goes (the newer one acknowledges more); the two duplicates
     // stay for the sender's fast retransmit.
@@ -600,7 +635,11 @@ fn never_discarded_the_newest_ack_of_a_connection() {
     let mut b = Bench::new("mode = 'granted'");
     b.arrive(ack(N));
     assert_eq!(b.grant(0), Vec::<u32>::new());
-    assert_eq!(b.queue(), vec![1000], "no room, but nothing newer covers it");
+    assert_eq!(
+        b.queue(),
+        vec![1000],
+        "no room, but nothing newer covers it"
+    );
     assert_eq!(b.kept(Kept::Newest), 1);
 }
 
@@ -618,11 +657,15 @@ fn sequence_numbers_compare_modulo_2_32() {
 fn config_errors_name_the_field() {
     let e = |t: &str| {
         let c: AckFilterConfig = toml::from_str(t).unwrap();
-        c.validate("functions.ack_filter").err().map(|e| e.to_string())
+        c.validate("functions.ack_filter")
+            .err()
+            .map(|e| e.to_string())
     };
     assert_eq!(
         e("mode = 'passive'"),
-        Some("functions.ack_filter.ratio: required with mode \"passive\": a ratio in [0, 1]".into())
+        Some(
+            "functions.ack_filter.ratio: required with mode \"passive\": a ratio in [0, 1]".into()
+        )
     );
     assert_eq!(
         e("mode = 'passive'\nratio = 1.5"),
@@ -634,7 +677,9 @@ fn config_errors_name_the_field() {
     );
     assert_eq!(
         e("mode = 'hybrid'"),
-        Some("functions.ack_filter.threshold: required with mode \"hybrid\": an integer >= 1".into())
+        Some(
+            "functions.ack_filter.threshold: required with mode \"hybrid\": an integer >= 1".into()
+        )
     );
     assert_eq!(
         e("mode = 'active'\nthreshold = 0"),
@@ -651,7 +696,9 @@ fn config_errors_name_the_field() {
     assert_eq!(e("mode = 'hybrid-opt'\nsegment_bytes = 536"), None);
     assert_eq!(
         e("mode = 'hybrid'\nthreshold = 6\ns_tbs = 'scheduled'"),
-        Some("functions.ack_filter.s_tbs: only for mode \"hybrid-opt\" (mode is \"hybrid\")".into())
+        Some(
+            "functions.ack_filter.s_tbs: only for mode \"hybrid-opt\" (mode is \"hybrid\")".into()
+        )
     );
     assert!(toml::from_str::<AckFilterConfig>("mode = 'fast'").is_err());
     assert!(toml::from_str::<AckFilterConfig>("mode = 'none'\nratios = 1").is_err());
@@ -677,12 +724,12 @@ fn absent_builds_nothing_and_none_attaches_at_the_radio() {
     assert_eq!(v.len(), 1);
     assert_eq!(v[0].site, Site::Ran);
     assert_eq!(v[0].function.points(), Points::UE_UL_BUFFER);
-    let wired = BuildEnv {
-        radio: None,
-        ..env
-    };
+    let wired = BuildEnv { radio: None, ..env };
     assert_eq!(
-        none.build("functions.ack_filter", &wired).err().unwrap().path,
+        none.build("functions.ack_filter", &wired)
+            .err()
+            .unwrap()
+            .path,
         "functions.ack_filter.mode"
     );
 }

@@ -86,16 +86,34 @@ mod tests {
     #[test]
     fn test_verdicts() {
         let r = check(SplitMode::ITcp, ends(900, None, 400));
-        assert_eq!((r.gap, r.verdict, r.fh_session_complete), (500, "none", false));
+        assert_eq!(
+            (r.gap, r.verdict, r.fh_session_complete),
+            (500, "none", false)
+        );
         // ES-TCP: a partial acknowledgement beyond the MH is allowed, a complete one is not.
-        assert_eq!(check(SplitMode::EsTcp, ends(998, None, 500)).verdict, "holds");
-        assert_eq!(check(SplitMode::EsTcp, ends(1000, None, 999)).verdict, "violated");
-        assert_eq!(check(SplitMode::EsTcp, ends(1000, None, 1000)).verdict, "holds");
+        assert_eq!(
+            check(SplitMode::EsTcp, ends(998, None, 500)).verdict,
+            "holds"
+        );
+        assert_eq!(
+            check(SplitMode::EsTcp, ends(1000, None, 999)).verdict,
+            "violated"
+        );
+        assert_eq!(
+            check(SplitMode::EsTcp, ends(1000, None, 1000)).verdict,
+            "holds"
+        );
         // AS-TCP: the freed edge, not the TCP acknowledgement, is what counts.
         let r = check(SplitMode::AsTcp, ends(1000, Some(400), 400));
         assert_eq!((r.fh_told_delivered, r.gap, r.verdict), (400, 0, "holds"));
-        assert_eq!(check(SplitMode::AsTcp, ends(1000, Some(401), 400)).verdict, "violated");
+        assert_eq!(
+            check(SplitMode::AsTcp, ends(1000, Some(401), 400)).verdict,
+            "violated"
+        );
         // Fallen back to ES-TCP.
-        assert_eq!(check(SplitMode::AsTcp, ends(1000, None, 999)).verdict, "violated");
+        assert_eq!(
+            check(SplitMode::AsTcp, ends(1000, None, 999)).verdict,
+            "violated"
+        );
     }
 }

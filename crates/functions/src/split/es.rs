@@ -321,8 +321,16 @@ mod tests {
         assert_eq!(g.rewrite(at(0), 500), ack(4998, 500));
         assert!(g.handle_timeout(at(100)));
         assert_eq!(g.rewrite(at(100), 500), ack(4999, 0));
-        assert_eq!(g.rewrite(at(150), 500), ack(4999, 0), "same window: still frozen");
-        assert_eq!(g.rewrite(at(200), 3000), ack(4999, 3000), "the buffer opened");
+        assert_eq!(
+            g.rewrite(at(150), 500),
+            ack(4999, 0),
+            "same window: still frozen"
+        );
+        assert_eq!(
+            g.rewrite(at(200), 3000),
+            ack(4999, 3000),
+            "the buffer opened"
+        );
         assert_eq!((g.freeze(), g.poll_timeout()), (None, Some(at(300))));
     }
 

@@ -57,11 +57,17 @@ impl FhAgent {
     }
 
     fn find(&mut self, local: (Ipv4Addr, u16), remote: (Ipv4Addr, u16)) -> Option<&mut AgentConn> {
-        self.conns.iter_mut().find(|c| c.local == local && c.remote == remote)
+        self.conns
+            .iter_mut()
+            .find(|c| c.local == local && c.remote == remote)
     }
 
     fn entry(&mut self, local: (Ipv4Addr, u16), remote: (Ipv4Addr, u16)) -> &mut AgentConn {
-        if let Some(k) = self.conns.iter().position(|c| c.local == local && c.remote == remote) {
+        if let Some(k) = self
+            .conns
+            .iter()
+            .position(|c| c.local == local && c.remote == remote)
+        {
             return &mut self.conns[k];
         }
         self.conns.push(AgentConn {

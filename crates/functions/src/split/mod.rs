@@ -188,7 +188,8 @@ impl FunctionConfig for SplitConfig {
             "must be between 4 KB and 1 GB",
         )?;
         check(
-            self.wan_window.is_none_or(|w| w.0 >= 1024 && w.0 <= self.buffer.0),
+            self.wan_window
+                .is_none_or(|w| w.0 >= 1024 && w.0 <= self.buffer.0),
             &format!("{p}.wan_window"),
             "must be between 1 KB and buffer",
         )?;
@@ -466,14 +467,27 @@ impl SplitHost {
     /// The split flow and side of a TCP packet, if it belongs to one.
     fn classify(&self, p: &Packet) -> Option<(usize, Side)> {
         let t = p.as_tcp()?;
-        self.flows.iter().position(|f| {
-            let k = f.key;
-            (p.ip.src == k.src && t.src_port == k.src_port && p.ip.dst == k.dst && t.dst_port == k.dst_port)
-                || (p.ip.src == k.dst && t.src_port == k.dst_port && p.ip.dst == k.src && t.dst_port == k.src_port)
-        }).map(|f| {
-            let from = if p.ip.src == self.flows[f].key.src { Side::Fh } else { Side::Mh };
-            (f, from)
-        })
+        self.flows
+            .iter()
+            .position(|f| {
+                let k = f.key;
+                (p.ip.src == k.src
+                    && t.src_port == k.src_port
+                    && p.ip.dst == k.dst
+                    && t.dst_port == k.dst_port)
+                    || (p.ip.src == k.dst
+                        && t.src_port == k.dst_port
+                        && p.ip.dst == k.src
+                        && t.dst_port == k.src_port)
+            })
+            .map(|f| {
+                let from = if p.ip.src == self.flows[f].key.src {
+                    Side::Fh
+                } else {
+                    Side::Mh
+                };
+                (f, from)
+            })
     }
 
     fn conn_of(&self, flow: usize) -> Option<usize> {
@@ -500,9 +514,7 @@ impl SplitHost {
             ),
         };
         let gate = match self.p.mode {
-            SplitMode::EsTcp | SplitMode::AsTcp => {
-                Some(EsGate::new(Duration::from_millis(500)))
-            }
+            SplitMode::EsTcp | SplitMode::AsTcp => Some(EsGate::new(Duration::from_millis(500))),
             _ => None,
         };
         let offered = syn.as_tcp().is_some_and(|t| t.options.as_tcp_ack.is_some());
@@ -518,7 +530,10 @@ impl SplitHost {
             mh_initiated: from == Side::Mh,
             wan_irs: None,
             wan_read: 0,
-            ahead: f.ran_tcp.snd_buf_bytes.saturating_sub(f.wan_tcp.rcv_buf_bytes),
+            ahead: f
+                .ran_tcp
+                .snd_buf_bytes
+                .saturating_sub(f.wan_tcp.rcv_buf_bytes),
             moved: 0,
             fh_fin: false,
             ran_close_called: false,
@@ -576,13 +591,19 @@ impl Conn {
     }
     /// TCP_WAN sequence number of data position `pos` (0 = the FH's first data byte).
     fn wan_seq(&self, pos: u64) -> u32 {
-        self.wan_irs.unwrap_or(0).wrapping_add(1).wrapping_add(pos as u32)
+        self.wan_irs
+            .unwrap_or(0)
+            .wrapping_add(1)
+            .wrapping_add(pos as u32)
     }
     fn wan_pos(&self, seq: u32) -> i64 {
         seq.wrapping_sub(self.wan_irs.unwrap_or(0).wrapping_add(1)) as i32 as i64
     }
     fn established(ep: &Endpoint) -> bool {
-        !matches!(ep.state(), State::Listen | State::SynSent | State::SynReceived | State::Closed)
+        !matches!(
+            ep.state(),
+            State::Listen | State::SynSent | State::SynReceived | State::Closed
+        )
     }
 }
 
@@ -736,7 +757,9 @@ impl SplitHost {
         if let Some(g) = c.gate.as_mut() {
             // Estimated RTO (rule 3): a fraction of TCP_WAN's RFC 6298 RTO.
             let rto = c.wan.info().rto;
-            g.set_est_rto(Duration::from_nanos((rto.as_nanos() as f64 * factor) as u64));
+            g.set_est_rto(Duration::from_nanos(
+                (rto.as_nanos() as f64 * factor) as u64,
+            ));
             if g.on_mh_progress(all_delivered) {
                 // Rule 5: release the reserved bytes now.
                 c.wan.ack_now();
@@ -919,13 +942,25 @@ impl NetworkFunction for SplitHost {
                 &[
                     ("time_s", SampleValue::F64(now.as_secs_f64())),
                     ("flow_index", SampleValue::I64(c.flow as i64)),
-                    ("wan_received_bytes", SampleValue::I64(c.wan_in_order() as i64)),
-                    ("wan_acked_to_fh_bytes", SampleValue::I64(c.fig.acked_to_fh as i64)),
-                    ("mh_ack_to_fh_bytes", SampleValue::I64(c.fig.mh_ack_to_fh as i64)),
+                    (
+                        "wan_received_bytes",
+                        SampleValue::I64(c.wan_in_order() as i64),
+                    ),
+                    (
+                        "wan_acked_to_fh_bytes",
+                        SampleValue::I64(c.fig.acked_to_fh as i64),
+                    ),
+                    (
+                        "mh_ack_to_fh_bytes",
+                        SampleValue::I64(c.fig.mh_ack_to_fh as i64),
+                    ),
                     ("ran_sent_bytes", SampleValue::I64(c.moved as i64)),
                     ("ran_acked_bytes", SampleValue::I64(c.mh_acked() as i64)),
                     ("ran_cwnd_bytes", SampleValue::I64(ri.cwnd as i64)),
-                    ("ran_in_flight_bytes", SampleValue::I64(ri.bytes_in_flight as i64)),
+                    (
+                        "ran_in_flight_bytes",
+                        SampleValue::I64(ri.bytes_in_flight as i64),
+                    ),
                     (
                         "buffer_bytes",
                         SampleValue::I64((c.wan_in_order() - c.mh_acked()) as i64),
@@ -937,7 +972,13 @@ impl NetworkFunction for SplitHost {
     }
     fn report(&self) -> serde_json::Value {
         let k = &self.counters;
-        let (mut fw, mut ft, mut fr, mut su, mut re) = (k.es_freezes_window, k.es_freezes_timer, k.es_freezes_retransmit, k.es_suppressed, k.es_releases);
+        let (mut fw, mut ft, mut fr, mut su, mut re) = (
+            k.es_freezes_window,
+            k.es_freezes_timer,
+            k.es_freezes_retransmit,
+            k.es_suppressed,
+            k.es_releases,
+        );
         for c in &self.conns {
             if let Some(g) = &c.gate {
                 fw += g.freezes_window;
@@ -1000,4 +1041,3 @@ pub fn tcp_packet(
         len,
     )
 }
-

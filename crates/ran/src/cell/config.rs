@@ -173,8 +173,16 @@ impl RanConfig {
         let rlc_header = rlc
             .layout
             .data_header_bytes(rlc.mode, 1, 0, rlc.layout == RlcLayout::Lte);
-        let nr_subpdu = if rlc.mac_subheader_per_pdu { crate::rlc::nr_mac_subheader_bytes(1) } else { 0 };
-        crate::mac::ul::SHORT_BSR_BYTES + crate::mac::mux::mac_subheader_bytes(1) + nr_subpdu + rlc_header + 1
+        let nr_subpdu = if rlc.mac_subheader_per_pdu {
+            crate::rlc::nr_mac_subheader_bytes(1)
+        } else {
+            0
+        };
+        crate::mac::ul::SHORT_BSR_BYTES
+            + crate::mac::mux::mac_subheader_bytes(1)
+            + nr_subpdu
+            + rlc_header
+            + 1
     }
 }
 

@@ -281,9 +281,7 @@ impl RanState {
     /// Carry out the functions' outputs (see the module docs).
     #[inline]
     pub(super) fn carry_out(&mut self, now: Time, nf: &mut Functions) {
-        if !nf.chain.is_empty()
-            && (nf.chain.may_have_output() || nf.chain.wants(Points::DL_PULL))
-        {
+        if !nf.chain.is_empty() && (nf.chain.may_have_output() || nf.chain.wants(Points::DL_PULL)) {
             self.carry_out_outputs(now, nf);
         }
     }

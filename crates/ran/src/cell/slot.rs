@@ -225,7 +225,10 @@ impl RanState {
             // not even HARQ combining would carry there at its large-scale SINR is out of
             // uplink coverage and gets no new grant (HARQ retransmissions go on).
             let mut min_prb = 0;
-            match self.radio.ul_min_useful_grant(rnti, now, tx_slot, layers, min_tbs, max_tx) {
+            match self
+                .radio
+                .ul_min_useful_grant(rnti, now, tx_slot, layers, min_tbs, max_tx)
+            {
                 Some((m, _, b)) => {
                     min_prb = m;
                     if tb < min_tbs {
@@ -284,7 +287,9 @@ impl RanState {
                 if g.tb_bytes == 0 {
                     continue;
                 }
-                let mcs = self.radio.ul_grant_mcs(g.rnti, now, tx_slot, g.n_prb as u32, layers, min_tbs);
+                let mcs =
+                    self.radio
+                        .ul_grant_mcs(g.rnti, now, tx_slot, g.n_prb as u32, layers, min_tbs);
                 let u = &mut self.ues[i];
                 let l = u.link_mut(Dir::Ul);
                 l.harq.start_new(now, g.harq_id, g.n_prb, g.tb_bytes, ());

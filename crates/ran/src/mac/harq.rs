@@ -24,14 +24,27 @@ pub struct HarqConfig {
 impl HarqConfig {
     /// `n_processes` processes, feedback `feedback_delay_slots` slots of length `slot` after a
     /// transmission, `max_retx` retransmissions.
-    pub fn with_slots(n_processes: u8, feedback_delay_slots: u32, slot: Duration, max_retx: u8) -> Self {
-        HarqConfig { n_processes, feedback_delay: slot.saturating_mul(feedback_delay_slots as u64), max_retx }
+    pub fn with_slots(
+        n_processes: u8,
+        feedback_delay_slots: u32,
+        slot: Duration,
+        max_retx: u8,
+    ) -> Self {
+        HarqConfig {
+            n_processes,
+            feedback_delay: slot.saturating_mul(feedback_delay_slots as u64),
+            max_retx,
+        }
     }
 }
 
 impl Default for HarqConfig {
     fn default() -> Self {
-        HarqConfig { n_processes: 8, feedback_delay: Duration::from_millis(4), max_retx: 3 }
+        HarqConfig {
+            n_processes: 8,
+            feedback_delay: Duration::from_millis(4),
+            max_retx: 3,
+        }
     }
 }
 
@@ -40,7 +53,9 @@ impl Default for HarqConfig {
 pub enum HarqState {
     Idle,
     /// Transmitted; feedback expected at `feedback_at`.
-    AwaitingFeedback { feedback_at: Time },
+    AwaitingFeedback {
+        feedback_at: Time,
+    },
     /// NACKed and waiting to be rescheduled.
     PendingRetx,
 }
@@ -90,14 +105,27 @@ pub struct HarqEntity<T> {
 impl<T> HarqEntity<T> {
     pub fn new(cfg: HarqConfig) -> Self {
         let procs = (0..cfg.n_processes)
-            .map(|_| HarqProcess { state: HarqState::Idle, tb_bytes: 0, n_prb: 0, tx_count: 0, payload: None })
+            .map(|_| HarqProcess {
+                state: HarqState::Idle,
+                tb_bytes: 0,
+                n_prb: 0,
+                tx_count: 0,
+                payload: None,
+            })
             .collect();
-        HarqEntity { cfg, procs, counters: HarqCounters::default() }
+        HarqEntity {
+            cfg,
+            procs,
+            counters: HarqCounters::default(),
+        }
     }
 
     /// Lowest idle process, if any.
     pub fn free_process(&self) -> Option<u8> {
-        self.procs.iter().position(|p| p.state == HarqState::Idle).map(|i| i as u8)
+        self.procs
+            .iter()
+            .position(|p| p.state == HarqState::Idle)
+            .map(|i| i as u8)
     }
 
     /// Processes waiting for a retransmission, oldest first by id: `(harq_id, n_prb, tb_bytes)`.
@@ -118,7 +146,9 @@ impl<T> HarqEntity<T> {
         let p = &mut self.procs[harq_id as usize];
         assert_eq!(p.state, HarqState::Idle, "HARQ process {harq_id} busy");
         *p = HarqProcess {
-            state: HarqState::AwaitingFeedback { feedback_at: now + self.cfg.feedback_delay },
+            state: HarqState::AwaitingFeedback {
+                feedback_at: now + self.cfg.feedback_delay,
+            },
             tb_bytes,
             n_prb,
             tx_count: 1,
@@ -130,8 +160,14 @@ impl<T> HarqEntity<T> {
     /// Retransmission of a NACKed process.
     pub fn start_retx(&mut self, now: Time, harq_id: u8) {
         let p = &mut self.procs[harq_id as usize];
-        assert_eq!(p.state, HarqState::PendingRetx, "HARQ process {harq_id} has no pending retransmission");
-        p.state = HarqState::AwaitingFeedback { feedback_at: now + self.cfg.feedback_delay };
+        assert_eq!(
+            p.state,
+            HarqState::PendingRetx,
+            "HARQ process {harq_id} has no pending retransmission"
+        );
+        p.state = HarqState::AwaitingFeedback {
+            feedback_at: now + self.cfg.feedback_delay,
+        };
         p.tx_count += 1;
         self.counters.retx += 1;
     }
@@ -181,13 +217,21 @@ mod tests {
 
     #[test]
     fn test_harq_retx_then_failure() {
-        let mut h: HarqEntity<u32> = HarqEntity::new(HarqConfig { n_processes: 2, feedback_delay: Duration::from_millis(4), max_retx: 2 });
+        let mut h: HarqEntity<u32> = HarqEntity::new(HarqConfig {
+            n_processes: 2,
+            feedback_delay: Duration::from_millis(4),
+            max_retx: 2,
+        });
         let t = Time::from_millis(1);
         assert_eq!(h.free_process(), Some(0));
         h.start_new(t, 0, 10, 1000, 7);
         assert_eq!(h.free_process(), Some(1));
         assert_eq!(h.poll_timeout(), Some(Time::from_millis(5)));
-        let nack = HarqFeedback { rnti: 1, harq_id: 0, ack: false };
+        let nack = HarqFeedback {
+            rnti: 1,
+            harq_id: 0,
+            ack: false,
+        };
         assert_eq!(h.handle_feedback(t, nack), HarqOutcome::Retx);
         assert_eq!(h.pending_retx().collect::<Vec<_>>(), vec![(0, 10, 1000)]);
         h.start_retx(t, 0);
@@ -197,7 +241,17 @@ mod tests {
         assert_eq!(h.free_process(), Some(0));
         assert_eq!(h.counters().failures, 1);
         h.start_new(t, 0, 5, 500, 8);
-        assert_eq!(h.handle_feedback(t, HarqFeedback { rnti: 1, harq_id: 0, ack: true }), HarqOutcome::Acked(8));
+        assert_eq!(
+            h.handle_feedback(
+                t,
+                HarqFeedback {
+                    rnti: 1,
+                    harq_id: 0,
+                    ack: true
+                }
+            ),
+            HarqOutcome::Acked(8)
+        );
         assert_eq!(h.handle_feedback(t, nack), HarqOutcome::Stale);
     }
 }

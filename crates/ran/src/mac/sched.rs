@@ -34,7 +34,9 @@ use std::collections::HashMap;
 pub enum SchedulerKind {
     RoundRobin,
     /// Proportional fair with the EWMA time constant of the served-rate average.
-    ProportionalFair { time_constant: Duration },
+    ProportionalFair {
+        time_constant: Duration,
+    },
     MaxRate,
 }
 
@@ -103,7 +105,10 @@ fn needed_prb(ue: &SchedUe, min_prb: u16) -> u16 {
         return 0;
     }
     let n = (ue.backlog_bytes as f64 / ue.bytes_per_prb).ceil();
-    (n.min(u16::MAX as f64) as u16).max(min_prb).max(ue.min_prb).min(ue.max_prb.max(1))
+    (n.min(u16::MAX as f64) as u16)
+        .max(min_prb)
+        .max(ue.min_prb)
+        .min(ue.max_prb.max(1))
 }
 
 /// The fewest PRBs a new allocation to `ue` may span.
@@ -126,7 +131,15 @@ fn floored(ue: &SchedUe, n: u16, left: u16) -> u16 {
 
 impl Scheduler {
     pub fn new(cfg: SchedConfig) -> Self {
-        Scheduler { cfg, avg: HashMap::new(), rr_next: 0, order: Vec::new(), alloc_prb: Vec::new(), last_grants: 0, last_prbs: 0 }
+        Scheduler {
+            cfg,
+            avg: HashMap::new(),
+            rr_next: 0,
+            order: Vec::new(),
+            alloc_prb: Vec::new(),
+            last_grants: 0,
+            last_prbs: 0,
+        }
     }
 
     /// Average served rate the PF metric uses (bytes per slot), if known.
@@ -162,7 +175,13 @@ impl Scheduler {
                 if n <= prb_left {
                     prb_left -= n;
                     grants_left -= 1;
-                    out.push(Allocation { rnti: ue.rnti, n_prb: n, tb_bytes: tb, harq_id: hid, is_retx: true });
+                    out.push(Allocation {
+                        rnti: ue.rnti,
+                        n_prb: n,
+                        tb_bytes: tb,
+                        harq_id: hid,
+                        is_retx: true,
+                    });
                 }
             }
         }
@@ -197,7 +216,9 @@ impl Scheduler {
                     let n = self.order.len();
                     let s = self.rr_next % n;
                     self.order.rotate_left(s);
-                    let k = (grants_left as usize).min(n).min((prb_left / self.cfg.min_prb.max(1)) as usize);
+                    let k = (grants_left as usize)
+                        .min(n)
+                        .min((prb_left / self.cfg.min_prb.max(1)) as usize);
                     self.order.truncate(k);
                     self.rr_next = (s + k) % n.max(1);
                     // Equal shares, then redistribute leftovers to UEs that need more.
@@ -220,7 +241,9 @@ impl Scheduler {
                 }
                 SchedulerKind::MaxRate | SchedulerKind::ProportionalFair { .. } => {
                     // Best metric first; ties by RNTI for determinism.
-                    self.order.sort_by(|a, b| b.0.total_cmp(&a.0).then(ues[a.1].rnti.cmp(&ues[b.1].rnti)));
+                    self.order.sort_by(|a, b| {
+                        b.0.total_cmp(&a.0).then(ues[a.1].rnti.cmp(&ues[b.1].rnti))
+                    });
                     for (used, &(_, i)) in self.order.iter().enumerate() {
                         if used == grants_left as usize || prb_left < self.cfg.min_prb.max(1) {
                             break;
@@ -239,15 +262,26 @@ impl Scheduler {
                 }
                 let ue = &ues[i];
                 let tb = tbs(ue, n);
-                out.push(Allocation { rnti: ue.rnti, n_prb: n, tb_bytes: tb, harq_id: ue.free_harq.unwrap(), is_retx: false });
+                out.push(Allocation {
+                    rnti: ue.rnti,
+                    n_prb: n,
+                    tb_bytes: tb,
+                    harq_id: ue.free_harq.unwrap(),
+                    is_retx: false,
+                });
             }
         }
 
         // 3. PF averages.
         if let SchedulerKind::ProportionalFair { time_constant } = self.cfg.kind {
-            let tau = (time_constant.as_nanos() as f64 / self.cfg.slot.as_nanos().max(1) as f64).max(1.0);
+            let tau =
+                (time_constant.as_nanos() as f64 / self.cfg.slot.as_nanos().max(1) as f64).max(1.0);
             for ue in ues {
-                let served: f64 = out[start..].iter().filter(|a| a.rnti == ue.rnti).map(|a| a.tb_bytes as f64).sum();
+                let served: f64 = out[start..]
+                    .iter()
+                    .filter(|a| a.rnti == ue.rnti)
+                    .map(|a| a.tb_bytes as f64)
+                    .sum();
                 let e = self.avg.entry(ue.rnti).or_insert(0.0);
                 *e = (1.0 - 1.0 / tau) * *e + served / tau;
             }
@@ -262,7 +296,13 @@ impl Scheduler {
     }
 
     /// [`Self::schedule_with`] with [`Self::linear_tbs`].
-    pub fn schedule(&mut self, now: Time, ues: &[SchedUe], max_grants: u16, out: &mut Vec<Allocation>) {
+    pub fn schedule(
+        &mut self,
+        now: Time,
+        ues: &[SchedUe],
+        max_grants: u16,
+        out: &mut Vec<Allocation>,
+    ) {
         self.schedule_with(now, ues, max_grants, Self::linear_tbs, out)
     }
 }
@@ -276,7 +316,10 @@ pub struct PdcchBudget {
 
 impl PdcchBudget {
     pub fn new(max_per_slot: u16) -> Self {
-        PdcchBudget { max_per_slot, used: 0 }
+        PdcchBudget {
+            max_per_slot,
+            used: 0,
+        }
     }
     /// Start of a slot.
     pub fn reset(&mut self) {

@@ -50,10 +50,10 @@ use rustc_hash::FxHashMap;
 /// Upper bounds (bytes) of the buffer size levels 0..=62 of TS 36.321 Table 6.1.3.1-1; index 63
 /// means "> 150000". (ns-3 LENA's copy has 93749 for index 59; the table says 93479.)
 pub const BSR_LEVELS: [u32; 63] = [
-    0, 10, 12, 14, 17, 19, 22, 26, 31, 36, 42, 49, 57, 67, 78, 91, 107, 125, 146, 171, 200, 234, 274, 321, 376, 440,
-    515, 603, 706, 826, 967, 1132, 1326, 1552, 1817, 2127, 2490, 2915, 3413, 3995, 4677, 5476, 6411, 7505, 8787,
-    10287, 12043, 14099, 16507, 19325, 22624, 26487, 31009, 36304, 42502, 49759, 58255, 68201, 79846, 93479,
-    109439, 128125, 150000,
+    0, 10, 12, 14, 17, 19, 22, 26, 31, 36, 42, 49, 57, 67, 78, 91, 107, 125, 146, 171, 200, 234,
+    274, 321, 376, 440, 515, 603, 706, 826, 967, 1132, 1326, 1552, 1817, 2127, 2490, 2915, 3413,
+    3995, 4677, 5476, 6411, 7505, 8787, 10287, 12043, 14099, 16507, 19325, 22624, 26487, 31009,
+    36304, 42502, 49759, 58255, 68201, 79846, 93479, 109439, 128125, 150000,
 ];
 
 /// BSR index for a buffer of `bytes` (Table 6.1.3.1-1: index i covers `(BSR_LEVELS[i-1], BSR_LEVELS[i]]`).
@@ -118,7 +118,11 @@ impl UeMacConfig {
             sr_period: Duration::from_millis(10),
             sr_offset: Duration::ZERO,
             bsr_enhancement: false,
-            channels: vec![UlLogicalChannel { lcid: 3, lcg: 1, priority: 1 }],
+            channels: vec![UlLogicalChannel {
+                lcid: 3,
+                lcg: 1,
+                priority: 1,
+            }],
         }
     }
 }
@@ -264,12 +268,18 @@ impl UeUlMac {
     /// The backlog of channel `lcid` is now `bytes` (RLC + PDCP, incl. retransmissions and
     /// STATUS). Triggers a regular BSR per §5.4.5.
     pub fn handle_buffer_status(&mut self, now: Time, lcid: Lcid, bytes: u64) {
-        let Some(i) = self.cfg.channels.iter().position(|c| c.lcid == lcid) else { return };
+        let Some(i) = self.cfg.channels.iter().position(|c| c.lcid == lcid) else {
+            return;
+        };
         let before = self.avail[i];
         self.avail[i] = bytes;
         if bytes > before && before == 0 {
             let prio = self.cfg.channels[i].priority;
-            let others_empty = self.avail.iter().enumerate().all(|(j, &a)| j == i || a == 0);
+            let others_empty = self
+                .avail
+                .iter()
+                .enumerate()
+                .all(|(j, &a)| j == i || a == 0);
             let higher = self
                 .cfg
                 .channels
@@ -286,7 +296,18 @@ impl UeUlMac {
 
     /// Earliest timer: SR occasion (if an SR is pending), periodicBSR-Timer, retxBSR-Timer.
     pub fn poll_timeout(&self) -> Option<Time> {
-        [if self.sr_pending { self.next_sr_at } else { None }, self.periodic_at, self.retx_at].into_iter().flatten().min()
+        [
+            if self.sr_pending {
+                self.next_sr_at
+            } else {
+                None
+            },
+            self.periodic_at,
+            self.retx_at,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     pub fn handle_timeout(&mut self, now: Time) {
@@ -316,7 +337,13 @@ impl UeUlMac {
 
     /// `room`: padding available (padding BSR) or `None` (regular/periodic BSR, whose format
     /// was fixed by `long` before the data were multiplexed).
-    fn make_bsr(&self, kind: BsrKind, lcg_after: [u64; 4], room: Option<u32>, long: bool) -> Option<BsrReport> {
+    fn make_bsr(
+        &self,
+        kind: BsrKind,
+        lcg_after: [u64; 4],
+        room: Option<u32>,
+        long: bool,
+    ) -> Option<BsrReport> {
         let n_lcg = lcg_after.iter().filter(|&&b| b > 0).count();
         let want_long = n_lcg > 1;
         let (is_long, is_truncated) = match room {
@@ -339,7 +366,10 @@ impl UeUlMac {
                 .min_by_key(|(c, _)| c.priority)
                 .map_or(0, |(c, _)| c.lcg)
         } else {
-            (0..4).find(|&g| lcg_after[g] > 0).unwrap_or_else(|| self.cfg.channels.first().map_or(0, |c| c.lcg as usize)) as u8
+            (0..4)
+                .find(|&g| lcg_after[g] > 0)
+                .unwrap_or_else(|| self.cfg.channels.first().map_or(0, |c| c.lcg as usize))
+                as u8
         };
         Some(BsrReport {
             kind,
@@ -348,7 +378,11 @@ impl UeUlMac {
             index,
             lcg,
             exact_bytes: lcg_after,
-            bytes: if is_long { LONG_BSR_BYTES } else { SHORT_BSR_BYTES },
+            bytes: if is_long {
+                LONG_BSR_BYTES
+            } else {
+                SHORT_BSR_BYTES
+            },
         })
     }
 
@@ -383,7 +417,11 @@ impl UeUlMac {
         // buffers after this MAC PDU.
         let lcg_now = self.lcg_bytes();
         let n_lcg = lcg_now.iter().filter(|&&b| b > 0).count();
-        let bsr_size = if n_lcg > 1 { LONG_BSR_BYTES } else { SHORT_BSR_BYTES };
+        let bsr_size = if n_lcg > 1 {
+            LONG_BSR_BYTES
+        } else {
+            SHORT_BSR_BYTES
+        };
 
         // BSR enhancement (dissertation ch. 3, Figure 8 step 9).
         let granted = self.granted_since_bsr + tb as u64;
@@ -408,7 +446,12 @@ impl UeUlMac {
         if bsr_kind.is_some() {
             // §5.4.5: a grant that accommodates all pending data but not the BSR in addition
             // cancels the triggered BSRs.
-            let need: u64 = self.avail.iter().filter(|&&a| a > 0).map(|&a| a + mac_subheader_bytes(a.min(u32::MAX as u64) as u32) as u64).sum();
+            let need: u64 = self
+                .avail
+                .iter()
+                .filter(|&&a| a > 0)
+                .map(|&a| a + mac_subheader_bytes(a.min(u32::MAX as u64) as u32) as u64)
+                .sum();
             if need <= tb as u64 && need + bsr_size as u64 > tb as u64 {
                 bsr_kind = None;
                 self.regular_triggered = false;
@@ -434,7 +477,12 @@ impl UeUlMac {
             tx.mac_subheader_bytes += sub;
             sent[i] = chunk as u64;
             let c = self.cfg.channels[i];
-            tx.opportunities.push(TxOpportunity { bytes: chunk, rnti: self.cfg.rnti, lcid: c.lcid, harq_id: grant.harq_id });
+            tx.opportunities.push(TxOpportunity {
+                bytes: chunk,
+                rnti: self.cfg.rnti,
+                lcid: c.lcid,
+                harq_id: grant.harq_id,
+            });
         }
         for (a, s) in self.avail.iter_mut().zip(&sent) {
             *a -= s;
@@ -515,7 +563,10 @@ pub struct UlBufferTracker {
 
 impl UlBufferTracker {
     pub fn new(sr_grant_bytes: u32) -> Self {
-        UlBufferTracker { ues: FxHashMap::default(), sr_grant_bytes }
+        UlBufferTracker {
+            ues: FxHashMap::default(),
+            sr_grant_bytes,
+        }
     }
     pub fn handle_sr(&mut self, rnti: Rnti) {
         self.ues.entry(rnti).or_default().sr_pending = true;
@@ -572,7 +623,12 @@ pub struct UlScheduler {
 
 impl UlScheduler {
     pub fn new(cfg: SchedConfig, sr_grant_bytes: u32) -> Self {
-        UlScheduler { sched: Scheduler::new(cfg), tracker: UlBufferTracker::new(sr_grant_bytes), ues: Vec::new(), allocs: Vec::new() }
+        UlScheduler {
+            sched: Scheduler::new(cfg),
+            tracker: UlBufferTracker::new(sr_grant_bytes),
+            ues: Vec::new(),
+            allocs: Vec::new(),
+        }
     }
     pub fn handle_sr(&mut self, rnti: Rnti) {
         self.tracker.handle_sr(rnti);
@@ -594,15 +650,25 @@ impl UlScheduler {
     ) -> u16 {
         self.ues.clear();
         for u in ues {
-            self.ues.push(SchedUe { backlog_bytes: self.tracker.backlog(u.rnti).max(u.backlog_bytes), ..*u });
+            self.ues.push(SchedUe {
+                backlog_bytes: self.tracker.backlog(u.rnti).max(u.backlog_bytes),
+                ..*u
+            });
         }
         self.allocs.clear();
-        self.sched.schedule_with(now, &self.ues, max_grants, tbs, &mut self.allocs);
+        self.sched
+            .schedule_with(now, &self.ues, max_grants, tbs, &mut self.allocs);
         for a in &self.allocs {
             if !a.is_retx {
                 self.tracker.on_grant(a.rnti, a.tb_bytes);
             }
-            out.push(UlGrant { rnti: a.rnti, tb_bytes: a.tb_bytes, n_prb: a.n_prb, harq_id: a.harq_id, is_retx: a.is_retx });
+            out.push(UlGrant {
+                rnti: a.rnti,
+                tb_bytes: a.tb_bytes,
+                n_prb: a.n_prb,
+                harq_id: a.harq_id,
+                is_retx: a.is_retx,
+            });
         }
         self.allocs.len() as u16
     }
@@ -631,8 +697,17 @@ mod tests {
         let mut cfg = UeMacConfig::lte_default(1);
         cfg.sr_offset = Duration::from_millis(3);
         let m = UeUlMac::new(cfg);
-        assert_eq!(m.next_sr_occasion(Time::from_millis(0)), Time::from_millis(3));
-        assert_eq!(m.next_sr_occasion(Time::from_millis(3)), Time::from_millis(3));
-        assert_eq!(m.next_sr_occasion(Time::from_micros(3001)), Time::from_millis(13));
+        assert_eq!(
+            m.next_sr_occasion(Time::from_millis(0)),
+            Time::from_millis(3)
+        );
+        assert_eq!(
+            m.next_sr_occasion(Time::from_millis(3)),
+            Time::from_millis(3)
+        );
+        assert_eq!(
+            m.next_sr_occasion(Time::from_micros(3001)),
+            Time::from_millis(13)
+        );
     }
 }

@@ -160,11 +160,19 @@ impl RlcConfig {
     }
     /// LTE UM, 10-bit SN (UM_Window_Size 512), t-Reordering 35 ms.
     pub fn um_lte(rnti: Rnti, lcid: Lcid) -> Self {
-        RlcConfig { mode: RlcMode::Um, ..Self::am_lte(rnti, lcid) }
+        RlcConfig {
+            mode: RlcMode::Um,
+            ..Self::am_lte(rnti, lcid)
+        }
     }
     /// NR UM, 12-bit SN (UM_Window_Size 2048), t-Reassembly 5 ms.
     pub fn um_nr(rnti: Rnti, lcid: Lcid) -> Self {
-        RlcConfig { mode: RlcMode::Um, layout: RlcLayout::Nr12, window_size: 2048, ..Self::am_nr(rnti, lcid) }
+        RlcConfig {
+            mode: RlcMode::Um,
+            layout: RlcLayout::Nr12,
+            window_size: 2048,
+            ..Self::am_nr(rnti, lcid)
+        }
     }
 }
 
@@ -425,20 +433,27 @@ pub struct RlcEntity {
 
 impl RlcEntity {
     pub fn new(cfg: RlcConfig) -> Self {
-        RlcEntity { tx: RlcTx::new(&cfg), rx: RlcRx::new(&cfg), cfg, counters: RlcCounters::default() }
+        RlcEntity {
+            tx: RlcTx::new(&cfg),
+            rx: RlcRx::new(&cfg),
+            cfg,
+            counters: RlcCounters::default(),
+        }
     }
 
     /// An SDU from the upper layer (ns-3 `TransmitPdcpPdu`). Returns `false` if it was dropped
     /// because the SDU queue would exceed `max_tx_buffer_bytes`.
     pub fn handle_sdu(&mut self, now: Time, sdu: RlcSdu) -> bool {
-        self.tx.handle_sdu(now, sdu, false, &self.cfg, &mut self.counters)
+        self.tx
+            .handle_sdu(now, sdu, false, &self.cfg, &mut self.counters)
     }
 
     /// [`Self::handle_sdu`], but the SDU goes ahead of every queued SDU no byte of which has
     /// been sent (a partly segmented head SDU keeps its place): a network function's urgent
     /// packet, such as seed 001's batch retransmissions, overtakes queued new data.
     pub fn handle_sdu_front(&mut self, now: Time, sdu: RlcSdu) -> bool {
-        self.tx.handle_sdu(now, sdu, true, &self.cfg, &mut self.counters)
+        self.tx
+            .handle_sdu(now, sdu, true, &self.cfg, &mut self.counters)
     }
 
     /// Queued SDUs no byte of which has been sent yet (the ones [`Self::handle_sdu_front`]
@@ -461,20 +476,29 @@ impl RlcEntity {
         let mut room = op.bytes;
         let start = out.len();
         if self.cfg.mode == RlcMode::Am {
-            if let Some(st) = self.rx.build_status(now, pdu_budget(room, &self.cfg, true), &self.cfg) {
+            if let Some(st) =
+                self.rx
+                    .build_status(now, pdu_budget(room, &self.cfg, true), &self.cfg)
+            {
                 room -= pdu_cost(st.bytes, &self.cfg, true);
                 self.counters.status_pdus_tx += 1;
                 out.push(st);
             }
         }
         let first = out.len() == start;
-        self.tx.fill(now, room, first, &self.cfg, &mut self.counters, out);
+        self.tx
+            .fill(now, room, first, &self.cfg, &mut self.counters, out);
     }
 
     /// Convenience form of [`Self::handle_tx_opportunity`] returning a fresh vector.
     pub fn tx_opportunity(&mut self, now: Time, bytes: u32) -> Vec<RlcPdu> {
         let mut v = Vec::new();
-        let op = TxOpportunity { bytes, rnti: self.cfg.rnti, lcid: self.cfg.lcid, harq_id: 0 };
+        let op = TxOpportunity {
+            bytes,
+            rnti: self.cfg.rnti,
+            lcid: self.cfg.lcid,
+            harq_id: 0,
+        };
         self.handle_tx_opportunity(now, op, &mut v);
         v
     }
@@ -507,8 +531,16 @@ impl RlcEntity {
         let mut bs = self.tx.buffer_status(now, &self.cfg);
         if self.cfg.mode == RlcMode::Am {
             let st = self.rx.pending_status_bytes(now, &self.cfg);
-            bs.status_pdu_bytes = if st > 0 { pdu_cost(st, &self.cfg, true) } else { 0 };
-            if st > 0 && !self.cfg.mac_subheader_per_pdu && bs.retx_queue_bytes == 0 && bs.tx_queue_bytes > 0 {
+            bs.status_pdu_bytes = if st > 0 {
+                pdu_cost(st, &self.cfg, true)
+            } else {
+                0
+            };
+            if st > 0
+                && !self.cfg.mac_subheader_per_pdu
+                && bs.retx_queue_bytes == 0
+                && bs.tx_queue_bytes > 0
+            {
                 // New data after the STATUS PDU: a second MAC SDU of the channel.
                 bs.tx_queue_bytes += 3;
             }
@@ -565,12 +597,30 @@ mod tests {
         assert_eq!(l.status_bytes(0, 0), 2); // 15 bits
         assert_eq!(l.status_bytes(1, 0), 4); // 27 bits
         assert_eq!(l.status_bytes(1, 1), 8); // 57 bits
-        assert_eq!(RlcLayout::Nr12.data_header_bytes(RlcMode::Am, 1, 0, false), 2);
-        assert_eq!(RlcLayout::Nr12.data_header_bytes(RlcMode::Am, 1, 10, false), 4);
-        assert_eq!(RlcLayout::Nr18.data_header_bytes(RlcMode::Am, 1, 10, false), 5);
-        assert_eq!(RlcLayout::Nr12.data_header_bytes(RlcMode::Um, 1, 0, true), 1);
-        assert_eq!(RlcLayout::Nr12.data_header_bytes(RlcMode::Um, 1, 0, false), 2);
-        assert_eq!(RlcLayout::Nr12.data_header_bytes(RlcMode::Um, 1, 5, false), 4);
+        assert_eq!(
+            RlcLayout::Nr12.data_header_bytes(RlcMode::Am, 1, 0, false),
+            2
+        );
+        assert_eq!(
+            RlcLayout::Nr12.data_header_bytes(RlcMode::Am, 1, 10, false),
+            4
+        );
+        assert_eq!(
+            RlcLayout::Nr18.data_header_bytes(RlcMode::Am, 1, 10, false),
+            5
+        );
+        assert_eq!(
+            RlcLayout::Nr12.data_header_bytes(RlcMode::Um, 1, 0, true),
+            1
+        );
+        assert_eq!(
+            RlcLayout::Nr12.data_header_bytes(RlcMode::Um, 1, 0, false),
+            2
+        );
+        assert_eq!(
+            RlcLayout::Nr12.data_header_bytes(RlcMode::Um, 1, 5, false),
+            4
+        );
         assert_eq!(RlcLayout::Nr12.status_bytes(2, 1), 3 + 4 + 4);
         assert_eq!(RlcLayout::Nr18.status_bytes(2, 1), 3 + 6 + 4);
     }

@@ -3,7 +3,10 @@
 //! (TS 36.322 §5.1.2.2, §5.1.3.2, §5.2.3, §5.3.3.3, §5.4; TS 38.322 §5.2.2.2, §5.2.3.2,
 //! §5.3.4).
 
-use super::{DataPdu, Few, Field, Fields, Nack, RlcConfig, RlcCounters, RlcMode, RlcPdu, RlcPduBody, StatusPdu};
+use super::{
+    DataPdu, Few, Field, Fields, Nack, RlcConfig, RlcCounters, RlcMode, RlcPdu, RlcPduBody,
+    StatusPdu,
+};
 use rantcp_core::Time;
 use std::collections::VecDeque;
 
@@ -42,7 +45,11 @@ impl RxUnit {
             }
             _ => {}
         }
-        let covered: u32 = self.ranges.iter().map(|&(s, e)| e.min(b).saturating_sub(s.max(a))).sum();
+        let covered: u32 = self
+            .ranges
+            .iter()
+            .map(|&(s, e)| e.min(b).saturating_sub(s.max(a)))
+            .sum();
         if covered == b - a {
             return false;
         }
@@ -129,13 +136,21 @@ impl RlcRx {
         if sn < self.vr_r {
             return None;
         }
-        self.units.get((sn - self.vr_r) as usize).and_then(|u| u.as_ref())
+        self.units
+            .get((sn - self.vr_r) as usize)
+            .and_then(|u| u.as_ref())
     }
     fn is_complete(&self, sn: u64) -> bool {
         self.unit(sn).is_some_and(|u| u.complete())
     }
 
-    pub(super) fn handle_data(&mut self, now: Time, d: &DataPdu, cfg: &RlcConfig, c: &mut RlcCounters) {
+    pub(super) fn handle_data(
+        &mut self,
+        now: Time,
+        d: &DataPdu,
+        cfg: &RlcConfig,
+        c: &mut RlcCounters,
+    ) {
         c.data_pdus_rx += 1;
         let x = d.sn;
         let am = cfg.mode == RlcMode::Am;
@@ -227,7 +242,8 @@ impl RlcRx {
     /// VR(MS) on expiry; NR additionally requires a byte gap when only one SN is pending.
     fn timer_needed(&self, lower: u64, cfg: &RlcConfig) -> bool {
         if cfg.layout.is_nr() {
-            self.vr_h > lower + 1 || (self.vr_h == lower + 1 && self.unit(lower).is_some_and(|u| u.has_gap()))
+            self.vr_h > lower + 1
+                || (self.vr_h == lower + 1 && self.unit(lower).is_some_and(|u| u.has_gap()))
         } else {
             self.vr_h > lower
         }
@@ -357,7 +373,11 @@ impl RlcRx {
     }
 
     pub(super) fn poll_timeout(&self) -> Option<Time> {
-        let p = if self.status_triggered { self.t_status_prohibit } else { None };
+        let p = if self.status_triggered {
+            self.t_status_prohibit
+        } else {
+            None
+        };
         match (self.t_reassembly, p) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -428,6 +448,10 @@ impl RlcRx {
         let bytes = cfg.layout.status_bytes(n, n_so);
         self.status_triggered = false;
         self.t_status_prohibit = Some(now + cfg.t_status_prohibit);
-        Some(RlcPdu { bytes, header_bytes: bytes, body: RlcPduBody::Status(StatusPdu { ack_sn, nacks }) })
+        Some(RlcPdu {
+            bytes,
+            header_bytes: bytes,
+            body: RlcPduBody::Status(StatusPdu { ack_sn, nacks }),
+        })
     }
 }

@@ -1,7 +1,10 @@
 //! Transmitting side of an RLC entity: SDU queue, segmentation/concatenation, retransmission
 //! buffer and polling (TS 36.322 §5.1.3.1, §5.2.1, §5.2.2; TS 38.322 §5.2.3.1, §5.3.2, §5.3.3).
 
-use super::{pdu_budget, pdu_cost, DataPdu, Field, Fields, RlcConfig, RlcCounters, RlcMode, RlcPdu, RlcPduBody, RlcSdu, StatusPdu, LTE_MAX_LI};
+use super::{
+    pdu_budget, pdu_cost, DataPdu, Field, Fields, RlcConfig, RlcCounters, RlcMode, RlcPdu,
+    RlcPduBody, RlcSdu, StatusPdu, LTE_MAX_LI,
+};
 use crate::mac::sap::BufferStatus;
 use rantcp_core::Time;
 use std::collections::VecDeque;
@@ -91,7 +94,14 @@ impl RlcTx {
 
     /// Queue `sdu` at the tail, or with `front` ahead of every SDU no byte of which has been
     /// sent (behind a partly sent head SDU, whose remaining segments keep their place).
-    pub(super) fn handle_sdu(&mut self, now: Time, sdu: RlcSdu, front: bool, cfg: &RlcConfig, c: &mut RlcCounters) -> bool {
+    pub(super) fn handle_sdu(
+        &mut self,
+        now: Time,
+        sdu: RlcSdu,
+        front: bool,
+        cfg: &RlcConfig,
+        c: &mut RlcCounters,
+    ) -> bool {
         if sdu.bytes == 0 {
             return true;
         }
@@ -124,7 +134,13 @@ impl RlcTx {
         if !cfg.mac_subheader_per_pdu && !cfg.layout.is_nr() {
             // LTE: an SDU longer than an LI can express ends its PDU; the next PDU of the same
             // opportunity needs its own MAC subheader; so does new data after retransmissions.
-            debug_assert_eq!(self.long_sdus, self.queue.iter().filter(|q| q.sdu.bytes > LTE_MAX_LI).count());
+            debug_assert_eq!(
+                self.long_sdus,
+                self.queue
+                    .iter()
+                    .filter(|q| q.sdu.bytes > LTE_MAX_LI)
+                    .count()
+            );
             tx += 3 * self.long_sdus as u64;
             if !self.retx.is_empty() && !self.queue.is_empty() {
                 tx += 3;
@@ -132,17 +148,25 @@ impl RlcTx {
         }
         if self.head_offset > 0 {
             // The head SDU continues as a segment (NR: SO field present).
-            let seg = cfg.layout.data_header_bytes(cfg.mode, 1, self.head_offset, false) as u64 + mac;
+            let seg =
+                cfg.layout
+                    .data_header_bytes(cfg.mode, 1, self.head_offset, false) as u64
+                    + mac;
             tx = tx + seg - base.min(seg);
         }
         let seg_hdr = cfg.layout.data_header_bytes(cfg.mode, 1, 1, false) as u64 + mac;
         let retx: u64 = if cfg.layout.is_nr() {
-            self.retx.iter().map(|&(_, a, b)| (b - a) as u64 + seg_hdr).sum()
+            self.retx
+                .iter()
+                .map(|&(_, a, b)| (b - a) as u64 + seg_hdr)
+                .sum()
         } else {
             // LTE: exact cost of the pieces (LIs, LI length limit) plus the MAC allowance.
             self.retx
                 .iter()
-                .filter(|&&(sn, _, _)| sn >= self.vt_a && !self.units[(sn - self.vt_a) as usize].acked)
+                .filter(|&&(sn, _, _)| {
+                    sn >= self.vt_a && !self.units[(sn - self.vt_a) as usize].acked
+                })
                 .map(|&(sn, a, b)| {
                     let unit = &self.units[(sn - self.vt_a) as usize];
                     let mut cost = 0u64;
@@ -153,7 +177,8 @@ impl RlcTx {
                             break;
                         }
                         // + a MAC subheader: the piece may not be the opportunity's first PDU.
-                        cost += (x + hdr) as u64 + mac + if cfg.mac_subheader_per_pdu { 0 } else { 3 };
+                        cost +=
+                            (x + hdr) as u64 + mac + if cfg.mac_subheader_per_pdu { 0 } else { 3 };
                         start += x;
                     }
                     cost
@@ -164,7 +189,10 @@ impl RlcTx {
             rnti: cfg.rnti,
             lcid: cfg.lcid,
             tx_queue_bytes: tx.min(u32::MAX as u64) as u32,
-            tx_queue_hol_delay: self.queue.front().map_or(Default::default(), |q| now.saturating_since(q.arrival)),
+            tx_queue_hol_delay: self
+                .queue
+                .front()
+                .map_or(Default::default(), |q| now.saturating_since(q.arrival)),
             retx_queue_bytes: retx.min(u32::MAX as u64) as u32,
             status_pdu_bytes: 0,
         }
@@ -175,18 +203,35 @@ impl RlcTx {
     }
 
     /// Fills `room` bytes with retransmissions then new data.
-    pub(super) fn fill(&mut self, now: Time, mut room: u32, mut first: bool, cfg: &RlcConfig, c: &mut RlcCounters, out: &mut Vec<RlcPdu>) {
+    pub(super) fn fill(
+        &mut self,
+        now: Time,
+        mut room: u32,
+        mut first: bool,
+        cfg: &RlcConfig,
+        c: &mut RlcCounters,
+        out: &mut Vec<RlcPdu>,
+    ) {
         if cfg.mode == RlcMode::Am {
             while room > 0 {
-                let Some(pdu) = self.next_retx(pdu_budget(room, cfg, first), cfg) else { break };
+                let Some(pdu) = self.next_retx(pdu_budget(room, cfg, first), cfg) else {
+                    break;
+                };
                 room -= pdu_cost(pdu.bytes, cfg, first);
                 first = false;
                 self.emit(now, pdu, cfg, c, out);
             }
         }
-        while room > 0 && !self.queue.is_empty() && (self.head_sn.is_some() || self.window_open(cfg)) {
+        while room > 0
+            && !self.queue.is_empty()
+            && (self.head_sn.is_some() || self.window_open(cfg))
+        {
             let budget = pdu_budget(room, cfg, first);
-            let pdu = if cfg.layout.is_nr() { self.new_nr_pdu(budget, cfg) } else { self.new_lte_pdu(budget, cfg) };
+            let pdu = if cfg.layout.is_nr() {
+                self.new_nr_pdu(budget, cfg)
+            } else {
+                self.new_lte_pdu(budget, cfg)
+            };
             let Some(pdu) = pdu else { break };
             room -= pdu_cost(pdu.bytes, cfg, first);
             first = false;
@@ -195,8 +240,17 @@ impl RlcTx {
     }
 
     /// Sets the poll bit (§5.2.2.1), counts and pushes.
-    fn emit(&mut self, now: Time, mut pdu: RlcPdu, cfg: &RlcConfig, c: &mut RlcCounters, out: &mut Vec<RlcPdu>) {
-        let RlcPduBody::Data(d) = &mut pdu.body else { unreachable!() };
+    fn emit(
+        &mut self,
+        now: Time,
+        mut pdu: RlcPdu,
+        cfg: &RlcConfig,
+        c: &mut RlcCounters,
+        out: &mut Vec<RlcPdu>,
+    ) {
+        let RlcPduBody::Data(d) = &mut pdu.body else {
+            unreachable!()
+        };
         c.data_pdus_tx += 1;
         c.data_bytes_tx += d.len as u64;
         if d.is_retx {
@@ -211,7 +265,8 @@ impl RlcTx {
             // §5.2.2.1: poll when a threshold is reached, when both the transmission and the
             // retransmission buffer become empty, or when the window stalls.
             let buffers_empty = self.queue.is_empty() && self.retx.is_empty();
-            let stalled = self.head_sn.is_none() && !self.queue.is_empty() && !self.window_open(cfg);
+            let stalled =
+                self.head_sn.is_none() && !self.queue.is_empty() && !self.window_open(cfg);
             if self.poll_pending
                 || self.pdu_without_poll >= cfg.poll_pdu
                 || self.byte_without_poll >= cfg.poll_byte
@@ -238,7 +293,12 @@ impl RlcTx {
             let s = fs.max(a);
             let e = fe.min(b);
             if s < e {
-                v.push(Field { sdu_offset: f.sdu_offset + (s - fs), len: e - s, unit_offset: s, ..*f });
+                v.push(Field {
+                    sdu_offset: f.sdu_offset + (s - fs),
+                    len: e - s,
+                    unit_offset: s,
+                    ..*f
+                });
             }
         }
         v
@@ -252,7 +312,11 @@ impl RlcTx {
             let mut full_k = 0;
             let mut li_ok = true;
             let mut prev_len = 0;
-            for f in unit.fields.iter().filter(|f| f.unit_offset + f.len > a && f.unit_offset < b) {
+            for f in unit
+                .fields
+                .iter()
+                .filter(|f| f.unit_offset + f.len > a && f.unit_offset < b)
+            {
                 if full_k > 0 && prev_len > LTE_MAX_LI {
                     li_ok = false;
                 }
@@ -266,7 +330,11 @@ impl RlcTx {
             let mut best = (0, 0);
             let mut k = 0;
             let mut prev_len = 0;
-            for f in unit.fields.iter().filter(|f| f.unit_offset + f.len > a && f.unit_offset < b) {
+            for f in unit
+                .fields
+                .iter()
+                .filter(|f| f.unit_offset + f.len > a && f.unit_offset < b)
+            {
                 k += 1;
                 let start = f.unit_offset.max(a) - a;
                 let end = (f.unit_offset + f.len).min(b) - a;
@@ -287,7 +355,9 @@ impl RlcTx {
             }
             best
         } else {
-            let hdr = cfg.layout.data_header_bytes(cfg.mode, 1, a, a == 0 && b == unit.len);
+            let hdr = cfg
+                .layout
+                .data_header_bytes(cfg.mode, 1, a, a == 0 && b == unit.len);
             if room <= hdr {
                 return (0, 0);
             }
@@ -320,8 +390,21 @@ impl RlcTx {
                 self.retx.front_mut().unwrap().1 = a + x;
             }
             let has_so = if cfg.layout.is_nr() { a > 0 } else { !whole };
-            let d = DataPdu { sn, so: a, len: x, last, has_so, poll: false, is_retx: true, fields };
-            return Some(RlcPdu { bytes: hdr + x, header_bytes: hdr, body: RlcPduBody::Data(d) });
+            let d = DataPdu {
+                sn,
+                so: a,
+                len: x,
+                last,
+                has_so,
+                poll: false,
+                is_retx: true,
+                fields,
+            };
+            return Some(RlcPdu {
+                bytes: hdr + x,
+                header_bytes: hdr,
+                body: RlcPduBody::Data(d),
+            });
         }
     }
 
@@ -361,7 +444,13 @@ impl RlcTx {
                 }
             }
             let take = left.min(room - hdr - data);
-            fields.push(Field { sdu_id: q.sdu.sdu_id, sdu_bytes: q.sdu.bytes, sdu_offset: off, len: take, unit_offset: data });
+            fields.push(Field {
+                sdu_id: q.sdu.sdu_id,
+                sdu_bytes: q.sdu.bytes,
+                sdu_offset: off,
+                len: take,
+                unit_offset: data,
+            });
             data += take;
             if take < left {
                 break;
@@ -370,15 +459,37 @@ impl RlcTx {
         if fields.is_empty() {
             return None;
         }
-        let hdr = cfg.layout.data_header_bytes(cfg.mode, fields.len(), 0, true);
+        let hdr = cfg
+            .layout
+            .data_header_bytes(cfg.mode, fields.len(), 0, true);
         self.consume(data);
         let sn = self.vt_s;
         self.vt_s += 1;
         if cfg.mode == RlcMode::Am {
-            self.units.push_back(TxUnit { len: data, sent_hi: data, fields: fields.clone(), acked: false, retx_count: None, queued_pieces: 0 });
+            self.units.push_back(TxUnit {
+                len: data,
+                sent_hi: data,
+                fields: fields.clone(),
+                acked: false,
+                retx_count: None,
+                queued_pieces: 0,
+            });
         }
-        let d = DataPdu { sn, so: 0, len: data, last: true, has_so: false, poll: false, is_retx: false, fields };
-        Some(RlcPdu { bytes: hdr + data, header_bytes: hdr, body: RlcPduBody::Data(d) })
+        let d = DataPdu {
+            sn,
+            so: 0,
+            len: data,
+            last: true,
+            has_so: false,
+            poll: false,
+            is_retx: false,
+            fields,
+        };
+        Some(RlcPdu {
+            bytes: hdr + data,
+            header_bytes: hdr,
+            body: RlcPduBody::Data(d),
+        })
     }
 
     /// NR: one new PDU carrying the head SDU or its next segment (TS 38.322 §5.2.3.1.1).
@@ -386,7 +497,8 @@ impl RlcTx {
         let q = *self.queue.front()?;
         let off = self.head_offset;
         let left = q.sdu.bytes - off;
-        let whole_fits = off == 0 && cfg.layout.data_header_bytes(cfg.mode, 1, 0, true) + left <= room;
+        let whole_fits =
+            off == 0 && cfg.layout.data_header_bytes(cfg.mode, 1, 0, true) + left <= room;
         let hdr = cfg.layout.data_header_bytes(cfg.mode, 1, off, whole_fits);
         if room <= hdr {
             return None;
@@ -401,8 +513,21 @@ impl RlcTx {
                 let sn = self.vt_s;
                 self.vt_s += 1;
                 if cfg.mode == RlcMode::Am {
-                    let f = Field { sdu_id: q.sdu.sdu_id, sdu_bytes: q.sdu.bytes, sdu_offset: 0, len: q.sdu.bytes, unit_offset: 0 };
-                    self.units.push_back(TxUnit { len: q.sdu.bytes, sent_hi: 0, fields: Fields::one(f), acked: false, retx_count: None, queued_pieces: 0 });
+                    let f = Field {
+                        sdu_id: q.sdu.sdu_id,
+                        sdu_bytes: q.sdu.bytes,
+                        sdu_offset: 0,
+                        len: q.sdu.bytes,
+                        unit_offset: 0,
+                    };
+                    self.units.push_back(TxUnit {
+                        len: q.sdu.bytes,
+                        sent_hi: 0,
+                        fields: Fields::one(f),
+                        acked: false,
+                        retx_count: None,
+                        queued_pieces: 0,
+                    });
                 }
                 sn
             }
@@ -415,13 +540,40 @@ impl RlcTx {
             self.head_sn = Some(sn);
         }
         self.consume(take);
-        let f = Field { sdu_id: q.sdu.sdu_id, sdu_bytes: q.sdu.bytes, sdu_offset: off, len: take, unit_offset: off };
-        let d = DataPdu { sn, so: off, len: take, last, has_so: off > 0, poll: false, is_retx: false, fields: Fields::one(f) };
-        Some(RlcPdu { bytes: hdr + take, header_bytes: hdr, body: RlcPduBody::Data(d) })
+        let f = Field {
+            sdu_id: q.sdu.sdu_id,
+            sdu_bytes: q.sdu.bytes,
+            sdu_offset: off,
+            len: take,
+            unit_offset: off,
+        };
+        let d = DataPdu {
+            sn,
+            so: off,
+            len: take,
+            last,
+            has_so: off > 0,
+            poll: false,
+            is_retx: false,
+            fields: Fields::one(f),
+        };
+        Some(RlcPdu {
+            bytes: hdr + take,
+            header_bytes: hdr,
+            body: RlcPduBody::Data(d),
+        })
     }
 
     /// Queues `[a, b)` of `sn` for retransmission, counting RETX_COUNT (§5.2.1).
-    fn consider_retx(&mut self, sn: u64, a: u32, b: u32, cfg: &RlcConfig, c: &mut RlcCounters, fresh: bool) {
+    fn consider_retx(
+        &mut self,
+        sn: u64,
+        a: u32,
+        b: u32,
+        cfg: &RlcConfig,
+        c: &mut RlcCounters,
+        fresh: bool,
+    ) {
         let i = (sn - self.vt_a) as usize;
         let unit = &mut self.units[i];
         let b = b.min(unit.sent_hi);
@@ -453,7 +605,13 @@ impl RlcTx {
         self.retx.push_back((sn, a, b));
     }
 
-    pub(super) fn handle_status(&mut self, _now: Time, st: &StatusPdu, cfg: &RlcConfig, c: &mut RlcCounters) {
+    pub(super) fn handle_status(
+        &mut self,
+        _now: Time,
+        st: &StatusPdu,
+        cfg: &RlcConfig,
+        c: &mut RlcCounters,
+    ) {
         if cfg.mode != RlcMode::Am {
             return;
         }
@@ -498,7 +656,9 @@ impl RlcTx {
     }
 
     pub(super) fn handle_timeout(&mut self, now: Time, cfg: &RlcConfig, c: &mut RlcCounters) {
-        let Some(t) = self.t_poll_retransmit else { return };
+        let Some(t) = self.t_poll_retransmit else {
+            return;
+        };
         if t > now {
             return;
         }
@@ -512,7 +672,9 @@ impl RlcTx {
             let top = self.vt_s.checked_sub(1).filter(|&s| s >= self.vt_a);
             let cand = top
                 .filter(|&s| !self.units[(s - self.vt_a) as usize].acked)
-                .or_else(|| (self.vt_a..self.vt_s).find(|&s| !self.units[(s - self.vt_a) as usize].acked));
+                .or_else(|| {
+                    (self.vt_a..self.vt_s).find(|&s| !self.units[(s - self.vt_a) as usize].acked)
+                });
             if let Some(sn) = cand {
                 self.consider_retx(sn, 0, u32::MAX, cfg, c, true);
             }
@@ -538,4 +700,3 @@ impl RlcTx {
         removed
     }
 }
-
