@@ -372,7 +372,7 @@ fn chain_polls_after_every_kind_of_input_and_not_otherwise() {
         Some((0, Output::Emit(e))) => e.packet.as_tcp().unwrap().dst_port,
         o => panic!("expected an emitted packet from function 0, got {o:?}"),
     };
-    let mut expect = |c: &mut Chain, want: u16, what: &str| {
+    let expect = |c: &mut Chain, want: u16, what: &str| {
         assert!(c.may_have_output(), "{what} re-arms the poll");
         assert_eq!(port(c.poll_output_from()), want, "{what}");
         assert!(c.poll_output_from().is_none(), "{what}: one output");
