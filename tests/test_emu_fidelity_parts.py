@@ -66,3 +66,74 @@ def test_tables_mean_range_ratio_and_overlap(tmp_path: Path, capsys) -> None:
     saved.write_text(json.dumps(rows))
     assert fid.main(["--from", str(saved)]) == 0
     assert capsys.readouterr().out.strip() == t.strip()
+
+
+def test_config_bytes_as_the_config_writes_them() -> None:
+    # crates/config/src/units.rs Bytes::parse: decimal and binary prefixes, bare integers.
+    assert fid.config_bytes("6MB") == 6_000_000
+    assert fid.config_bytes("6MiB") == 6_291_456
+    assert fid.config_bytes("6500kB") == 6_500_000
+    assert fid.config_bytes("3.75MiB") == 3_932_160
+    assert fid.config_bytes(1500) == 1500 and fid.config_bytes("1500B") == 1500
+    for bad in ("6 parsecs", "", "MB"):
+        try:
+            fid.config_bytes(bad)
+        except ValueError as e:
+            assert "size in bytes" in str(e)
+        else:
+            raise AssertionError(bad)
+
+
+def test_kernel_buffers_are_the_scenarios_own() -> None:
+    """The kernel's tcp_rmem / tcp_wmem max is each scenario's rcv_buf / snd_buf (mmwave-blockage
+    says 6 MB, p2p-bulk and lte-cell take the 6 MiB default), not one constant."""
+    import rantcp
+
+    for scenario, ov in (("builtin:mmwave-blockage", {}), ("builtin:lte-cell", {"ues": 1}),
+                         ("builtin:p2p-bulk", {"bottleneck.loss": 1e-3})):
+        cfg = rantcp.validate(scenario, overrides=ov, seed=1)
+        s = fid.kernel_sysctls(cfg)
+        assert s["net.ipv4.tcp_rmem"].split()[2] == str(fid.config_bytes(cfg["flow"]["rcv_buf"]))
+        assert s["net.ipv4.tcp_wmem"].split()[2] == str(fid.config_bytes(cfg["flow"]["snd_buf"]))
+        assert s["net.ipv4.tcp_congestion_control"] == "reno" and s["net.ipv4.tcp_no_metrics_save"] == "1"
+    mm = fid.kernel_sysctls(rantcp.validate("builtin:mmwave-blockage", seed=1))
+    assert mm["net.ipv4.tcp_rmem"] == "4096 131072 6000000" and mm["net.ipv4.tcp_wmem"] == "4096 16384 6000000"
+    # An override reaches the kernel too; a buffer below Linux's initial size lowers it (min ≤ default ≤ max).
+    small = fid.kernel_sysctls(rantcp.validate("builtin:p2p-bulk", overrides={"flow.rcv_buf": "64kB"}, seed=1))
+    assert small["net.ipv4.tcp_rmem"] == "4096 64000 64000"
+
+
+def test_set_sysctls_reads_them_back() -> None:
+    class Emu:
+        def __init__(self, readback: str) -> None:
+            self.readback, self.calls = readback, []
+
+        def run(self, host, argv, **kw):
+            import subprocess
+
+            self.calls.append(argv)
+            return subprocess.CompletedProcess(argv, 0, stdout=self.readback if argv[1] == "-n" else "")
+
+    want = {"net.ipv4.tcp_rmem": "4096 131072 6000000", "net.ipv4.tcp_congestion_control": "reno"}
+    emu = Emu("4096\t131072\t6000000\nreno\n")
+    assert fid.set_sysctls(emu, "server", want) == want
+    assert emu.calls[0] == ["sysctl", "-q", "-w", "net.ipv4.tcp_rmem=4096 131072 6000000",
+                            "net.ipv4.tcp_congestion_control=reno"]
+    try:
+        fid.set_sysctls(Emu("4096\t131072\t6291456\nreno\n"), "server", want)
+    except RuntimeError as e:
+        assert "tcp_rmem" in str(e) and "6291456" in str(e)
+    else:
+        raise AssertionError("a sysctl that did not take went unnoticed")
+
+
+def test_from_a_later_file_replaces_a_case_and_controller_whole() -> None:
+    old = [_row("mmwave", s, 49.0, 49.0, 25.0, 25.0) for s in (1, 2, 3, 4, 5)] + [_row("p2p", 1, 48.0, 47.0, 68.0, 69.0)]
+    new = [_row("mmwave", s, 48.0, 48.0, 26.0, 25.0) for s in (1, 2, 3)]
+    rows = fid.merge_runs([old, new])
+    mm = [r for r in rows if r["case"] == "mmwave"]
+    assert [r["seed"] for r in mm] == [1, 2, 3] and all(r["emulated"]["goodput_mbps"] == 48.0 for r in mm)
+    assert [r["case"] for r in rows].count("p2p") == 1
+    # Another controller of the same case is its own group: kept.
+    bbr = dict(_row("mmwave", 1, 47.0, 47.0, 25.0, 25.0), kernel_cc="bbr")
+    assert len(fid.merge_runs([old + [bbr], new])) == 5

@@ -33,8 +33,13 @@ and `…Cwnd` (tcp_cubic.c adds the cwnd in segments at each detection), and the
 in-flight target on entering DRAIN); rantcp's from summary.json (`slow_start_exit_cause`,
 `slow_start_exit_cwnd_segments`) and the first ssthresh of its flows time series.
 
-The kernel is set to rantcp's defaults where it can be (below: `KERNEL_SYSCTLS`): 6 MB socket
-buffers; MSS 1448 follows from the TUN device's 1500-byte MTU with timestamps. Prints Markdown
+The kernel is set to rantcp's where it can be (`kernel_sysctls`, in both namespaces, read back
+after setting): `tcp_rmem` / `tcp_wmem` max = the scenario's own `flow.rcv_buf` / `flow.snd_buf`
+from its resolved config (`rantcp.validate`, same overrides: 6 MB on mmwave-blockage, the 6 MiB
+default on p2p-bulk and lte-cell), the cap of Linux's buffer autotuning (tcp_rcv_space_adjust),
+so the kernel advertises rcv_buf × scaling_ratio / 256 (tcp_win_from_space; 160/256 here) as
+rantcp's linux profile advertises rcv_buf × `flow.rcv_win_ratio` (0.625); the rest is
+`KERNEL_SYSCTLS`. MSS 1448 follows from the TUN device's 1500-byte MTU with timestamps. Prints Markdown
 tables (the README's): per case and controller the mean and range over the repeats of each
 side, the ratio of the means (kernel / rantcp), and the slow-start exits run by run.
 """
@@ -66,10 +71,8 @@ CASES: list[tuple[str, str, dict[str, Any], str, str]] = [
 ]
 CCS = [("reno", "newreno"), ("cubic", "cubic"), ("bbr", "bbr")]
 KERNEL_SYSCTLS = {
-    # rantcp's rcv_buf / snd_buf default (6 MB) bounds the windows: the kernel's autotuning
-    # may grow its buffers up to the same.
-    "net.ipv4.tcp_rmem": "4096 131072 6291456",
-    "net.ipv4.tcp_wmem": "4096 16384 6291456",
+    # net.ipv4.tcp_rmem / tcp_wmem come from the scenario's own flow.rcv_buf / snd_buf, per case
+    # (`kernel_sysctls`), so the two sides cannot drift apart.
     # Each run's namespaces are new, so no cached ssthresh/RTT from an earlier run anyway.
     "net.ipv4.tcp_no_metrics_save": "1",
     # iperf3 sets `-C` (TCP_CONGESTION) after connect(), so the socket first runs the namespace's
@@ -82,6 +85,55 @@ KERNEL_SYSCTLS = {
     # A namespace may only pick a default from tcp_allowed_congestion_control ("reno bbr").
     "net.ipv4.tcp_congestion_control": "reno",
 }
+TCP_RMEM_MIN_DEFAULT = (4096, 131072)
+TCP_WMEM_MIN_DEFAULT = (4096, 16384)
+"""Linux's own tcp_rmem / tcp_wmem min and initial (Documentation/networking/ip-sysctl.rst); only
+the max is the scenario's."""
+
+_BYTE_UNITS = {"": 1.0, "B": 1.0, "kB": 1e3, "KB": 1e3, "MB": 1e6, "GB": 1e9,
+               "KiB": 1024.0, "MiB": 1048576.0, "GiB": 1073741824.0}
+_BYTES = re.compile(r"^\s*([0-9._eE]+)\s*([A-Za-z]*)\s*$")
+
+
+def config_bytes(value: int | str) -> int:
+    """A config size (`Bytes` as the resolved config writes it: "6MB", "6MiB", 1500) in bytes,
+    by the rule of crates/config/src/units.rs `Bytes::parse` (kB = 1000, KiB = 1024, rounded)."""
+    if isinstance(value, int):
+        return value
+    m = _BYTES.match(str(value))
+    if not m or m.group(2) not in _BYTE_UNITS:
+        raise ValueError(f"{value!r} is not a size in bytes (e.g. \"6MB\", \"6MiB\", 1500)")
+    return round(float(m.group(1)) * _BYTE_UNITS[m.group(2)])
+
+
+def kernel_sysctls(config: dict[str, Any]) -> dict[str, str]:
+    """The sysctls of both namespaces for a scenario's resolved config (`rantcp.validate`): the
+    socket buffers' max is the scenario's `flow.rcv_buf` / `flow.snd_buf`, the cap of the kernel's
+    autotuning (tcp_input.c, tcp_rcv_space_adjust and tcp_clamp_window: sk_rcvbuf ≤ tcp_rmem[2];
+    tcp_sndbuf_expand: sk_sndbuf ≤ tcp_wmem[2]); its advertised window is then that × scaling_ratio
+    / 256 (tcp_win_from_space), as rantcp's linux profile offers rcv_buf × flow.rcv_win_ratio."""
+    flow = config["flow"]
+    rcv, snd = config_bytes(flow["rcv_buf"]), config_bytes(flow["snd_buf"])
+    rmin, rdef = TCP_RMEM_MIN_DEFAULT
+    wmin, wdef = TCP_WMEM_MIN_DEFAULT
+    return {
+        "net.ipv4.tcp_rmem": f"{min(rmin, rcv)} {min(rdef, rcv)} {rcv}",
+        "net.ipv4.tcp_wmem": f"{min(wmin, snd)} {min(wdef, snd)} {snd}",
+        **KERNEL_SYSCTLS,
+    }
+
+
+def set_sysctls(emu: Any, host: str, sysctls: dict[str, str]) -> dict[str, str]:
+    """Set `sysctls` in `host`'s namespace and read them back; raises if one did not take."""
+    emu.run(host, ["sysctl", "-q", "-w", *(f"{k}={v}" for k, v in sysctls.items())], check=True)
+    r = emu.run(host, ["sysctl", "-n", *sysctls], capture_output=True, text=True, check=True)
+    got = dict(zip(sysctls, (" ".join(line.split()) for line in r.stdout.splitlines())))
+    for k, v in sysctls.items():
+        if got.get(k) != v:
+            raise RuntimeError(f"{host}: {k} is {got.get(k)!r} after setting {v!r}")
+    return got
+
+
 NOT_MATCHED = [
     "delayed ACKs: Linux's adaptive ATO (40 ms floor, grows with the RTT); rantcp a fixed 40 ms",
     "quick-ACK mode: Linux re-enters it after idle and on out-of-order data; rantcp only for the first 16 segments",
@@ -182,11 +234,11 @@ def emulated(scenario: str, ov: dict[str, Any], snd: str, rcv: str, cc: str, sec
 
     iface = capture_iface(snd)
     out = work / "emulated"
+    sysctls = kernel_sysctls(rantcp.validate(scenario, overrides=ov, seed=seed))
     with emulation.emulate(scenario, overrides={**ov, "output.pcap": [iface]}, seed=seed, out=out,
                            duration=f"{seconds + 30}s") as emu:
         for host in (snd, rcv):
-            args = [f"{k}={v}" for k, v in KERNEL_SYSCTLS.items()]
-            emu.run(host, ["sysctl", "-q", "-w", *args], check=True)
+            set_sysctls(emu, host, sysctls)
         server = emu.popen(rcv, ["iperf3", "-s", "-1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(0.5)
         watch = SsthreshWatch(emu.command(snd, ["ss", "-tinH", "state", "established"]), limit_s=min(seconds, 10))
@@ -221,6 +273,7 @@ def emulated(scenario: str, ov: dict[str, Any], snd: str, rcv: str, cc: str, sec
         "lateness_p99_us": lateness.get("p99_us", -1),
         "lateness_max_us": lateness.get("max_us", -1),
         "load1": load1,
+        "sysctls": sysctls,  # read back in both namespaces after setting
     }
 
 
@@ -253,6 +306,17 @@ def simulated(scenario: str, ov: dict[str, Any], snd: str, cc: str, start_s: flo
     }
 
 
+def merge_runs(files: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The runs of several saved files, in order; where a later file has runs of a case and kernel
+    controller, they replace all of the earlier files' runs of that pair (a re-run replaces the
+    old runs whole, even where it has fewer seeds)."""
+    out: list[dict[str, Any]] = []
+    for rows in files:
+        new = {(r["case"], r["kernel_cc"]) for r in rows}
+        out = [r for r in out if (r["case"], r["kernel_cc"]) not in new] + list(rows)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m rantcp._emu_fidelity")
     ap.add_argument("--seconds", type=int, default=20)
@@ -262,13 +326,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", help="run the cases whose label contains this")
     ap.add_argument("--cc", help="only this kernel controller (reno, cubic, bbr)")
     ap.add_argument("--keep", help="keep each run's folders (pcaps) under this folder")
-    ap.add_argument("--from", dest="sources", nargs="+", help="print the tables of saved JSON files; run nothing")
+    ap.add_argument("--from", dest="sources", nargs="+",
+                    help="print the tables of saved JSON files; run nothing (a later file's runs of a case and "
+                         "controller replace an earlier file's)")
     ap.add_argument("--resimulate", action="store_true",
                     help="with --from: run rantcp's side of each saved run again (same seed and start), "
                          "keep the kernel's; write the result to --out")
     args = ap.parse_args(argv)
     if args.sources:
-        rows = [r for src in args.sources for r in json.loads(Path(src).read_text())]
+        rows = merge_runs([json.loads(Path(src).read_text()) for src in args.sources])
         if args.resimulate:
             by_label = {c[0]: c for c in CASES}
             for r in rows:

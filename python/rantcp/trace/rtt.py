@@ -25,8 +25,9 @@ def capture_rtt(capture: str | Path) -> dict[str, Any]:
     """RTT of the capture's largest transfer: {"samples", "mean_ms", "min_ms", "median_ms",
     "p95_ms", "max_ms"} of its data→ACK samples (None without samples), "ts_rtt_median_ms" (the
     session's timestamp-echo RTT median), "data_bytes", "resent_segments" (data segments below
-    the highest sequence sent: the sender's retransmissions when captured at the sender) and
-    "session" (client port->server port). Raises TraceInputError when the file is not a capture
+    the highest sequence sent: the sender's retransmissions when captured at the sender),
+    "session" (client port->server port) and "rwin_max_bytes" (the largest window the receiver
+    advertised, scaled). Raises TraceInputError when the file is not a capture
     or holds no TCP data."""
     path = Path(capture)
     con = connect(":memory:")
@@ -35,12 +36,13 @@ def capture_rtt(capture: str | Path) -> dict[str, Any]:
         if res.status != "ingested":
             raise TraceInputError(f"{path}: {res.message or res.status}")
         row = con.execute(
-            "SELECT session_id, data_dir, data_bytes, client_port, server_port, ts_rtt_median_ms FROM sessions "
+            "SELECT session_id, data_dir, data_bytes, client_port, server_port, ts_rtt_median_ms, rwin_max_bytes "
+            "FROM sessions "
             "ORDER BY data_bytes DESC, session_id LIMIT 1"
         ).fetchone()
         if row is None or not row[2]:
             raise TraceInputError(f"{path}: no TCP session with data")
-        sid, data_dir, data_bytes, cport, sport, ts_median = row
+        sid, data_dir, data_bytes, cport, sport, ts_median, rwin_max = row
         # dir 0 is client → server; the ACKs travel against the data.
         data = 1 if data_dir == "s2c" else 0
         ack_dir = 1 - data
@@ -75,4 +77,5 @@ def capture_rtt(capture: str | Path) -> dict[str, Any]:
         "data_bytes": int(data_bytes),
         "resent_segments": int(resent),
         "session": f"{cport}->{sport}",
+        "rwin_max_bytes": None if rwin_max is None else int(rwin_max),
     }
