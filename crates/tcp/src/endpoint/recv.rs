@@ -251,7 +251,7 @@ impl Receiver {
         let avail = self.available(cfg, rcv_wscale);
         let cand = self.nxt + avail;
         let cur = self.right_edge.max(self.nxt);
-        let thresh = (cfg.rcv_space() / 2).min(smss as u64).max(1);
+        let thresh = sws_threshold(cfg, smss);
         if cand >= cur + thresh {
             self.right_edge = cand;
         } else {
@@ -263,7 +263,7 @@ impl Receiver {
     /// RFC 9293 §3.8.6.2.2 / RFC 1122 §4.2.3.3: after the application read, is a window update
     /// due (a small or zero window opens by at least min(rcv_buf/2, MSS))?
     pub fn window_update_due(&self, cfg: &TcpConfig, rcv_wscale: u8, smss: u32) -> bool {
-        let thresh = (cfg.rcv_space() / 2).min(smss as u64).max(1);
+        let thresh = sws_threshold(cfg, smss);
         let old = self.window();
         let avail = self.available(cfg, rcv_wscale);
         old < thresh && avail >= old + thresh
@@ -304,6 +304,12 @@ impl Receiver {
             );
         }
     }
+}
+
+/// Receiver SWS avoidance's step (RFC 9293 §3.8.6.2.2, RFC 1122 §4.2.3.3): the window's right
+/// edge moves, and a small window counts as opened, only by at least min(buffer/2, MSS).
+fn sws_threshold(cfg: &TcpConfig, smss: u32) -> u64 {
+    (cfg.rcv_space() / 2).min(smss as u64).max(1)
 }
 
 impl Endpoint {
