@@ -90,20 +90,15 @@ TCP_WMEM_MIN_DEFAULT = (4096, 16384)
 """Linux's own tcp_rmem / tcp_wmem min and initial (Documentation/networking/ip-sysctl.rst); only
 the max is the scenario's."""
 
-_BYTE_UNITS = {"": 1.0, "B": 1.0, "kB": 1e3, "KB": 1e3, "MB": 1e6, "GB": 1e9,
-               "KiB": 1024.0, "MiB": 1048576.0, "GiB": 1073741824.0}
-_BYTES = re.compile(r"^\s*([0-9._eE]+)\s*([A-Za-z]*)\s*$")
-
-
 def config_bytes(value: int | str) -> int:
     """A config size (`Bytes` as the resolved config writes it: "6MB", "6MiB", 1500) in bytes,
-    by the rule of crates/config/src/units.rs `Bytes::parse` (kB = 1000, KiB = 1024, rounded)."""
+    parsed by the config's own rule (crates/config/src/units.rs `Bytes::parse`, through the
+    native module): kB = 1000, KiB = 1024, rounded."""
     if isinstance(value, int):
         return value
-    m = _BYTES.match(str(value))
-    if not m or m.group(2) not in _BYTE_UNITS:
-        raise ValueError(f"{value!r} is not a size in bytes (e.g. \"6MB\", \"6MiB\", 1500)")
-    return round(float(m.group(1)) * _BYTE_UNITS[m.group(2)])
+    from rantcp._native import parse_bytes
+
+    return int(parse_bytes(str(value)))
 
 
 def kernel_sysctls(config: dict[str, Any]) -> dict[str, str]:

@@ -14,6 +14,8 @@ def config_schema() -> str:
     """JSON Schema of the scenario configs, as JSON text."""
 def validate(spec: str, overrides: list[tuple[str, str]] = ..., seed: int | None = None) -> str:
     """Validate `builtin:NAME` or a TOML path with overrides; returns the effective config as JSON."""
+def parse_bytes(text: str) -> int:
+    """A config size ("6MB", "6MiB", "1500") in bytes, by the config's own rule; ValueError if not one."""
 
 class Simulation:
     """One simulation run, advanced in steps."""

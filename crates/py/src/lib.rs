@@ -192,6 +192,20 @@ impl Simulation {
     }
 }
 
+/// A size in bytes as configs write it ("6MB", "6MiB", "1500"), by the config's own rule
+/// (`rantcp_config::units::Bytes::parse`: kB = 1000, KiB = 1024, rounded), so Python tools
+/// that read a resolved config never carry a copy of it.
+#[pyfunction]
+fn parse_bytes(text: &str) -> PyResult<u64> {
+    rantcp_scenario::units::Bytes::parse(text)
+        .map(|b| b.0)
+        .ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "{text:?} is not a size in bytes (e.g. \"6MB\", \"6MiB\", 1500)"
+            ))
+        })
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
@@ -199,6 +213,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(builtin_toml, m)?)?;
     m.add_function(wrap_pyfunction!(config_schema, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_bytes, m)?)?;
     m.add_class::<Simulation>()?;
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
     emulate::register(m)?;
