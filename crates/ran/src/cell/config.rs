@@ -166,8 +166,9 @@ impl RanConfig {
 /// Preamble detection threshold (dB, SNR over the preamble's bandwidth): the SNR at which TS
 /// 36.104 §8.4.2 requires a base station to detect a format-0 preamble with probability
 /// ≥ 99 % in AWGN with 2 receive antennas (about −14 dB; the NR requirement of TS 38.104
-/// §8.4 for short formats is of the same order). A hard threshold: the fast fading of the
-/// slot makes detection near it random.
+/// §8.4 for short formats is of the same order; both figures from memory, not checked against
+/// the tables' text). A hard threshold: the fast fading of the slot makes detection near it
+/// random.
 pub const PRACH_DETECTION_SNR_DB: f64 = -14.0;
 
 /// Cell search after a radio link failure: TS 36.133 §6.1.2's re-establishment delay for a
