@@ -276,17 +276,17 @@ impl Ue {
 
     /// Next wake-up of the UE's entities (RLC timers on both sides, SR/BSR timers).
     pub fn poll_timeout(&self) -> Option<Time> {
-        [
+        let t = [
             self.rlc[ENB].poll_timeout(),
             self.rlc[UE].poll_timeout(),
             self.ue_mac.poll_timeout(),
-            match self.rrc {
-                Rrc::Searching { until } => Some(until),
-                _ => None,
-            },
         ]
         .into_iter()
         .flatten()
-        .min()
+        .min();
+        match self.rrc {
+            Rrc::Searching { until } => Some(t.map_or(until, |t| t.min(until))),
+            _ => t,
+        }
     }
 }

@@ -207,6 +207,7 @@ impl RaProcedure {
         self.state = State::Idle;
     }
 
+    #[inline]
     pub fn is_active(&self) -> bool {
         self.state != State::Idle
     }

@@ -383,20 +383,21 @@ impl UeUlMac {
 
     /// Earliest timer: SR occasion (if an SR is pending), periodicBSR-Timer, retxBSR-Timer,
     /// the random access procedure (handled by [`Self::poll_ra`]).
+    #[inline]
     pub fn poll_timeout(&self) -> Option<Time> {
-        [
-            if self.sr_pending {
-                self.next_sr_at
-            } else {
-                None
-            },
-            self.periodic_at,
-            self.retx_at,
-            self.ra.poll_timeout(),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        // Called for every UE after every device event: plain comparisons.
+        let min = |a: Option<Time>, b: Option<Time>| match (a, b) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, y) => x.or(y),
+        };
+        let mut t = min(self.periodic_at, self.retx_at);
+        if self.sr_pending {
+            t = min(t, self.next_sr_at);
+        }
+        if self.ra.is_active() {
+            t = min(t, self.ra.poll_timeout());
+        }
+        t
     }
 
     pub fn handle_timeout(&mut self, now: Time) {
