@@ -308,7 +308,8 @@ impl RaProcedure {
     /// otherwise back off and select the next occasion.
     fn fail(&mut self, now: Time) -> Option<RaStep> {
         self.counter += 1;
-        if self.counter >= self.cfg.preamble_trans_max + 1 {
+        // PREAMBLE_TRANSMISSION_COUNTER = preambleTransMax + 1.
+        if self.counter > self.cfg.preamble_trans_max {
             self.state = State::Idle;
             self.counters.problems += 1;
             return Some(RaStep::Problem);
