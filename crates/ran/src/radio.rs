@@ -885,6 +885,25 @@ impl RadioEnvironment {
         self.ul_pc.psd_dbm(pl, n_prb, self.ul_mu_db) - pl + lin2db(ue.fade) - self.ul_noise_prb_dbm
     }
 
+    /// SNR (dB) at the base station of a random access preamble from `rnti` at `now`, sent for
+    /// PREAMBLE_RECEIVED_TARGET_POWER `target_dbm` over `n_prb` PRBs' bandwidth (LTE format 0:
+    /// 839 subcarriers of 1.25 kHz ≈ 6 PRBs, TS 36.211 §5.7): the UE sends at
+    /// min(P_CMAX, target + PL) (TS 36.213 §6.1, TS 38.213 §7.4) with PL its path-loss estimate
+    /// ([`Self::ul_pathloss_db`]); the preamble goes through the same coupling and fast fading as
+    /// PUSCH ([`Self::ul_sinr_db`]) and meets the base station's noise over `n_prb` PRBs.
+    pub fn prach_snr_db(&mut self, rnti: u16, now: Time, target_dbm: f64, n_prb: u32) -> f64 {
+        self.sinr_db(rnti, now);
+        let ue = &self.ues[self.idx(rnti)];
+        let pl = -lin2db(ue.coupling_lin);
+        let p = self.ul_pc.p_cmax_dbm.min(target_dbm + pl);
+        p - pl + lin2db(ue.fade) - self.ul_noise_prb_dbm - lin2db(n_prb.max(1) as f64)
+    }
+
+    /// The run's seed (for per-UE random streams of the layers above).
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
     /// Uplink MCS for `n_prb` PRBs from the current uplink SINR (SRS-like, no delay): the
     /// highest MCS whose BLER at that SINR is within the uplink BLER target (10 % by default);
     /// MCS 0 if none is.

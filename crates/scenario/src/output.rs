@@ -508,6 +508,10 @@ fn radio_summary(sims: &[(String, Sim)], end: Time) -> Value {
     // Over every UE: uplink signalling (seed 003 ch. 3: the BSR count beside the delay) and the
     // uplink LTE packet delay; over every active cell: subframes with no DCI and with all.
     let (mut bsrs, mut srs, mut retx, mut enh) = (0u64, 0u64, 0u64, 0u64);
+    // SR give-ups (dsr-TransMax), random access procedures/successes/problems, radio link
+    // failures, re-establishments, time without uplink (TS 36.321 §5.4.4, §5.1; 36.331 §5.3.11).
+    let (mut give_ups, mut ra_n, mut ra_ok, mut ra_fail) = (0u64, 0u64, 0u64, 0u64);
+    let (mut rlfs, mut reest, mut outage_ns) = (0u64, 0u64, 0u64);
     let (mut d_n, mut d_sum, mut d_max) = (0u64, 0u128, 0u64);
     let (mut sf_all, mut sf_idle, mut sf_full) = (0u64, 0u64, 0u64);
     let secs = end.as_secs_f64().max(1e-9);
@@ -521,6 +525,15 @@ fn radio_summary(sims: &[(String, Sim)], end: Time) -> Value {
                 srs += mac.sr_tx;
                 retx += mac.retx_bsr_expiries;
                 enh += mac.bsr_enhanced;
+                let ra = dev.ue_ra_counters(rnti).unwrap();
+                let outage = dev.ue_ul_outage(rnti, end).unwrap().as_nanos();
+                give_ups += mac.sr_give_ups;
+                ra_n += ra.procedures;
+                ra_ok += ra.successes;
+                ra_fail += ra.problems;
+                rlfs += c.rlf;
+                reest += c.reestablishments;
+                outage_ns += outage;
                 d_n += c.ul_delay_n;
                 d_sum += c.ul_delay_sum_ns;
                 d_max = d_max.max(c.ul_delay_max_ns);
@@ -568,6 +581,22 @@ fn radio_summary(sims: &[(String, Sim)], end: Time) -> Value {
                     "ul_delay_mean_s": if c.ul_delay_n > 0 { Some(r6(c.ul_delay_sum_ns as f64 / c.ul_delay_n as f64 * 1e-9)) } else { None },
                     "ul_delay_max_s": r6(c.ul_delay_max_ns as f64 * 1e-9),
                 }));
+                {
+                    // SR give-up, random access, RLF (beside the SR/BSR counters above).
+                    let o = ues.last_mut().and_then(|v| v.as_object_mut()).unwrap();
+                    for (k, v) in [
+                        ("sr_give_ups", json!(mac.sr_give_ups)),
+                        ("ra_attempts", json!(ra.procedures)),
+                        ("ra_preambles", json!(ra.preambles)),
+                        ("ra_successes", json!(ra.successes)),
+                        ("ra_failures", json!(ra.problems)),
+                        ("rlf", json!(c.rlf)),
+                        ("reestablishments", json!(c.reestablishments)),
+                        ("ul_outage_s", json!(r6(outage as f64 * 1e-9))),
+                    ] {
+                        o.insert(k.into(), v);
+                    }
+                }
                 if c.dl_nf_emitted > 0 {
                     // Downlink packets network functions put into the bearer (emitted or pulled).
                     let o = ues
@@ -639,6 +668,13 @@ fn radio_summary(sims: &[(String, Sim)], end: Time) -> Value {
             "sr_sent": srs,
             "retx_bsr_expiries": retx,
             "bsr_enhanced": enh,
+            "sr_give_ups": give_ups,
+            "ra_attempts": ra_n,
+            "ra_successes": ra_ok,
+            "ra_failures": ra_fail,
+            "rlf": rlfs,
+            "reestablishments": reest,
+            "ul_outage_s": r6(outage_ns as f64 * 1e-9),
             "ul_delay_packets": d_n,
             "ul_delay_mean_s": if d_n > 0 { Some(r6(d_sum as f64 / d_n as f64 * 1e-9)) } else { None },
             "ul_delay_max_s": r6(d_max as f64 * 1e-9),

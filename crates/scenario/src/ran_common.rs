@@ -394,7 +394,87 @@ pub struct MacSection {
     /// rather than all UEs at offset 0. Default false.
     #[serde(default)]
     pub sr_offset_per_ue: bool,
+    /// sr-ProhibitTimer (TS 36.321 §5.4.4): no SR while it runs after one. "0ms" = not
+    /// configured (the default). LTE: 0..=7 SR periods (TS 36.331 sr-ProhibitTimer-r9); NR:
+    /// 0, 1, 2, 4, 8, 16, 32, 64 or 128 ms (TS 38.331 sr-ProhibitTimer).
+    #[serde(default = "d_zero_dur")]
+    pub sr_prohibit_timer: Dur,
+    /// dsr-TransMax (NR sr-TransMax): SRs before the UE gives up and starts random access
+    /// (4, 8, 16, 32 or 64; default 64, srsRAN's eNB); 0 = SRs for ever (no fallback).
+    /// Only with `bsr = "standard"` (ideal reporting has no SR to give up).
+    #[serde(default = "d_dsr_trans_max")]
+    pub dsr_trans_max: u32,
+    /// Random access (TS 36.321 §5.1): PRACH occasion period (prach-ConfigIndex), preamble
+    /// attempts (preambleTransMax: 3, 4, 5, 6, 7, 8, 10, 20, 50, 100 or 200), power ramping
+    /// step (0, 2, 4 or 6 dB), preambleInitialReceivedTargetPower (dBm), RAR window
+    /// (ra-ResponseWindowSize), mac-ContentionResolutionTimer, backoff parameter (0 = none;
+    /// TS 36.321 Table 7.2-1), and the eNB's preamble detection threshold (SNR over the
+    /// preamble's bandwidth, dB). Defaults: srsRAN's eNB (10 ms, 10, 6 dB, −104 dBm, 10 ms,
+    /// 64 ms), no backoff, −14 dB (TS 36.104 §8.4.2).
+    #[serde(default = "d_ra_prach_period")]
+    pub ra_prach_period: Dur,
+    #[serde(default = "d_ra_preamble_trans_max")]
+    pub ra_preamble_trans_max: u32,
+    #[serde(default = "d_ra_power_ramping_step_db")]
+    pub ra_power_ramping_step_db: f64,
+    #[serde(default = "d_ra_preamble_target_dbm")]
+    pub ra_preamble_target_dbm: f64,
+    #[serde(default = "d_ra_response_window")]
+    pub ra_response_window: Dur,
+    #[serde(default = "d_ra_contention_resolution_timer")]
+    pub ra_contention_resolution_timer: Dur,
+    #[serde(default = "d_zero_dur")]
+    pub ra_backoff: Dur,
+    #[serde(default = "d_ra_detection_snr_db")]
+    pub ra_detection_snr_db: f64,
+    /// After a radio link failure (random access problem, TS 36.331 §5.3.11.3): how long the
+    /// UE searches before re-establishing on the same cell (T311 running, §5.3.7). Default
+    /// 150 ms (TS 36.133 §6.1.2: 50 ms + T_search 100 ms for a known cell).
+    #[serde(default = "d_rlf_search_delay")]
+    pub rlf_search_delay: Dur,
 }
+
+fn d_zero_dur() -> Dur {
+    Dur(Duration::ZERO)
+}
+fn d_dsr_trans_max() -> u32 {
+    64
+}
+fn d_ra_prach_period() -> Dur {
+    Dur::ms(10)
+}
+fn d_ra_preamble_trans_max() -> u32 {
+    10
+}
+fn d_ra_power_ramping_step_db() -> f64 {
+    6.0
+}
+fn d_ra_preamble_target_dbm() -> f64 {
+    -104.0
+}
+fn d_ra_response_window() -> Dur {
+    Dur::ms(10)
+}
+fn d_ra_contention_resolution_timer() -> Dur {
+    Dur::ms(64)
+}
+fn d_ra_detection_snr_db() -> f64 {
+    rantcp_ran::cell::config::PRACH_DETECTION_SNR_DB
+}
+fn d_rlf_search_delay() -> Dur {
+    Dur(rantcp_ran::cell::config::RLF_SEARCH_DELAY)
+}
+
+/// TS 36.331 `SchedulingRequestConfig` dsr-TransMax / TS 38.331 sr-TransMax ENUMERATED {n4,
+/// n8, n16, n32, n64}; TS 36.331 `RACH-ConfigCommon` preambleTransMax {n3, n4, n5, n6, n7,
+/// n8, n10, n20, n50, n100, n200} and powerRampingStep {dB0, dB2, dB4, dB6}, the same in
+/// TS 38.331 `RACH-ConfigGeneric`; TS 38.331 sr-ProhibitTimer {ms1 … ms128}; the backoff
+/// parameter values of TS 36.321 Table 7.2-1 (ms).
+pub const DSR_TRANS_MAX: [u32; 5] = [4, 8, 16, 32, 64];
+pub const PREAMBLE_TRANS_MAX: [u32; 11] = [3, 4, 5, 6, 7, 8, 10, 20, 50, 100, 200];
+pub const POWER_RAMPING_STEP_DB: [f64; 4] = [0.0, 2.0, 4.0, 6.0];
+pub const NR_SR_PROHIBIT_MS: [u64; 9] = [0, 1, 2, 4, 8, 16, 32, 64, 128];
+pub const LTE_BACKOFF_MS: [u64; 13] = [0, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 960];
 
 fn d_zero_bytes() -> Bytes {
     Bytes(0)
@@ -697,6 +777,121 @@ impl Scenario for RanScenario {
                 ),
             )?;
         }
+        let ms_of = |d: Duration| (d.as_nanos() % 1_000_000 == 0).then(|| d.as_nanos() / 1_000_000);
+        let join = |v: &[u64]| {
+            v.iter()
+                .map(|x| format!("{x}ms"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        check(
+            m.dsr_trans_max == 0 || DSR_TRANS_MAX.contains(&m.dsr_trans_max),
+            "mac.dsr_trans_max",
+            "must be 4, 8, 16, 32 or 64 (TS 36.331 dsr-TransMax), or 0 (SRs for ever)",
+        )?;
+        if self.radio.rat == RatPreset::Lte {
+            let p = m.sr_period.0.as_nanos().max(1);
+            let k = m.sr_prohibit_timer.0.as_nanos() / p;
+            check(
+                m.sr_prohibit_timer.0.as_nanos() % p == 0 && k <= 7,
+                "mac.sr_prohibit_timer",
+                format!(
+                    "must be 0 to 7 SR periods of mac.sr_period ({}) (TS 36.331 sr-ProhibitTimer-r9)",
+                    m.sr_period
+                ),
+            )?;
+            check(
+                ms_of(m.ra_response_window.d())
+                    .is_some_and(|x| [2, 3, 4, 5, 6, 7, 8, 10].contains(&x)),
+                "mac.ra_response_window",
+                "must be 2, 3, 4, 5, 6, 7, 8 or 10 ms (TS 36.331 ra-ResponseWindowSize)",
+            )?;
+            check(
+                ms_of(m.ra_contention_resolution_timer.d())
+                    .is_some_and(|x| x % 8 == 0 && (8..=64).contains(&x)),
+                "mac.ra_contention_resolution_timer",
+                "must be 8, 16, 24, 32, 40, 48, 56 or 64 ms (TS 36.331 mac-ContentionResolutionTimer)",
+            )?;
+            check(
+                (-120.0..=-90.0).contains(&m.ra_preamble_target_dbm)
+                    && m.ra_preamble_target_dbm % 2.0 == 0.0,
+                "mac.ra_preamble_target_dbm",
+                "must be -120 to -90 dBm in steps of 2 (TS 36.331 preambleInitialReceivedTargetPower)",
+            )?;
+            check(
+                ms_of(m.ra_backoff.d()).is_some_and(|x| LTE_BACKOFF_MS.contains(&x)),
+                "mac.ra_backoff",
+                format!(
+                    "must be a TS 36.321 Table 7.2-1 backoff parameter value: {}",
+                    join(&LTE_BACKOFF_MS)
+                ),
+            )?;
+        } else {
+            check(
+                ms_of(m.sr_prohibit_timer.d()).is_some_and(|x| NR_SR_PROHIBIT_MS.contains(&x)),
+                "mac.sr_prohibit_timer",
+                format!(
+                    "must be a TS 38.331 sr-ProhibitTimer value: {}",
+                    join(&NR_SR_PROHIBIT_MS)
+                ),
+            )?;
+            check(
+                m.ra_response_window.0 >= slot
+                    && m.ra_response_window.0 <= Duration::from_millis(10),
+                "mac.ra_response_window",
+                format!(
+                    "must be one slot ({}) to 10ms (TS 38.331 ra-ResponseWindow)",
+                    Dur(slot)
+                ),
+            )?;
+            check(
+                ms_of(m.ra_contention_resolution_timer.d())
+                    .is_some_and(|x| x % 8 == 0 && (8..=64).contains(&x)),
+                "mac.ra_contention_resolution_timer",
+                "must be 8, 16, 24, 32, 40, 48, 56 or 64 ms (TS 38.331 ra-ContentionResolutionTimer)",
+            )?;
+            check(
+                (-202.0..=-60.0).contains(&m.ra_preamble_target_dbm)
+                    && m.ra_preamble_target_dbm % 2.0 == 0.0,
+                "mac.ra_preamble_target_dbm",
+                "must be -202 to -60 dBm in steps of 2 (TS 38.331 preambleReceivedTargetPower)",
+            )?;
+            check(
+                m.ra_backoff.0 <= Duration::from_millis(1920),
+                "mac.ra_backoff",
+                "must be 0 to 1920ms (TS 38.321 Table 7.2-1)",
+            )?;
+        }
+        check(
+            PREAMBLE_TRANS_MAX.contains(&m.ra_preamble_trans_max),
+            "mac.ra_preamble_trans_max",
+            "must be 3, 4, 5, 6, 7, 8, 10, 20, 50, 100 or 200 (TS 36.331 preambleTransMax)",
+        )?;
+        check(
+            POWER_RAMPING_STEP_DB.contains(&m.ra_power_ramping_step_db),
+            "mac.ra_power_ramping_step_db",
+            "must be 0, 2, 4 or 6 (dB; TS 36.331 powerRampingStep)",
+        )?;
+        check(
+            m.ra_prach_period.0 >= slot
+                && m.ra_prach_period.0.as_nanos() % slot.as_nanos().max(1) == 0
+                && m.ra_prach_period.0 <= Duration::from_millis(160),
+            "mac.ra_prach_period",
+            format!(
+                "must be a whole number of slots ({}) up to 160ms (TS 36.211 Table 5.7.1-2, TS 38.211 Table 6.3.3.2-2)",
+                Dur(slot)
+            ),
+        )?;
+        check(
+            m.ra_detection_snr_db.is_finite() && (-40.0..=20.0).contains(&m.ra_detection_snr_db),
+            "mac.ra_detection_snr_db",
+            "must be -40 to 20 (dB)",
+        )?;
+        check(
+            m.rlf_search_delay.0 <= Duration::from_secs(30),
+            "mac.rlf_search_delay",
+            "must be <= 30s (TS 36.331 T311 is at most 30 s)",
+        )?;
         check(
             !m.bsr_enhancement || m.bsr == BsrMode::Standard,
             "mac.bsr_enhancement",
@@ -865,6 +1060,29 @@ impl RanScenario {
         c.ideal_bsr = m.bsr == BsrMode::Ideal;
         c.ue_mac.bsr_enhancement = m.bsr_enhancement;
         c.sr_offset_per_ue = m.sr_offset_per_ue;
+        c.ue_mac.sr_prohibit_timer = m.sr_prohibit_timer.d();
+        c.ue_mac.dsr_trans_max = (m.dsr_trans_max > 0).then_some(m.dsr_trans_max);
+        let ra = &mut c.ue_mac.ra;
+        ra.prach_period = m.ra_prach_period.d();
+        ra.prach_offset =
+            Duration::from_nanos(ra.prach_offset.as_nanos() % ra.prach_period.as_nanos().max(1));
+        ra.preamble_trans_max = m.ra_preamble_trans_max;
+        ra.power_ramping_step_db = m.ra_power_ramping_step_db;
+        ra.preamble_initial_target_dbm = m.ra_preamble_target_dbm;
+        ra.rar_window = m.ra_response_window.d();
+        ra.contention_resolution_timer = m.ra_contention_resolution_timer.d();
+        ra.backoff = m.ra_backoff.d();
+        ra.msg3_delay = slot.saturating_mul(
+            m.k2_slots as u64
+                + if self.radio.rat == RatPreset::Lte {
+                    2
+                } else {
+                    6
+                },
+        );
+        ra.msg4_delay = slot.saturating_mul(m.harq_feedback_slots as u64);
+        c.prach_detection_snr_db = m.ra_detection_snr_db;
+        c.rlf_search_delay = m.rlf_search_delay.d();
         c.record_packet_series = self.packet_series;
         c.ul_proactive_grant_bytes = m.ul_proactive_grant.0.min(u32::MAX as u64) as u32;
         c.ul_proactive_period = m.ul_proactive_period.d();

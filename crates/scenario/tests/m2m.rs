@@ -200,7 +200,11 @@ fn test_power_limited_ue_is_not_granted_in_vain() {
 /// A UE out of uplink coverage — not even the most robust 7-byte block reaches its threshold
 /// with the HARQ budget (4 transmissions, +6 dB) — stops being granted: at a static 2000 m
 /// the eNB hears its SRs and grants nothing (before: 2423 2-byte grants in 5 s, every one
-/// useless, the PDCCH never idle).
+/// useless, the PDCCH never idle). It no longer sends SRs for ever (before: 500 in 5 s): after
+/// dsr-TransMax (64) it gives up (TS 36.321 §5.4.4) and runs random access, whose preambles
+/// at P_CMAX stay below the eNB's detection threshold; after preambleTransMax attempts the
+/// radio link fails (TS 36.331 §5.3.11.3) and re-establishment attempts follow (5 s: 64 SRs,
+/// 13 random access procedures, 128 preambles, 1 RLF, 4.36 s without uplink).
 #[test]
 fn test_ue_out_of_uplink_coverage_is_not_granted() {
     let out = run(&[
@@ -211,8 +215,25 @@ fn test_ue_out_of_uplink_coverage_is_not_granted() {
     ]);
     let u = &out.summary["radio"]["ues"][0];
     assert_eq!(u["ul_grants"].as_u64(), Some(0), "{u}");
-    assert!(u["sr_sent"].as_u64().unwrap() > 100, "{u}");
+    assert_eq!(u["sr_sent"].as_u64(), Some(64), "{u}");
+    assert_eq!(u["sr_give_ups"].as_u64(), Some(1), "{u}");
+    assert_eq!(u["ra_successes"].as_u64(), Some(0), "{u}");
+    assert!(u["ra_preambles"].as_u64().unwrap() >= 10, "{u}");
+    assert_eq!(u["rlf"].as_u64(), Some(1), "{u}");
+    assert_eq!(u["reestablishments"].as_u64(), Some(0), "{u}");
+    assert!(u["ul_outage_s"].as_f64().unwrap() > 4.0, "{u}");
     assert!(u["ul_packets"].as_u64().unwrap() >= 1, "{u}");
+    // With dsr_trans_max = 0 (the model before the fallback) the SRs go on to the end.
+    let out = run(&[
+        ("ues", "1"),
+        ("ue.placement", "fixed"),
+        ("ue.distance_m", "2000"),
+        ("duration", "5s"),
+        ("mac.dsr_trans_max", "0"),
+    ]);
+    let u = &out.summary["radio"]["ues"][0];
+    assert!(u["sr_sent"].as_u64().unwrap() > 450, "{u}");
+    assert_eq!(u["rlf"].as_u64(), Some(0), "{u}");
     // A little closer (1500 m) the same UE is power-limited but in coverage: 7-byte grants,
     // and its TCP handshake and uploads get through.
     let out = run(&[
@@ -231,13 +252,15 @@ fn test_ue_out_of_uplink_coverage_is_not_granted() {
 
 #[test]
 fn test_pdcch_shares_of_a_cell_busy_to_the_end_stay_within_one() {
-    // A UE out of uplink coverage sends an SR every occasion to the last instant, so the device
-    // also runs the subframe that starts at the run's end: 5001 subframes counted in 5 s.
+    // A UE out of uplink coverage that sends an SR every occasion to the last instant (no
+    // dsr-TransMax fallback) keeps the device busy, so it also runs the subframe that starts at
+    // the run's end: 5001 subframes counted in 5 s.
     let out = run(&[
         ("ues", "1"),
         ("duration", "5s"),
         ("ue.placement", "fixed"),
         ("ue.distance_m", "2000"),
+        ("mac.dsr_trans_max", "0"),
     ]);
     let cell = &out.summary["radio"]["cells"][0];
     let hist: u64 = cell["pdcch_histogram"]

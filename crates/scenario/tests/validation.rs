@@ -391,3 +391,60 @@ fn uplink_and_neighbour_knobs() {
         &[("mac.ul_proactive_grant", "100B"), ("mac.bsr", "standard")],
     );
 }
+
+#[test]
+fn sr_give_up_and_random_access_fields_name_themselves() {
+    assert_eq!(
+        err(LTE, &[("mac.dsr_trans_max", "5")]),
+        "mac.dsr_trans_max: must be 4, 8, 16, 32 or 64 (TS 36.331 dsr-TransMax), or 0 (SRs for ever)"
+    );
+    assert_eq!(
+        err(LTE, &[("mac.sr_prohibit_timer", "80ms")]),
+        "mac.sr_prohibit_timer: must be 0 to 7 SR periods of mac.sr_period (10ms) (TS 36.331 sr-ProhibitTimer-r9)"
+    );
+    assert!(err(LTE, &[("mac.sr_prohibit_timer", "15ms")]).starts_with("mac.sr_prohibit_timer: "));
+    assert!(err(MMW, &[("mac.sr_prohibit_timer", "3ms")]).starts_with(
+        "mac.sr_prohibit_timer: must be a TS 38.331 sr-ProhibitTimer value: 0ms, 1ms"
+    ));
+    assert_eq!(
+        err(LTE, &[("mac.ra_preamble_trans_max", "9")]),
+        "mac.ra_preamble_trans_max: must be 3, 4, 5, 6, 7, 8, 10, 20, 50, 100 or 200 (TS 36.331 preambleTransMax)"
+    );
+    assert_eq!(
+        err(LTE, &[("mac.ra_power_ramping_step_db", "3")]),
+        "mac.ra_power_ramping_step_db: must be 0, 2, 4 or 6 (dB; TS 36.331 powerRampingStep)"
+    );
+    assert!(err(LTE, &[("mac.ra_response_window", "9ms")]).starts_with("mac.ra_response_window: "));
+    assert!(err(LTE, &[("mac.ra_contention_resolution_timer", "63ms")])
+        .starts_with("mac.ra_contention_resolution_timer: "));
+    assert!(err(LTE, &[("mac.ra_preamble_target_dbm", "-85")])
+        .starts_with("mac.ra_preamble_target_dbm: "));
+    assert!(err(LTE, &[("mac.ra_backoff", "50ms")]).starts_with("mac.ra_backoff: "));
+    assert!(err(LTE, &[("mac.ra_prach_period", "1500us")]).starts_with("mac.ra_prach_period: "));
+    assert!(
+        err(LTE, &[("mac.ra_detection_snr_db", "-80")]).starts_with("mac.ra_detection_snr_db: ")
+    );
+    assert!(err(LTE, &[("mac.rlf_search_delay", "31s")]).starts_with("mac.rlf_search_delay: "));
+    ok(
+        LTE,
+        &[
+            ("mac.dsr_trans_max", "0"),
+            ("mac.sr_prohibit_timer", "70ms"),
+            ("mac.ra_preamble_trans_max", "200"),
+            ("mac.ra_power_ramping_step_db", "2"),
+            ("mac.ra_response_window", "2ms"),
+            ("mac.ra_contention_resolution_timer", "8ms"),
+            ("mac.ra_preamble_target_dbm", "-90"),
+            ("mac.ra_backoff", "960ms"),
+            ("mac.ra_prach_period", "20ms"),
+            ("mac.rlf_search_delay", "0s"),
+        ],
+    );
+    ok(
+        MMW,
+        &[
+            ("mac.sr_prohibit_timer", "128ms"),
+            ("mac.ra_response_window", "125us"),
+        ],
+    );
+}

@@ -74,6 +74,14 @@ pub struct RanConfig {
     /// assigns sr-ConfigIndex per UE, TS 36.213 §10.1.5 Table 10.1.5-1), instead of the
     /// configured `ue_mac.sr_offset` for all. Off by default.
     pub sr_offset_per_ue: bool,
+    /// The eNB/gNB detects a random access preamble whose SNR over its bandwidth
+    /// ([`crate::radio::RadioEnvironment::prach_snr_db`]) reaches this (dB).
+    pub prach_detection_snr_db: f64,
+    /// The preamble's bandwidth in PRBs of the carrier (LTE format 0: 6; NR short formats: 12).
+    pub prach_prbs: u32,
+    /// After a radio link failure: how long the UE searches before it has selected the cell
+    /// again and starts re-establishment (T311 running, TS 36.331 §5.3.7.3).
+    pub rlf_search_delay: Duration,
 }
 
 impl RanConfig {
@@ -107,6 +115,9 @@ impl RanConfig {
             ideal_bsr: false,
             record_packet_series: false,
             sr_offset_per_ue: false,
+            prach_detection_snr_db: PRACH_DETECTION_SNR_DB,
+            prach_prbs: 6,
+            rlf_search_delay: RLF_SEARCH_DELAY,
         }
     }
 
@@ -119,6 +130,7 @@ impl RanConfig {
         ue_mac.periodic_bsr_timer = Some(slot.saturating_mul(10));
         ue_mac.retx_bsr_timer = Duration::from_millis(80);
         ue_mac.sr_period = slot.saturating_mul(8);
+        ue_mac.ra = crate::mac::ra::RaConfig::nr(slot);
         RanConfig {
             dl_scheduler: SchedulerKind::ProportionalFair {
                 time_constant: Duration::from_millis(100),
@@ -144,9 +156,25 @@ impl RanConfig {
             ideal_bsr: false,
             record_packet_series: false,
             sr_offset_per_ue: false,
+            prach_detection_snr_db: PRACH_DETECTION_SNR_DB,
+            prach_prbs: 12,
+            rlf_search_delay: RLF_SEARCH_DELAY,
         }
     }
 }
+
+/// Preamble detection threshold (dB, SNR over the preamble's bandwidth): the SNR at which TS
+/// 36.104 §8.4.2 requires a base station to detect a format-0 preamble with probability
+/// ≥ 99 % in AWGN with 2 receive antennas (about −14 dB; the NR requirement of TS 38.104
+/// §8.4 for short formats is of the same order; both figures from memory, not checked against
+/// the tables' text). A hard threshold: the fast fading of the slot makes detection near it
+/// random.
+pub const PRACH_DETECTION_SNR_DB: f64 = -14.0;
+
+/// Cell search after a radio link failure: TS 36.133 §6.1.2's re-establishment delay for a
+/// known cell without the system information and PRACH times, 50 ms + T_search 100 ms (the
+/// UE keeps its cell's system information; the random access is modelled on its own).
+pub const RLF_SEARCH_DELAY: Duration = Duration::from_millis(150);
 
 impl RanConfig {
     /// Bytes PDCP and RLC add to each uplink IP packet, as the UE counts its buffer for a BSR

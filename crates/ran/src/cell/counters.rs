@@ -68,6 +68,11 @@ pub struct UeCounters {
     pub ul_delay_n: u64,
     pub ul_delay_sum_ns: u128,
     pub ul_delay_max_ns: u64,
+    /// Radio link failures (random access problem, TS 36.331 §5.3.11.3), connection
+    /// re-establishments completed, and re-establishment attempts whose random access failed.
+    pub rlf: u64,
+    pub reestablishments: u64,
+    pub reestablishment_failures: u64,
 }
 
 /// Counters of a UE that belong to neither direction alone.
@@ -83,6 +88,9 @@ pub(super) struct UeOnlyCounters {
     pub ul_grants: u64,
     pub sinr_sum_db: f64,
     pub sinr_samples: u64,
+    pub rlf: u64,
+    pub reestablishments: u64,
+    pub reestablishment_failures: u64,
 }
 
 impl UeCounters {
@@ -117,6 +125,9 @@ impl UeCounters {
             ul_delay_n: ue.ul_delay_n,
             ul_delay_sum_ns: ue.ul_delay_sum_ns,
             ul_delay_max_ns: ue.ul_delay_max_ns,
+            rlf: ue.rlf,
+            reestablishments: ue.reestablishments,
+            reestablishment_failures: ue.reestablishment_failures,
         }
     }
 }

@@ -311,11 +311,17 @@ impl RanDevice {
             feedback_delay: st.slot.saturating_mul(cfg.k2_slots as u64) + cfg.ul_harq_feedback,
             max_retx: cfg.ul_harq_max_retx,
         };
+        if cfg.ideal_bsr {
+            // Ideal reporting abstracts the request procedure away (the eNB ignores SRs): no
+            // SR is left unanswered, so there is no dsr-TransMax fallback either.
+            mac.dsr_trans_max = None;
+        }
+        let rng = rantcp_core::Rng::new(st.radio.seed(), 0x7261_0000 ^ rnti as u64);
         let setup = UeSetup {
             rlc: [RlcEntity::new(rlc.clone()), RlcEntity::new(rlc)],
             pdcp: [PdcpEntity::new(pdcp.clone()), PdcpEntity::new(pdcp)],
             harq: [cfg.harq, ul_harq],
-            ue_mac: UeUlMac::new(mac),
+            ue_mac: UeUlMac::with_rng(mac, rng),
             ul_buffer_limit_bytes: cfg.ul_queue_limit_bytes,
         };
         let i = st.ues.len();
@@ -410,6 +416,15 @@ impl RanDevice {
     /// UE MAC (SR/BSR) counters of UE `rnti`.
     pub fn ue_mac_counters(&self, rnti: Rnti) -> Option<&crate::mac::ul::UeMacCounters> {
         self.ue(rnti).map(|u| u.ue_mac.counters())
+    }
+    /// Random access counters of UE `rnti` (TS 36.321 §5.1).
+    pub fn ue_ra_counters(&self, rnti: Rnti) -> Option<&crate::mac::ra::RaCounters> {
+        self.ue(rnti).map(|u| u.ue_mac.ra_counters())
+    }
+    /// UE `rnti`'s time without uplink up to `now` (SR given up or RLF, until random access
+    /// succeeded or the connection was re-established).
+    pub fn ue_ul_outage(&self, rnti: Rnti, now: Time) -> Option<Duration> {
+        self.ue(rnti).map(|u| u.ue_mac.ul_outage(now))
     }
     /// UE `rnti`'s uplink IP buffer (its packets and counters).
     pub fn ue_ul_buffer(&self, rnti: Rnti) -> Option<&UlBuffer> {

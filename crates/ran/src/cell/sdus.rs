@@ -72,6 +72,11 @@ impl SduStore {
         }
     }
 
+    /// Every packet still here, in sending order (the store is left empty).
+    pub fn drain(&mut self) -> std::collections::vec_deque::Drain<'_, (u64, Packet)> {
+        self.q.drain(..)
+    }
+
     /// The packets of the last `unsent` entries (RLC's unsent SDUs), oldest first.
     pub fn unsent(&self, unsent: usize) -> impl Iterator<Item = &(u64, Packet)> + '_ {
         self.q.range(self.q.len() - unsent..)

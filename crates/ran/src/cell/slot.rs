@@ -81,6 +81,10 @@ impl RanState {
         for k in 0..self.cells[c].ues.len() {
             let i = self.cells[c].ues[k];
             let u = &self.ues[i];
+            if !u.connected() {
+                // Radio link failure: the UE is not scheduled until re-established.
+                continue;
+            }
             let backlog = u.rlc[ENB].buffer_status(now).total_bytes() + nf.chain.dl_backlog(u.rnti);
             let harq_retx = u.link(Dir::Dl).harq.pending_retx().next();
             if backlog == 0 && harq_retx.is_none() {
@@ -196,6 +200,9 @@ impl RanState {
         for k in 0..self.cells[c].ues.len() {
             let i = self.cells[c].ues[k];
             let u = &self.ues[i];
+            if !u.connected() {
+                continue;
+            }
             let harq_retx = u.link(Dir::Ul).harq.pending_retx().next();
             let mut backlog = self.cells[c].ul_sched.tracker.backlog(u.rnti);
             // Vendor option: a proactive grant for the ACKs of downlink data sent since the
@@ -372,11 +379,12 @@ impl RanState {
         self.cells.iter().any(|cell| {
             cell.ues.iter().any(|&i| {
                 let u = &self.ues[i];
-                u.rlc[ENB].buffer_status(now).total_bytes() > 0
-                    || u.link(Dir::Dl).harq.pending_retx().next().is_some()
-                    || u.link(Dir::Ul).harq.pending_retx().next().is_some()
-                    || cell.ul_sched.tracker.backlog(u.rnti) > 0
-                    || nf.chain.dl_backlog(u.rnti) > 0
+                u.connected()
+                    && (u.rlc[ENB].buffer_status(now).total_bytes() > 0
+                        || u.link(Dir::Dl).harq.pending_retx().next().is_some()
+                        || u.link(Dir::Ul).harq.pending_retx().next().is_some()
+                        || cell.ul_sched.tracker.backlog(u.rnti) > 0
+                        || nf.chain.dl_backlog(u.rnti) > 0)
             })
         })
     }

@@ -94,6 +94,18 @@ impl Link {
     }
 }
 
+/// The UE's RRC state as far as the radio link goes (TS 36.331 §5.3.7, §5.3.11).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Rrc {
+    Connected,
+    /// After a radio link failure: T311 runs while the UE searches for a cell, until `until`.
+    Searching {
+        until: Time,
+    },
+    /// Cell found: random access for the re-establishment request is running.
+    Reestablishing,
+}
+
 /// One UE. See the module docs.
 pub(super) struct Ue {
     pub rnti: Rnti,
@@ -122,6 +134,7 @@ pub(super) struct Ue {
     pub counters: UeOnlyCounters,
     /// Counters at the previous time-series sample, for per-interval columns.
     pub prev: super::UeCounters,
+    pub rrc: Rrc,
 }
 
 /// What [`Ue::new`] needs besides identity.
@@ -164,7 +177,14 @@ impl Ue {
             dl_per_slot: PerSlotRate::default(),
             counters: UeOnlyCounters::default(),
             prev: Default::default(),
+            rrc: Rrc::Connected,
         }
+    }
+
+    /// RRC connected: the eNB schedules the UE in both directions.
+    #[inline]
+    pub fn connected(&self) -> bool {
+        self.rrc == Rrc::Connected
     }
 
     #[inline]
@@ -256,13 +276,17 @@ impl Ue {
 
     /// Next wake-up of the UE's entities (RLC timers on both sides, SR/BSR timers).
     pub fn poll_timeout(&self) -> Option<Time> {
-        [
+        let t = [
             self.rlc[ENB].poll_timeout(),
             self.rlc[UE].poll_timeout(),
             self.ue_mac.poll_timeout(),
         ]
         .into_iter()
         .flatten()
-        .min()
+        .min();
+        match self.rrc {
+            Rrc::Searching { until } => Some(t.map_or(until, |t| t.min(until))),
+            _ => t,
+        }
     }
 }

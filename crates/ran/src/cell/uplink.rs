@@ -6,6 +6,22 @@
 //! prioritisation, §5.4.3.1), the buffer is drained FIFO into PDCP/RLC for each logical
 //! channel's share, and RLC builds its PDUs.
 //!
+//! When the UE MAC gives an SR up (dsr-TransMax, TS 36.321 §5.4.4) it runs random access
+//! ([`crate::mac::ra`]); the PHY judgements are made here: a preamble is detected if its SNR
+//! ([`crate::radio::RadioEnvironment::prach_snr_db`]) reaches
+//! [`super::RanConfig::prach_detection_snr_db`]; Msg3 is decoded if the UE is within uplink
+//! coverage for the smallest useful block within maxHARQ-Msg3Tx transmissions (the rule the
+//! uplink scheduler grants by, [`crate::radio::RadioEnvironment::ul_min_useful_grant`]), and
+//! its BSR then reaches the eNB's uplink scheduler. A random access problem is a radio link
+//! failure (TS 36.331 §5.3.11.3) and starts re-establishment (§5.3.7): MAC reset, bearers
+//! suspended, the eNB schedules the UE in neither direction and forgets its reported buffer;
+//! after `rlf_search_delay` (T311 running, the same cell selected again) random access for the
+//! re-establishment request; on success the connection is re-established: HARQ reset, RLC
+//! re-established on both sides (TS 36.322 §5.4: everything discarded), and PDCP (TS 36.323
+//! §5.2.1.1, AM) resends every SDU not delivered, in order, through the fresh RLC entities
+//! (UM, §5.2.1.2: those SDUs are lost). A failed re-establishment random access goes back to
+//! the search (T301 expiry and RRC_IDLE are not modelled: the UE retries for ever).
+//!
 //! Network functions at [`rantcp_nf::Point::UeUlBuffer`] see every arrival
 //! ([`BufferEvent::Arrival`], after the packet is appended) and every grant
 //! ([`BufferEvent::Grant`], before the buffer is drained), and may discard queued packets
@@ -14,11 +30,14 @@
 use super::config::DRB_LCID;
 use super::counters::is_pure_ack;
 use super::functions::{BufferView, Functions};
-use super::ue::{Dir, ENB, UE};
+use super::pending::Pending;
+use super::ue::{Dir, Rrc, ENB, UE};
 use super::RanState;
+use crate::mac::harq::HarqEntity;
+use crate::mac::ra::RaStep;
 use crate::mac::sap::UlGrant;
 use crate::mac::ul::{bsr_index, BsrKind, BsrReport};
-use rantcp_core::Time;
+use rantcp_core::{Duration, Time};
 use rantcp_nf::{BufferEvent, Ctx, Point, Points};
 use rantcp_wire::Packet;
 
@@ -110,6 +129,14 @@ impl RanState {
             self.sync_bsr(i, now);
         }
         let u = &mut self.ues[i];
+        if let Rrc::Searching { until } = u.rrc {
+            if until <= now {
+                // TS 36.331 §5.3.7.3–§5.3.7.4: cell selected, re-establishment request by RA.
+                u.rrc = Rrc::Reestablishing;
+                u.ue_mac.start_ra(now);
+            }
+        }
+        let u = &mut self.ues[i];
         if u.ue_mac.poll_timeout().is_some_and(|t| t <= now) {
             u.ue_mac.handle_timeout(now);
             if u.ue_mac.poll_sr() {
@@ -120,7 +147,145 @@ impl RanState {
                     self.wake_slots(now);
                 }
             }
+            self.random_access(i, now);
         }
+    }
+
+    /// Run UE `i`'s random access steps due at `now`, judging preamble and Msg3 here.
+    fn random_access(&mut self, i: usize, now: Time) {
+        while let Some(step) = self.ues[i].ue_mac.poll_ra(now) {
+            let rnti = self.ues[i].rnti;
+            match step {
+                RaStep::Preamble { target_dbm } => {
+                    let snr = self
+                        .radio
+                        .prach_snr_db(rnti, now, target_dbm, self.cfg.prach_prbs);
+                    let ok = snr >= self.cfg.prach_detection_snr_db;
+                    self.ues[i].ue_mac.ra_preamble_result(now, ok);
+                }
+                RaStep::Msg3 => {
+                    // The next slot that carries PUSCH.
+                    let mut slot = self.radio.carrier().slot_index(now);
+                    for _ in 0..64 {
+                        if self.radio.duplex().is_ul(slot) {
+                            break;
+                        }
+                        slot += 1;
+                    }
+                    let max_tx = self.ues[i].ue_mac.cfg.ra.max_harq_msg3_tx;
+                    let ok = self
+                        .radio
+                        .ul_min_useful_grant(
+                            rnti,
+                            now,
+                            slot,
+                            self.cfg.ul_layers,
+                            self.cfg.ul_min_useful_tbs(),
+                            max_tx,
+                        )
+                        .is_some();
+                    let u = &mut self.ues[i];
+                    u.ue_mac.ra_msg3_result(now, ok);
+                    let bsr = u.ue_mac.take_msg3_bsr();
+                    if let (true, Some(b)) = (ok, bsr) {
+                        // Msg3's BSR MAC CE reaches the eNB's uplink scheduler (§5.4.5) as an
+                        // uplink block's does: one slot plus the eNB's processing later.
+                        let slab = self.slab.put(&mut Vec::new());
+                        self.pending.push(
+                            now + self.slot + self.cfg.enb_processing,
+                            Pending::Rx {
+                                dir: Dir::Ul,
+                                ue: i as u32,
+                                slab,
+                                bsr: Some(b),
+                            },
+                        );
+                    }
+                }
+                RaStep::Success => {
+                    if self.ues[i].rrc == Rrc::Reestablishing {
+                        self.reestablish(i, now);
+                    }
+                }
+                RaStep::Problem => self.radio_link_failure(i, now),
+            }
+        }
+    }
+
+    /// Random access problem: radio link failure (TS 36.331 §5.3.11.3) while connected, or a
+    /// failed re-establishment attempt; either way the UE searches for a cell again.
+    fn radio_link_failure(&mut self, i: usize, now: Time) {
+        // Events of the UE already under way (grants in use, HARQ feedback, decoded blocks on
+        // their way to RLC) end within this horizon; re-establishment waits for it, so that
+        // none of them meets the re-established entities.
+        let c = &self.cfg;
+        let horizon = self.slot.saturating_mul(c.k2_slots as u64 + 2)
+            + c.ul_harq_feedback
+                .max(c.harq.feedback_delay)
+                .max(c.ue_processing)
+                .max(c.enb_processing);
+        let delay = c.rlf_search_delay.max(horizon);
+        let u = &mut self.ues[i];
+        match u.rrc {
+            Rrc::Connected => {
+                u.counters.rlf += 1;
+                // §5.3.7.2: MAC reset, bearers suspended; the eNB stops scheduling the UE and
+                // forgets its reported buffer.
+                u.ue_mac.suspend(now);
+                u.ul_granted_pending = 0;
+                let (rnti, cell) = (u.rnti, u.cell);
+                self.cells[cell].ul_sched.tracker.forget(rnti);
+            }
+            Rrc::Reestablishing => u.counters.reestablishment_failures += 1,
+            Rrc::Searching { .. } => {}
+        }
+        self.ues[i].rrc = Rrc::Searching {
+            until: now + delay.max(Duration::from_nanos(1)),
+        };
+    }
+
+    /// Re-establishment complete (TS 36.331 §5.3.7.5 and the reconfiguration that resumes the
+    /// DRB): HARQ reset, RLC re-established on both sides (TS 36.322 §5.4), PDCP re-established
+    /// (TS 36.323 §5.2.1): AM resends every SDU not delivered, UM loses them; the UE MAC resumes.
+    fn reestablish(&mut self, i: usize, now: Time) {
+        let u = &mut self.ues[i];
+        u.rrc = Rrc::Connected;
+        u.counters.reestablishments += 1;
+        let am = u.rlc[ENB].cfg.mode == crate::rlc::RlcMode::Am;
+        u.rlc[ENB].reestablish();
+        u.rlc[UE].reestablish();
+        let mut resend = Vec::new();
+        for d in [Dir::Dl, Dir::Ul] {
+            let l = u.link_mut(d);
+            l.harq = HarqEntity::new(l.harq.cfg);
+            for tb in &mut l.tbs {
+                tb.pdus.clear();
+                tb.bsr = None;
+            }
+            let arrivals = std::mem::take(&mut l.arrivals);
+            resend.clear();
+            resend.extend(l.sdus.drain());
+            if !am {
+                continue;
+            }
+            let mut a = arrivals.into_iter().peekable();
+            for (id, p) in resend.drain(..) {
+                match d {
+                    Dir::Dl => {
+                        u.enqueue(d, now, p, false);
+                    }
+                    Dir::Ul => {
+                        while a.next_if(|&(k, _)| k < id).is_some() {}
+                        let t = a.next_if(|&(k, _)| k == id).map_or(now, |(_, t)| t);
+                        u.enqueue_ul(now, t, p);
+                    }
+                }
+            }
+        }
+        self.sync_bsr(i, now);
+        self.ues[i].ue_mac.resume(now);
+        self.wake_slots(now);
+        self.note_ue_timers(i);
     }
 
     /// The UE sends on PUSCH with grant `(harq, tb_bytes, n_prb)` issued k2 slots ago. For new
@@ -139,7 +304,12 @@ impl RanState {
         nf: &mut Functions,
     ) {
         let h = harq as usize;
-        if retx {
+        if !self.ues[i].connected() {
+            // A grant of before the radio link failure: the reset MAC sends nothing on it.
+            let tb = &mut self.ues[i].link_mut(Dir::Ul).tbs[h];
+            tb.pdus.clear();
+            tb.bsr = None;
+        } else if retx {
             self.ues[i].link_mut(Dir::Ul).counters.tb_retx += 1;
         } else {
             let u = &mut self.ues[i];

@@ -6,6 +6,7 @@
 //! * [`harq`]: [`harq::HarqEntity`] — processes, feedback delay, max retransmissions.
 //! * [`sched`]: [`sched::Scheduler`] (RR / PF / max-rate, PRBs, PDCCH budget) → [`sched::Allocation`].
 //! * [`mux`]: splitting a downlink TB among logical channels → [`sap::TxOpportunity`]s.
+//! * [`ra`]: the UE's contention-based random access (§5.1), the fallback of SR (§5.4.4).
 //! * [`ul`]: UE side [`ul::UeUlMac`] (SR, BSR, multiplexing, BSR enhancement option) and eNB
 //!   side [`ul::UlScheduler`] / [`ul::UlBufferTracker`].
 //!
@@ -15,6 +16,7 @@
 
 pub mod harq;
 pub mod mux;
+pub mod ra;
 pub mod sap;
 pub mod sched;
 pub mod ul;

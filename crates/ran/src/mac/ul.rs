@@ -30,8 +30,26 @@
 //!   subheader + 1-byte CE = 2 bytes; long BSR = 1 + 3 = 4 bytes. Data MAC subheaders: 2 bytes
 //!   (7-bit L) when the piece is < 128 bytes, 3 bytes (15-bit L) otherwise (the 1-byte last
 //!   subheader optimisation is not modelled).
-//! * SR is sent at the next SR occasion (`sr_period`, `sr_offset`) and repeated every period
-//!   while pending; sr-ProhibitTimer and dsr-TransMax (random access fallback) are not modelled.
+//! * SR (§5.4.4): a regular BSR with no SR pending triggers an SR and sets SR_COUNTER to 0.
+//!   While an SR is pending, at each SR occasion (`sr_period`, `sr_offset`) at which
+//!   sr-ProhibitTimer is not running: if SR_COUNTER < dsr-TransMax, SR_COUNTER is incremented,
+//!   the SR goes on PUCCH and sr-ProhibitTimer starts; otherwise the UE gives up: PUCCH/SR
+//!   resources are released (RRC), configured grants cleared (none are modelled), every
+//!   pending SR cancelled and the random access procedure ([`super::ra`]) started. A MAC PDU
+//!   carrying the BSR, or a grant that takes all pending data, cancels the pending SR and
+//!   stops sr-ProhibitTimer. While the SR resources are released, a new regular BSR starts
+//!   random access instead of an SR ("no valid PUCCH resource for SR", §5.4.4). TS 38.321
+//!   §5.4.4 is the same per SR configuration (sr-TransMax, sr-ProhibitTimer in ms).
+//! * sr-ProhibitTimer expires at its start + its length (TS 36.331 sr-ProhibitTimer-r9 k is k
+//!   SR periods; the timer of value k started at an occasion has expired at the occasion k
+//!   periods later, so k = 1 spaces SRs as no timer does and k ≥ 2 spaces them k periods).
+//! * Random access in connected mode (§5.1, [`super::ra`]): Msg3 carries the C-RNTI MAC CE and
+//!   a regular BSR of the buffer (built as a granted PDU's BSR is: triggered BSRs cancelled,
+//!   periodicBSR-/retxBSR-Timer started). Success restores the SR resources (the RRC
+//!   reconfiguration that does it in a network is not modelled as a delay). A new-data grant
+//!   while random access runs ends it (§5.1.5: a PDCCH to the C-RNTI with an UL grant).
+//!   A random access problem is RRC's (the cell's): radio link failure, re-establishment
+//!   ([`UeUlMac::suspend`] resets the MAC, §5.9; [`UeUlMac::resume`] after re-establishment).
 //! * Logical channel prioritisation (§5.4.3.1) is strict priority without prioritisedBitRate.
 //! * BSR enhancement (option, off by default): the UE tracks the bytes granted since its last
 //!   BSR; when they reach the size the last BSR reported and data remains beyond this grant,
@@ -39,9 +57,10 @@
 //!   waiting for retxBSR-Timer.
 
 use super::mux::{mac_subheader_bytes, max_sdu};
+use super::ra::{RaConfig, RaCounters, RaProcedure, RaStep};
 use super::sap::{Lcid, Rnti, TxOpportunity, UlGrant};
 use super::sched::{Allocation, SchedConfig, SchedUe, Scheduler};
-use rantcp_core::{Duration, Time};
+use rantcp_core::{Duration, Rng, Time};
 use rustc_hash::FxHashMap;
 
 // ---------------------------------------------------------------------------------------------
@@ -101,6 +120,13 @@ pub struct UeMacConfig {
     /// SR periodicity and offset (sr-ConfigIndex).
     pub sr_period: Duration,
     pub sr_offset: Duration,
+    /// sr-ProhibitTimer (§5.4.4); zero = not configured (the TS 36.331 default).
+    pub sr_prohibit_timer: Duration,
+    /// dsr-TransMax (NR sr-TransMax): SRs before the UE gives up and starts random access;
+    /// `None` = SR forever (the model before the fallback; no TS 36.331 value).
+    pub dsr_trans_max: Option<u32>,
+    /// Random access parameters (§5.1).
+    pub ra: RaConfig,
     /// The dissertation's BSR enhancement (design.md §5). Default `false`.
     pub bsr_enhancement: bool,
     pub channels: Vec<UlLogicalChannel>,
@@ -108,7 +134,8 @@ pub struct UeMacConfig {
 
 impl UeMacConfig {
     /// One data bearer (LCID 3, LCG 1), periodicBSR-Timer sf10, retxBSR-Timer sf2560, SR every
-    /// 10 ms: the setting of the dissertation's Figure 6.
+    /// 10 ms: the setting of the dissertation's Figure 6; no sr-ProhibitTimer, dsr-TransMax n64
+    /// (srsRAN's eNB default, `srsenb/rr.conf.example`), LTE random access ([`RaConfig::lte`]).
     pub fn lte_default(rnti: Rnti) -> Self {
         UeMacConfig {
             rnti,
@@ -117,6 +144,9 @@ impl UeMacConfig {
             retx_bsr_restart_on_grant: true,
             sr_period: Duration::from_millis(10),
             sr_offset: Duration::ZERO,
+            sr_prohibit_timer: Duration::ZERO,
+            dsr_trans_max: Some(64),
+            ra: RaConfig::lte(Duration::from_millis(1)),
             bsr_enhancement: false,
             channels: vec![UlLogicalChannel {
                 lcid: 3,
@@ -177,6 +207,8 @@ pub struct UeMacCounters {
     pub granted_bytes: u64,
     pub retx_bsr_expiries: u64,
     pub periodic_bsr_expiries: u64,
+    /// Times SR_COUNTER reached dsr-TransMax (SR given up, random access started).
+    pub sr_give_ups: u64,
 }
 
 /// The UE side of the uplink request/grant procedure (sans-IO).
@@ -205,12 +237,38 @@ pub struct UeUlMac {
     /// Channel indices in priority order, and per-grant scratch.
     lcp_order: Vec<usize>,
     sent: Vec<u64>,
+    /// SR_COUNTER, sr-ProhibitTimer's expiry, whether the PUCCH SR resource is configured.
+    sr_counter: u32,
+    sr_prohibit_until: Option<Time>,
+    sr_resource: bool,
+    ra: RaProcedure,
+    /// The BSR of the last Msg3 (for the eNB once Msg3 is decoded).
+    msg3_bsr: Option<BsrReport>,
+    /// MAC reset by RRC re-establishment (§5.9): radio bearers suspended until [`Self::resume`].
+    suspended: bool,
+    /// Time without uplink: since when (SR given up or RLF), and the total of past periods.
+    outage_since: Option<Time>,
+    outage_ns: u64,
 }
 
 impl UeUlMac {
     pub fn new(cfg: UeMacConfig) -> Self {
+        let rng = Rng::new(0, cfg.rnti as u64);
+        Self::with_rng(cfg, rng)
+    }
+
+    /// A UE MAC whose random access backoff draws come from `rng`.
+    pub fn with_rng(cfg: UeMacConfig, rng: Rng) -> Self {
         let n = cfg.channels.len();
         UeUlMac {
+            ra: RaProcedure::new(cfg.ra.clone(), rng),
+            sr_counter: 0,
+            sr_prohibit_until: None,
+            sr_resource: true,
+            msg3_bsr: None,
+            suspended: false,
+            outage_since: None,
+            outage_ns: 0,
             cfg,
             avail: vec![0; n],
             regular_triggered: false,
@@ -250,9 +308,38 @@ impl UeUlMac {
 
     fn trigger_regular(&mut self, now: Time) {
         self.regular_triggered = true;
-        if !self.sr_pending {
+        if self.suspended {
+            return;
+        }
+        if !self.sr_resource {
+            // §5.4.4: no valid PUCCH resource for SR: random access (if not already running).
+            self.ra.start(now);
+        } else if !self.sr_pending {
             self.sr_pending = true;
+            self.sr_counter = 0;
             self.next_sr_at = Some(self.next_sr_occasion(now));
+        }
+    }
+
+    /// Pending SRs cancelled and sr-ProhibitTimer stopped (§5.4.4).
+    fn cancel_sr(&mut self) {
+        self.sr_pending = false;
+        self.next_sr_at = None;
+        self.sr_prohibit_until = None;
+    }
+
+    /// SR_COUNTER reached dsr-TransMax (§5.4.4): release PUCCH/SR, cancel SRs, random access.
+    fn give_up_sr(&mut self, now: Time) {
+        self.counters.sr_give_ups += 1;
+        self.sr_resource = false;
+        self.cancel_sr();
+        self.outage_since.get_or_insert(now);
+        self.ra.start(now);
+    }
+
+    fn end_outage(&mut self, now: Time) {
+        if let Some(t) = self.outage_since.take() {
+            self.outage_ns += now.saturating_since(t).as_nanos();
         }
     }
 
@@ -294,20 +381,23 @@ impl UeUlMac {
         }
     }
 
-    /// Earliest timer: SR occasion (if an SR is pending), periodicBSR-Timer, retxBSR-Timer.
+    /// Earliest timer: SR occasion (if an SR is pending), periodicBSR-Timer, retxBSR-Timer,
+    /// the random access procedure (handled by [`Self::poll_ra`]).
+    #[inline]
     pub fn poll_timeout(&self) -> Option<Time> {
-        [
-            if self.sr_pending {
-                self.next_sr_at
-            } else {
-                None
-            },
-            self.periodic_at,
-            self.retx_at,
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        // Called for every UE after every device event: plain comparisons.
+        let min = |a: Option<Time>, b: Option<Time>| match (a, b) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, y) => x.or(y),
+        };
+        let mut t = min(self.periodic_at, self.retx_at);
+        if self.sr_pending {
+            t = min(t, self.next_sr_at);
+        }
+        if self.ra.is_active() {
+            t = min(t, self.ra.poll_timeout());
+        }
+        t
     }
 
     pub fn handle_timeout(&mut self, now: Time) {
@@ -324,10 +414,125 @@ impl UeUlMac {
             }
         }
         if self.sr_pending && self.next_sr_at.is_some_and(|t| t <= now) {
-            self.sr_to_send = true;
-            self.counters.sr_tx += 1;
-            self.next_sr_at = Some(self.next_sr_occasion(now + Duration::from_nanos(1)));
+            // §5.4.4, at an SR occasion with sr-ProhibitTimer not running.
+            if self.sr_prohibit_until.is_none_or(|t| t <= now) {
+                if self.cfg.dsr_trans_max.is_some_and(|m| self.sr_counter >= m) {
+                    self.give_up_sr(now);
+                    return;
+                }
+                self.sr_counter += 1;
+                self.sr_to_send = true;
+                self.counters.sr_tx += 1;
+                let p = self.cfg.sr_prohibit_timer;
+                self.sr_prohibit_until = (p > Duration::ZERO).then(|| now + p);
+            }
+            let after = (now + Duration::from_nanos(1)).max(self.sr_prohibit_until.unwrap_or(now));
+            self.next_sr_at = Some(self.next_sr_occasion(after));
         }
+    }
+
+    /// Advance the random access procedure to `now`: at most one step for the caller (loop
+    /// until `None`). At [`RaStep::Msg3`] in connected mode the Msg3 BSR is built
+    /// ([`Self::take_msg3_bsr`]); at [`RaStep::Success`] the SR resources are back and the time
+    /// without uplink ends.
+    pub fn poll_ra(&mut self, now: Time) -> Option<RaStep> {
+        let step = self.ra.handle_timeout(now)?;
+        match step {
+            RaStep::Msg3 if !self.suspended => {
+                let lcg = self.lcg_bytes();
+                let n_lcg = lcg.iter().filter(|&&b| b > 0).count();
+                let bsr = self.make_bsr(BsrKind::Regular, lcg, None, n_lcg > 1);
+                if let Some(b) = &bsr {
+                    self.counters.bsr_regular += 1;
+                    self.bsr_sent(now, b, lcg);
+                }
+                self.msg3_bsr = bsr;
+            }
+            RaStep::Success => {
+                self.sr_resource = true;
+                self.sr_counter = 0;
+                self.end_outage(now);
+                if !self.suspended && self.regular_triggered && self.total_available() > 0 {
+                    // A BSR triggered after Msg3 still needs an SR.
+                    self.trigger_regular(now);
+                }
+            }
+            _ => {}
+        }
+        Some(step)
+    }
+
+    /// The caller's judgement of the preamble of [`RaStep::Preamble`].
+    pub fn ra_preamble_result(&mut self, now: Time, detected: bool) {
+        self.ra.preamble_result(now, detected);
+    }
+    /// The caller's judgement of the Msg3 of [`RaStep::Msg3`].
+    pub fn ra_msg3_result(&mut self, now: Time, decoded: bool) {
+        self.ra.msg3_result(now, decoded);
+    }
+    /// The BSR the last Msg3 carried.
+    pub fn take_msg3_bsr(&mut self) -> Option<BsrReport> {
+        self.msg3_bsr.take()
+    }
+
+    /// RRC starts random access on its own (connection re-establishment, TS 36.331 §5.3.7.4).
+    pub fn start_ra(&mut self, now: Time) {
+        self.ra.start(now);
+    }
+
+    /// MAC reset at the start of RRC connection re-establishment (TS 36.331 §5.3.7.2, TS 36.321
+    /// §5.9): triggered BSRs and pending SRs cancelled, timers stopped, random access stopped;
+    /// the radio bearers are suspended (no BSR triggers) until [`Self::resume`]. The time without
+    /// uplink runs on.
+    pub fn suspend(&mut self, now: Time) {
+        self.regular_triggered = false;
+        self.periodic_triggered = false;
+        self.sr_to_send = false;
+        self.cancel_sr();
+        self.sr_counter = 0;
+        self.sr_resource = false;
+        self.periodic_at = None;
+        self.retx_at = None;
+        self.granted_since_bsr = 0;
+        self.last_bsr_bytes = None;
+        self.msg3_bsr = None;
+        self.ra.stop();
+        self.suspended = true;
+        self.outage_since.get_or_insert(now);
+    }
+
+    /// Re-establishment complete: bearers resumed with the SR resources configured again; a
+    /// regular BSR is triggered if data wait (§5.4.5: data become available to a channel).
+    pub fn resume(&mut self, now: Time) {
+        self.suspended = false;
+        self.sr_resource = true;
+        self.end_outage(now);
+        if self.total_available() > 0 {
+            self.trigger_regular(now);
+        }
+    }
+
+    pub fn is_suspended(&self) -> bool {
+        self.suspended
+    }
+    /// Random access running.
+    pub fn ra_active(&self) -> bool {
+        self.ra.is_active()
+    }
+    pub fn ra_counters(&self) -> &RaCounters {
+        self.ra.counters()
+    }
+    /// SR_COUNTER.
+    pub fn sr_counter(&self) -> u32 {
+        self.sr_counter
+    }
+    /// Total time without uplink (SR given up or RLF, until random access succeeded or the
+    /// connection was re-established) up to `now`.
+    pub fn ul_outage(&self, now: Time) -> Duration {
+        let cur = self
+            .outage_since
+            .map_or(0, |t| now.saturating_since(t).as_nanos());
+        Duration::from_nanos(self.outage_ns + cur)
     }
 
     /// An SR to transmit on PUCCH now.
@@ -404,6 +609,14 @@ impl UeUlMac {
         tx.padding_bytes = 0;
         if grant.is_retx {
             return;
+        }
+        if self.ra.is_active() && !self.suspended {
+            // §5.1.5: a PDCCH to the C-RNTI with an UL grant for new data ends random access
+            // (successfully if it answers this UE's Msg3).
+            self.ra.grant_received();
+            self.sr_resource = true;
+            self.sr_counter = 0;
+            self.end_outage(now);
         }
         self.counters.grants += 1;
         self.counters.granted_bytes += grant.tb_bytes as u64;
@@ -507,25 +720,31 @@ impl UeUlMac {
                 BsrKind::Periodic => self.counters.bsr_periodic += 1,
                 BsrKind::Padding => self.counters.bsr_padding += 1,
             }
-            self.regular_triggered = false;
-            self.periodic_triggered = false;
-            if !b.is_truncated {
-                self.periodic_at = self.cfg.periodic_bsr_timer.map(|p| now + p);
-            }
-            self.retx_at = Some(now + self.cfg.retx_bsr_timer);
-            self.sr_pending = false;
-            self.next_sr_at = None;
-            self.granted_since_bsr = 0;
-            self.last_bsr_bytes = Some(lcg_after.iter().sum());
+            let b = *b;
+            self.bsr_sent(now, &b, lcg_after);
         } else {
             self.granted_since_bsr = granted;
         }
         if self.total_available() == 0 {
             // The grant accommodated all pending data: pending SR cancelled (§5.4.4).
-            self.sr_pending = false;
-            self.next_sr_at = None;
+            self.cancel_sr();
         }
         tx.bsr = bsr;
+    }
+
+    /// A MAC PDU carries BSR `b` of the buffers `lcg_after` (§5.4.5): triggered BSRs
+    /// cancelled, periodicBSR-Timer (unless truncated) and retxBSR-Timer (re)started; the
+    /// pending SR cancelled (§5.4.4).
+    fn bsr_sent(&mut self, now: Time, b: &BsrReport, lcg_after: [u64; 4]) {
+        self.regular_triggered = false;
+        self.periodic_triggered = false;
+        if !b.is_truncated {
+            self.periodic_at = self.cfg.periodic_bsr_timer.map(|p| now + p);
+        }
+        self.retx_at = Some(now + self.cfg.retx_bsr_timer);
+        self.cancel_sr();
+        self.granted_since_bsr = 0;
+        self.last_bsr_bytes = Some(lcg_after.iter().sum());
     }
 
     /// Data bytes a grant of `tb` carries without a BSR (one channel).
@@ -582,6 +801,10 @@ impl UlBufferTracker {
             let g = bsr.lcg as usize & 3;
             v.lcg_bytes[g] = bsr_index_to_bytes(bsr.index[g]) as u64;
         }
+    }
+    /// Forget `rnti`'s reported buffer and pending SR (the UE lost its connection).
+    pub fn forget(&mut self, rnti: Rnti) {
+        self.ues.remove(&rnti);
     }
     /// An uplink grant of `tb_bytes` was issued to `rnti` for new data.
     pub fn on_grant(&mut self, rnti: Rnti, tb_bytes: u32) {
@@ -690,6 +913,165 @@ mod tests {
             assert_eq!(bsr_index(bsr_index_to_bytes(i) as u64), i);
             assert_eq!(bsr_index(bsr_index_to_bytes(i) as u64 + 1), i + 1);
         }
+    }
+
+    /// Run `mac` from `from` to `to` (1 ms steps, timers only); the instants SRs went out.
+    fn srs(mac: &mut UeUlMac, from: u64, to: u64) -> Vec<u64> {
+        let mut out = Vec::new();
+        for ms in from..to {
+            let now = Time::from_millis(ms);
+            if mac.poll_timeout().is_some_and(|t| t <= now) {
+                mac.handle_timeout(now);
+            }
+            if mac.poll_sr() {
+                out.push(ms);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn test_sr_counter_reaching_dsr_trans_max_starts_random_access() {
+        let mut cfg = UeMacConfig::lte_default(1);
+        cfg.dsr_trans_max = Some(4);
+        let mut mac = UeUlMac::new(cfg);
+        mac.handle_buffer_status(Time::ZERO, 3, 100);
+        assert!(mac.sr_pending());
+        // SR_COUNTER < 4: SRs at 0, 10, 20, 30 ms; at 40 ms the UE gives up (§5.4.4).
+        assert_eq!(srs(&mut mac, 0, 45), vec![0, 10, 20, 30]);
+        assert_eq!(mac.sr_counter(), 4);
+        assert!(!mac.sr_pending(), "pending SR cancelled");
+        assert!(mac.ra_active(), "random access started");
+        assert_eq!(mac.counters().sr_give_ups, 1);
+        assert_eq!(mac.ra_counters().procedures, 1);
+        // No SR while the SR resource is released, also for a new regular BSR.
+        mac.handle_buffer_status(Time::from_millis(50), 3, 0);
+        mac.handle_buffer_status(Time::from_millis(51), 3, 300);
+        assert!(!mac.sr_pending());
+        let mut sent = 0;
+        for ms in 45..400 {
+            let now = Time::from_millis(ms);
+            if mac.poll_timeout().is_some_and(|t| t <= now) {
+                mac.handle_timeout(now);
+            }
+            sent += mac.poll_sr() as u32;
+            while mac.poll_ra(now).is_some() {}
+        }
+        assert_eq!(sent, 0);
+        assert_eq!(
+            mac.ul_outage(Time::from_millis(400)),
+            Duration::from_millis(360)
+        );
+    }
+
+    #[test]
+    fn test_without_dsr_trans_max_srs_go_on_for_ever() {
+        let mut cfg = UeMacConfig::lte_default(1);
+        cfg.dsr_trans_max = None;
+        let mut mac = UeUlMac::new(cfg);
+        mac.handle_buffer_status(Time::ZERO, 3, 100);
+        assert_eq!(srs(&mut mac, 0, 1000).len(), 100);
+        assert!(!mac.ra_active());
+    }
+
+    #[test]
+    fn test_sr_prohibit_timer_spaces_srs() {
+        for (prohibit, want) in [
+            (0u64, vec![0, 10, 20, 30, 40, 50]),
+            (10, vec![0, 10, 20, 30, 40, 50]),
+            (20, vec![0, 20, 40]),
+            (25, vec![0, 30]),
+            (30, vec![0, 30]),
+        ] {
+            let mut cfg = UeMacConfig::lte_default(1);
+            cfg.sr_prohibit_timer = Duration::from_millis(prohibit);
+            let mut mac = UeUlMac::new(cfg);
+            mac.handle_buffer_status(Time::ZERO, 3, 100);
+            assert_eq!(srs(&mut mac, 0, 60), want, "sr-ProhibitTimer {prohibit} ms");
+        }
+        // A BSR in a granted PDU cancels the SR and stops the timer: a new SR at once.
+        let mut cfg = UeMacConfig::lte_default(1);
+        cfg.sr_prohibit_timer = Duration::from_millis(50);
+        let mut mac = UeUlMac::new(cfg);
+        mac.handle_buffer_status(Time::ZERO, 3, 100);
+        assert_eq!(srs(&mut mac, 0, 5), vec![0]);
+        let g = UlGrant {
+            rnti: 1,
+            tb_bytes: 50,
+            n_prb: 2,
+            harq_id: 0,
+            is_retx: false,
+        };
+        let tx = mac.handle_ul_grant(Time::from_millis(5), g);
+        assert!(tx.bsr.is_some() && !mac.sr_pending());
+        // Drained to nothing, then new data: regular BSR, SR at the next occasion (10 ms).
+        mac.handle_buffer_status(Time::from_millis(6), 3, 0);
+        mac.handle_buffer_status(Time::from_millis(7), 3, 80);
+        assert_eq!(srs(&mut mac, 7, 15), vec![10]);
+    }
+
+    #[test]
+    fn test_random_access_success_sends_the_bsr_in_msg3_and_restores_sr() {
+        let mut cfg = UeMacConfig::lte_default(1);
+        cfg.dsr_trans_max = Some(1);
+        let mut mac = UeUlMac::new(cfg);
+        mac.handle_buffer_status(Time::ZERO, 3, 5000);
+        assert_eq!(srs(&mut mac, 0, 11), vec![0]);
+        assert!(mac.ra_active());
+        let mut msg3 = None;
+        let mut done = None;
+        for ms in 11..200 {
+            let now = Time::from_millis(ms);
+            while let Some(s) = mac.poll_ra(now) {
+                match s {
+                    RaStep::Preamble { .. } => mac.ra_preamble_result(now, true),
+                    RaStep::Msg3 => {
+                        mac.ra_msg3_result(now, true);
+                        msg3 = mac.take_msg3_bsr();
+                    }
+                    RaStep::Success => done = Some(ms),
+                    RaStep::Problem => panic!("problem"),
+                }
+            }
+        }
+        let b = msg3.expect("Msg3 carries a BSR");
+        assert_eq!(b.kind, BsrKind::Regular);
+        assert_eq!(bsr_index_to_bytes(b.index[1]) as u64 >= 5000, true);
+        // Given up at 10 ms; preamble at 11, RAR 14, Msg3 20, Msg4 24.
+        assert_eq!(done, Some(24));
+        assert!(!mac.ra_active());
+        assert_eq!(
+            mac.ul_outage(Time::from_millis(200)),
+            Duration::from_millis(14)
+        );
+        // The SR resource is back: new data after a drain triggers an SR, not random access.
+        mac.handle_buffer_status(Time::from_millis(200), 3, 0);
+        mac.handle_buffer_status(Time::from_millis(201), 3, 10);
+        assert!(mac.sr_pending());
+        assert_eq!(mac.ra_counters().procedures, 1);
+    }
+
+    #[test]
+    fn test_new_data_grant_ends_random_access() {
+        let mut cfg = UeMacConfig::lte_default(1);
+        cfg.dsr_trans_max = Some(1);
+        let mut mac = UeUlMac::new(cfg);
+        mac.handle_buffer_status(Time::ZERO, 3, 100);
+        srs(&mut mac, 0, 11);
+        assert!(mac.ra_active());
+        let g = UlGrant {
+            rnti: 1,
+            tb_bytes: 200,
+            n_prb: 2,
+            harq_id: 0,
+            is_retx: false,
+        };
+        mac.handle_ul_grant(Time::from_millis(12), g);
+        assert!(!mac.ra_active());
+        assert_eq!(
+            mac.ul_outage(Time::from_millis(50)),
+            Duration::from_millis(2)
+        );
     }
 
     #[test]

@@ -576,6 +576,16 @@ impl RlcEntity {
     pub fn unacked_sns(&self) -> u64 {
         self.tx.unacked_sns()
     }
+    /// RLC re-establishment (TS 36.322 §5.4, TS 38.322 §5.1.2): every SDU, SDU segment and
+    /// PDU of both sides is discarded, the state variables reset and the timers stopped. The
+    /// counters are kept. (The receiving side's delivery of SDUs reassembled from PDUs below
+    /// VR(MR) before the discard is not modelled: the PDCP above resends what was not
+    /// delivered, so such SDUs cost air time, not data.)
+    pub fn reestablish(&mut self) {
+        self.tx = RlcTx::new(&self.cfg);
+        self.rx = RlcRx::new(&self.cfg);
+    }
+
     /// Discards all queued SDUs not yet (partly) transmitted whose id satisfies `pred`
     /// (for network functions such as the RST tracker). Returns the bytes removed.
     pub fn purge_sdus(&mut self, pred: impl FnMut(u64) -> bool) -> u64 {
