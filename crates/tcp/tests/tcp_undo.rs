@@ -2,6 +2,13 @@
 //! `tcp_try_undo_partial`, `tcp_try_undo_dsack`), F-RTO (RFC 5682) and RACK's reordering-window
 //! adaptation (RFC 8985 §6.2 Step 4), each on a scripted path between two real endpoints, each
 //! beside a control with the rule off that shows the rule is what makes the difference.
+//!
+//! Each was also seen to fail with its rule alone removed from the code (2026-11-27): F-RTO
+//! (`frto_on_ack` a no-op) → the three `test_frto_*`; the partial undo → `test_partial_*`; the
+//! D-SACK undo in Open → `test_dsack_of_every_*`; the full undo → `test_recovery_is_undone_*`;
+//! `update_reo_wnd` → `test_rack_widens_*`; the dubious-D-SACK check →
+//! `test_dsack_of_a_segment_never_*`; the receiver's out-of-order D-SACK →
+//! `test_receiver_reports_an_out_of_order_*`.
 
 mod common;
 use common::*;
@@ -239,7 +246,7 @@ fn test_dsack_of_every_retransmission_undoes_the_recovery() {
 }
 
 #[test]
-fn test_dsack_of_a_probe_does_not_undo_a_real_loss() {
+fn test_dsack_of_a_segment_never_retransmitted_is_ignored() {
     // A D-SACK that reports more duplicates than were retransmitted is dubious and ignored
     // (Linux tcp_dsack_seen: dsack_dups > total_retrans).
     let (mut c, mut s) = established(lx(false), lx(false));
