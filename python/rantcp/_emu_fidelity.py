@@ -294,11 +294,41 @@ def simulated(scenario: str, ov: dict[str, Any], snd: str, cc: str, start_s: flo
         "rtt": capture_rtt(work / "simulated" / "pcap" / f"{iface}.pcap"),
         "rtt_summary_ms": f.get("rtt_mean_ms"),
         "retransmits_summary": f.get("retransmitted_segments", 0),
+        "undo": {k: f.get(k, 0) for k in SIM_UNDO},
         "exit_cause": f.get("slow_start_exit_cause"),
         "exit_cwnd_segments": f.get("slow_start_exit_cwnd_segments"),
         "exit_s": f.get("slow_start_exit_s"),
         "first_ssthresh": first_ss,
     }
+
+
+# The kernel's undo and D-SACK counters (nstat, tcp_input.c's MIBs) and rantcp's summary.json
+# counterparts, in the same order.
+KERNEL_UNDO = ("TcpExtTCPTimeouts", "TcpExtTCPLossUndo", "TcpExtTCPSpuriousRTOs", "TcpExtTCPFullUndo",
+               "TcpExtTCPPartialUndo", "TcpExtTCPDSACKUndo", "TcpExtTCPDSACKRecv", "TcpExtTCPSackRecovery")
+SIM_UNDO = ("rtos", "rto_undos", "spurious_rtos", "full_undos", "partial_undos", "dsack_undos",
+            "dsacks_received", "fast_retransmits")
+UNDO_NAMES = ("timeouts", "loss undo", "spurious RTOs (F-RTO)", "full undo", "partial undo", "D-SACK undo",
+              "D-SACKs received", "fast recoveries")
+
+
+def undo_table(rows: list[dict[str, Any]]) -> str:
+    """Per case and controller, the mean per run of each undo / D-SACK counter, kernel / rantcp
+    (rantcp's only where the saved run has them: runs simulated before the counters existed have
+    none)."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault((r["case"], r["kernel_cc"]), []).append(r)
+    lines = ["| case | cc | " + " | ".join(UNDO_NAMES) + " |", "|---|---|" + "---:|" * len(UNDO_NAMES)]
+    for (case, kcc), rs in groups.items():
+        cells = []
+        for k, s in zip(KERNEL_UNDO, SIM_UNDO):
+            kv = sum(r["emulated"].get("nstat", {}).get(k, 0) for r in rs) / len(rs)
+            sims = [r["simulated"]["undo"][s] for r in rs if "undo" in r["simulated"]]
+            sv = f"{sum(sims) / len(sims):.1f}" if sims else "–"
+            cells.append(f"{kv:.1f} / {sv}")
+        lines.append(f"| {case} | {kcc} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n\nUndo and D-SACK counters, mean per run, kernel (nstat) / rantcp (summary.json)."
 
 
 def merge_runs(files: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
@@ -460,7 +490,7 @@ def tables(rows: list[dict[str, Any]]) -> str:
     hl = (f"Emulation health over {len(rows)} runs: model lateness p99 ≤ {max(h['lateness_p99_us'] for h in health):.0f} µs "
           f"(max {max(h['lateness_max_us'] for h in health):.0f} µs), emulator drops {sum(h['emulator_drops'] for h in health)}, "
           f"load average {min(h['load1'] for h in health):.1f}–{max(h['load1'] for h in health):.1f}.") if health else ""
-    return out + "\n\n" + "\n".join(ex) + "\n\n" + hl
+    return out + "\n\n" + undo_table(rows) + "\n\n" + "\n".join(ex) + "\n\n" + hl
 
 
 if __name__ == "__main__":

@@ -707,6 +707,10 @@ impl FlowConfig {
             rack_tlp: self.rack_tlp,
             prr: self.prr,
             rto_undo: self.rto_undo,
+            // Not configurable on their own: the stack profile's (on in `linux`, off in `rfc`).
+            dsack: self.stack.tcp().dsack,
+            recovery_undo: self.stack.tcp().recovery_undo,
+            frto: self.stack.tcp().frto,
             timestamps: self.timestamps,
             window_scaling: self.window_scaling,
             cc: self.cc.kind(),

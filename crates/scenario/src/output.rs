@@ -232,6 +232,14 @@ fn flow_summaries(label: &str, sim: &Sim, end: Time) -> Vec<Value> {
             m.insert("retransmitted_segments".into(), json!(tx.retrans_segments));
             m.insert("rtos".into(), json!(tx.rtos));
             m.insert("rto_undos".into(), json!(tx.rto_undos));
+            // The other undos and D-SACKs (Linux TCPSpuriousRTOs, TCPFullUndo, TCPPartialUndo,
+            // TCPDSACKUndo, TCPDSACKRecv; the receiver's D-SACKs sent).
+            m.insert("spurious_rtos".into(), json!(tx.spurious_rtos));
+            m.insert("full_undos".into(), json!(tx.full_undos));
+            m.insert("partial_undos".into(), json!(tx.partial_undos));
+            m.insert("dsack_undos".into(), json!(tx.dsack_undos));
+            m.insert("dsacks_received".into(), json!(tx.dsacks_received));
+            m.insert("dsacks_sent".into(), json!(rx.map_or(0, |r| r.dsacks_sent)));
             m.insert("fast_retransmits".into(), json!(tx.fast_retransmits));
             m.insert(
                 "rtt_min_ms".into(),

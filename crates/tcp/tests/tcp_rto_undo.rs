@@ -14,7 +14,9 @@ use rantcp_tcp::cc::CcKind;
 use rantcp_tcp::{Endpoint, TcpConfig};
 use rantcp_wire::Packet;
 
-/// The Linux profile with the fixtures' round numbers (MSS 1000, 1 MB buffers) and timestamps.
+/// The Linux profile with the fixtures' round numbers (MSS 1000, 1 MB buffers) and timestamps;
+/// `rto_undo` = false turns every undo off (F-RTO and the D-SACK undo too, as in the rfc
+/// profile), so that the control shows the go-back-N.
 fn lcfg(cc: CcKind, rto_undo: bool) -> TcpConfig {
     TcpConfig {
         mss: MSS,
@@ -22,6 +24,9 @@ fn lcfg(cc: CcKind, rto_undo: bool) -> TcpConfig {
         snd_buf_bytes: 1_000_000,
         cc,
         rto_undo,
+        frto: rto_undo,
+        dsack: rto_undo,
+        recovery_undo: rto_undo,
         ..TcpConfig::linux()
     }
 }

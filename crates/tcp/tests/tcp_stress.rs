@@ -29,6 +29,10 @@ fn random_cfg(r: &mut Rng) -> TcpConfig {
     c.ack_every = 1 + r.below(4) as u32;
     c.quickack_segments = [0, 16][r.below(2) as usize];
     c.ack_when_read = r.bernoulli(0.5);
+    c.rto_undo = r.bernoulli(0.5);
+    c.dsack = r.bernoulli(0.5);
+    c.recovery_undo = r.bernoulli(0.5);
+    c.frto = r.bernoulli(0.5);
     c
 }
 

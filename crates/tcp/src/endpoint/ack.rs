@@ -8,7 +8,7 @@
 
 use super::rack::RackScan;
 use super::rate::RsBuild;
-use super::scoreboard::{Delivered, F_LOST, F_SACKED};
+use super::scoreboard::{Delivered, F_EVER_RETRANS, F_LOST, F_RETRANS, F_SACKED};
 use super::{ts_ms, CwndRules, Endpoint, Prr, ReductionBound, SlowStartExit, State, DUP_THRESH};
 use crate::cc::{AckSample, CongestionControl, SlowStartCause};
 use rantcp_core::{Duration, Time};
@@ -75,11 +75,21 @@ impl Endpoint {
             let tsecr = tcp.options.timestamps.filter(|_| self.ts_ok);
             RackScan::new(now, tsecr.map(|(_, e)| e), self.rtt.min_rtt())
         });
+        // Linux tcp_fastretrans_alert's REXMIT_NEW lasts for one ACK.
+        self.frto_new_only = false;
+        // The state before this ACK: a timeout's recovery (Linux TCP_CA_Loss).
+        let in_loss = self.rto_recovery;
+        // RFC 2883 §4 D-SACK, before the scoreboard takes the blocks as SACKs.
+        let dsack = self.cfg.dsack
+            && self.sack_ok
+            && tcp.options.sack_len > 0
+            && self.check_dsack(tcp, prior_una, ack);
         let mut d = Delivered {
             now,
             rate: &mut self.rate,
             rs: RsBuild::default(),
             rack: rack_scan,
+            orig_min_end: None,
         };
 
         // RFC 6675 §5 / RFC 2018: update the scoreboard from the SACK blocks.
@@ -107,8 +117,18 @@ impl Endpoint {
             newly_sacked += cum.newly_sacked;
             rtt = cum.rtt;
         }
-        let (rs, scan) = (d.rs, d.rack);
-        let spurious_rto = ack > prior_una && self.rto_recovery && self.rto_was_spurious(tcp);
+        let (rs, scan, orig_min_end) = (d.rs, d.rack, d.orig_min_end);
+        // Linux tcp_process_loss → tcp_try_undo_loss on an ACK that advances SND.UNA: by the
+        // timestamp ([`super::TcpConfig::rto_undo`], `tcp_packet_delayed`) or, with D-SACK,
+        // once every retransmission was D-SACKed.
+        let spurious_rto = ack > prior_una
+            && in_loss
+            && self.undo_window.is_some()
+            && ((self.cfg.rto_undo
+                && self.ts_ok
+                && self.retrans_stamp.is_some()
+                && self.packet_delayed(tcp))
+                || (self.cfg.dsack && self.undo_retrans == 0));
         if ack > self.snd_una {
             self.snd_una = ack;
             self.acked_since_rto = true;
@@ -122,7 +142,7 @@ impl Endpoint {
             self.stats.bytes_acked += data_hi - data_lo;
         }
         if spurious_rto {
-            self.undo_rto(now);
+            self.undo_loss(now, false);
         }
 
         // Window update (RFC 9293 §3.10.7.4: SND.WL1/SND.WL2 rule).
@@ -156,9 +176,19 @@ impl Endpoint {
         if is_dup {
             self.stats.dup_acks_received += 1;
         }
+        if in_loss && self.rto_recovery && self.cfg.frto {
+            // RFC 5682 §3.1 (Linux tcp_process_loss): FLAG_ORIG_SACK_ACKED is never-resent data
+            // at or below the recovery point (Linux high_seq) delivered by this ACK.
+            let orig_acked = orig_min_end.is_some_and(|e| e <= self.recover);
+            self.frto_on_ack(now, orig_acked, newly_sacked > 0 || is_dup, ack > prior_una);
+        }
 
         // Loss marking: RACK (RFC 8985 §6.2) on every ACK, or RFC 6675 §4 IsLost.
         if let Some(scan) = scan {
+            if self.cfg.dsack {
+                self.rack
+                    .update_reo_wnd(rs.prior_delivered(), self.rate.delivered);
+            }
             self.rack.update(&scan);
             newly_lost += self.rack_detect_loss(now);
         } else if newly_sacked > 0 {
@@ -170,16 +200,45 @@ impl Endpoint {
 
         // Loss recovery state machine.
         let mut was_in_recovery = self.in_recovery;
+        // A fast recovery was undone on this ACK: no window reduction to end.
+        let mut undone = false;
         if ack > prior_una {
             if self.in_recovery {
                 if ack >= self.recover {
+                    // Linux tcp_try_undo_recovery: the recovery's end, undone if it proved
+                    // unnecessary (timestamps, RFC 3522 §3.2, or every retransmission
+                    // D-SACKed).
+                    if self.cfg.recovery_undo && self.may_undo(tcp) {
+                        self.undo_cwnd_reduction(now, false, super::undo::UndoKind::Full);
+                        undone = true;
+                    } else {
+                        self.rack.on_recovery_end();
+                    }
                     // RFC 6582 §3.2 step 6 full ACK / RFC 6675 §5: leave recovery. The ACK
                     // is reported with in_recovery = true, then on_recovery_exit follows.
                     self.in_recovery = false;
                     self.inflation = 0;
                     self.dupacks = 0;
                     self.prr = None;
-                } else if !self.sack_ok {
+                } else if self.sack_ok {
+                    // Linux tcp_try_undo_partial: the hole was filled by a delayed original,
+                    // not by a retransmission (timestamps); undone when no retransmission is
+                    // in flight any more.
+                    if self.cfg.recovery_undo
+                        && self.undo_window.is_some()
+                        && self.packet_delayed(tcp)
+                        && !self.sb.segs.iter().any(|s| s.flags & F_RETRANS != 0)
+                    {
+                        if self.retrans_stamp.is_some()
+                            && !self.sb.segs.iter().any(|s| s.flags & F_EVER_RETRANS != 0)
+                        {
+                            self.retrans_stamp = None; // !tcp_any_retrans_done
+                        }
+                        self.undo_cwnd_reduction(now, true, super::undo::UndoKind::Partial);
+                        self.leave_recovery_undone();
+                        undone = true;
+                    }
+                } else {
                     // RFC 6582 §3.2 step 5 partial ACK: retransmit the first unacked segment,
                     // deflate by the amount acked, add back one SMSS if at least SMSS acked.
                     newly_lost += self.sb.mark_first_lost();
@@ -198,6 +257,18 @@ impl Endpoint {
             } else {
                 self.dupacks = 0;
             }
+        }
+        if self.in_recovery && dsack && self.undo_window.is_some() && self.undo_retrans == 0 {
+            // Linux tcp_try_undo_dsack in Recovery (then tcp_try_to_open): every
+            // retransmission was D-SACKed.
+            self.undo_cwnd_reduction(now, false, super::undo::UndoKind::Dsack);
+            self.leave_recovery_undone();
+            undone = true;
+        }
+        if undone {
+            // The controller sees this ACK in the Open state (Linux tcp_cong_control after
+            // tcp_fastretrans_alert).
+            was_in_recovery = false;
         }
         if is_dup {
             self.dupacks += 1;
@@ -289,10 +360,18 @@ impl Endpoint {
             self.cc.on_recovery_exit(now, self.smss);
         }
         if !self.in_recovery && !self.rto_recovery {
-            // Back in the Open state: the episode can no longer be undone (Linux clears
-            // retrans_stamp in TCP_CA_Open, tcp_fastretrans_alert).
+            // Back in the Open state (Linux clears retrans_stamp in TCP_CA_Open,
+            // tcp_fastretrans_alert). With D-SACK the episode may still be undone by late
+            // D-SACKs (Linux keeps undo_marker; tcp_try_undo_dsack in Open/Disorder);
+            // otherwise it can no longer be.
             self.retrans_stamp = None;
-            self.undo_window = None;
+            if self.cfg.dsack && self.cfg.recovery_undo {
+                if dsack && self.undo_window.is_some() && self.undo_retrans == 0 {
+                    self.undo_cwnd_reduction(now, false, super::undo::UndoKind::Dsack);
+                }
+            } else {
+                self.undo_window = None;
+            }
         }
 
         // Our FIN acknowledged?
@@ -328,41 +407,6 @@ impl Endpoint {
         }
     }
 
-    /// Linux `tcp_may_undo` in the Loss state without D-SACK: `tcp_packet_delayed`, the ACK
-    /// echoes a timestamp from before the episode's first retransmission (`retrans_stamp`), so
-    /// an original transmission was acknowledged (RFC 3522 §3.2, the Eifel detection).
-    fn rto_was_spurious(&self, tcp: &TcpHeader) -> bool {
-        if !self.cfg.rto_undo || !self.ts_ok || self.undo_window.is_none() {
-            return false;
-        }
-        match (self.retrans_stamp, tcp.options.timestamps) {
-            // tcp_tsopt_ecr_before: a non-zero echo, before the stamp (modulo 2^32).
-            (Some(stamp), Some((_, tsecr))) => tsecr != 0 && (tsecr.wrapping_sub(stamp) as i32) < 0,
-            _ => false,
-        }
-    }
-
-    /// Linux `tcp_try_undo_loss` → `tcp_undo_cwnd_reduction(sk, true)`: nothing is lost any
-    /// more, the window from before the timeout comes back (cwnd = max(cwnd, prior_cwnd),
-    /// ssthresh = max(ssthresh, prior_ssthresh)) and the connection is Open again, free to
-    /// start a fast recovery should RACK or SACK find a real loss.
-    fn undo_rto(&mut self, now: Time) {
-        let Some((cwnd, ssthresh)) = self.undo_window.take() else {
-            return;
-        };
-        self.sb.unmark_lost();
-        self.rto_recovery = false;
-        self.force_rtx = false;
-        if self.sack_ok {
-            self.recover = self.snd_una;
-        }
-        self.retrans_stamp = None;
-        let cwnd = self.cc.cwnd().max(cwnd);
-        let ssthresh = self.cc.ssthresh().max(ssthresh);
-        self.cc.on_undo(now, cwnd, ssthresh);
-        self.stats.rto_undos += 1;
-    }
-
     /// What a congestion response reduces from: FlightSize (RFC 5681 §3.1 eq. 4, §3.2 step 2;
     /// RFC 6675 §5 step 4.2) or cwnd (Linux `ca_ops->ssthresh`). FlightSize is the data sent and
     /// not yet acknowledged, SND.NXT − SND.UNA; during the go-back-N of a timeout's recovery
@@ -384,6 +428,12 @@ impl Endpoint {
     pub(super) fn enter_recovery(&mut self, now: Time, recover_fs: u64) {
         self.rack.tlp_end = None;
         self.rack.pto_deadline = None;
+        if self.cfg.recovery_undo {
+            // Linux tcp_enter_recovery: tcp_init_undo, prior_ssthresh = tcp_current_ssthresh
+            // (max(ssthresh, ¾ cwnd) outside a window reduction), prior_cwnd = cwnd.
+            let (cwnd, ss) = (self.cc.cwnd(), self.cc.ssthresh());
+            self.init_undo(cwnd, ss.max(cwnd / 2 + cwnd / 4));
+        }
         self.respond_to_loss(now);
         if self.cfg.prr && self.sack_ok && !self.cc.controls_recovery_window() {
             let ssthresh = self.cc.ssthresh();

@@ -95,6 +95,21 @@ pub struct TcpConfig {
     /// §3.2) shows the original segments arrived, so the window from before the timeout comes
     /// back and nothing more is resent as lost. Needs timestamps.
     pub rto_undo: bool,
+    /// D-SACK (RFC 2883), Linux `net.ipv4.tcp_dsack` = 1: the receiver reports a duplicate
+    /// segment's range as the first SACK block (§4), and the sender uses the D-SACKs it gets
+    /// for the undo of a congestion response whose retransmissions all proved unnecessary
+    /// (Linux `undo_retrans`, `tcp_try_undo_dsack`) and for RACK's reordering window (RFC 8985
+    /// §6.2 Step 4, `tcp_rack_update_reo_wnd`). Needs SACK.
+    pub dsack: bool,
+    /// Undo a fast recovery found unnecessary (Linux `tcp_try_undo_recovery`,
+    /// `tcp_try_undo_partial`; RFC 3522's Eifel detection by timestamps, and by D-SACK with
+    /// [`TcpConfig::dsack`]): the window from before the recovery comes back.
+    pub recovery_undo: bool,
+    /// F-RTO (RFC 5682 §3, the SACK-enhanced algorithm; Linux `net.ipv4.tcp_frto` = 2,
+    /// `tcp_process_loss`): after a timeout, the first ACK that advances SND.UNA lets new data
+    /// go instead of retransmissions, and an ACK of never-retransmitted data sent before the
+    /// timeout shows the timeout spurious, which is then undone. Needs SACK.
+    pub frto: bool,
     /// Pace transmissions even when the controller does not ask for it (BBR always paces).
     pub pacing: bool,
     /// Restart the window after an idle period longer than the RTO (RFC 5681 §4.1 SHOULD;
@@ -132,6 +147,9 @@ impl Default for TcpConfig {
             hystart: Hystart::PlusPlus,
             cwnd_rules: CwndRules::Rfc,
             rto_undo: false,
+            dsack: false,
+            recovery_undo: false,
+            frto: false,
             pacing: false,
             slow_start_after_idle: true,
             radio_aware: RadioAwareParams::default(),
@@ -164,7 +182,8 @@ impl TcpConfig {
     /// with quick-ACK for the first 16 segments and the ACK when the application reads
     /// ([`TcpConfig::ack_when_read`]), SACK + RACK-TLP + PRR, CUBIC's HyStart,
     /// Linux's ssthresh/cwnd rules ([`CwndRules::Linux`]), the undo of spurious timeouts and
-    /// a window of 5/8 of the receive buffer ([`LINUX_RCV_WIN_RATIO`]).
+    /// fast recoveries, D-SACK, F-RTO and a window of 5/8 of the receive buffer
+    /// ([`LINUX_RCV_WIN_RATIO`]).
     pub fn linux() -> Self {
         TcpConfig {
             rcv_win_ratio: LINUX_RCV_WIN_RATIO,
@@ -175,6 +194,9 @@ impl TcpConfig {
             hystart: Hystart::Classic,
             cwnd_rules: CwndRules::Linux,
             rto_undo: true,
+            dsack: true,
+            recovery_undo: true,
+            frto: true,
             ..TcpConfig::default()
         }
     }

@@ -95,6 +95,12 @@ impl Endpoint {
         if !acceptable && !zero_wnd_inseq {
             if !f.rst() {
                 self.rcv.ack_now = true;
+                if self.cfg.dsack && payload_len > 0 && seq_pos < nxt {
+                    // RFC 2883 §4 (1): an old duplicate (Linux tcp_send_dupack → tcp_dsack_set
+                    // of the segment up to RCV.NXT).
+                    let end = (seq_pos + payload_len as i64).min(nxt);
+                    self.rcv.set_dsack(seq_pos.max(1) as u64, end.max(1) as u64);
+                }
             }
             // Old duplicates may still carry a retransmitted FIN in TIME-WAIT.
             if self.state == State::TimeWait && f.fin() {

@@ -16,6 +16,7 @@
 //! | `ack.rs` | the ACK field (fifth step): window update, duplicate ACKs, fast retransmit / fast recovery (RFC 5681, RFC 6582, RFC 6675), RTT samples, the controller's `on_ack` |
 //! | `scoreboard.rs` | the per-segment record: SACK scoreboard, pipe, IsLost, NextSeg (RFC 6675 §3–§4) |
 //! | `rack.rs` | RACK-TLP loss detection and tail loss probes (RFC 8985) |
+//! | `undo.rs` | D-SACK use on the sending side (RFC 2883), the undo of congestion responses found unnecessary (Linux `tcp_try_undo_*`, RFC 3522), F-RTO (RFC 5682) |
 //! | `prr.rs` | Proportional Rate Reduction (RFC 6937 / RFC 9937) |
 //! | `rate.rs` | delivery-rate sampling (draft-cheng-iccrg-delivery-rate-estimation) |
 //! | `recv.rs` | the receive side: reassembly, when to ACK, SACK blocks, the advertised window |
@@ -48,9 +49,12 @@
 //!   retransmission is repaired by the RTO unless the opt-in lost-retransmission detection
 //!   ([`Endpoint::set_lost_retransmit_detection`]) is on; without SACK, RFC 6582. The sending
 //!   rate in SACK recovery follows PRR (RFC 6937) when [`TcpConfig::prr`] is on. There is no
-//!   D-SACK and no PAWS. A timeout found spurious by its timestamps is undone when
-//!   [`TcpConfig::rto_undo`] is on (Linux `tcp_try_undo_loss`); a fast recovery is never
-//!   undone and there is no F-RTO (RFC 5682).
+//!   PAWS. A timeout found spurious by its timestamps is undone when [`TcpConfig::rto_undo`]
+//!   is on (Linux `tcp_try_undo_loss`). The Linux profile adds ([`TcpConfig::dsack`],
+//!   [`TcpConfig::recovery_undo`], [`TcpConfig::frto`]; `undo.rs`): the receiver's D-SACK
+//!   (RFC 2883), the undo of a fast recovery by timestamps or D-SACKs (Linux
+//!   `tcp_try_undo_recovery` / `_partial` / `_dsack`), F-RTO (RFC 5682) and RACK's
+//!   reordering-window adaptation (RFC 8985 §6.2 Step 4).
 
 mod ack;
 mod app;
@@ -65,6 +69,7 @@ mod recv;
 mod rtt;
 mod scoreboard;
 mod timers;
+mod undo;
 
 pub use config::{CwndRules, TcpConfig, LINUX_RCV_WIN_RATIO};
 pub use input::reset_for;
@@ -121,6 +126,23 @@ pub struct TcpStats {
     pub rtos: u64,
     /// Timeouts found spurious and undone ([`TcpConfig::rto_undo`]; Linux `TCPLossUndo`).
     pub rto_undos: u64,
+    /// Timeouts found spurious by F-RTO (RFC 5682 §3.1 step 3.b; Linux `TCPSpuriousRTOs`),
+    /// also counted in `rto_undos`.
+    pub spurious_rtos: u64,
+    /// Fast recoveries undone at their end, by timestamps or D-SACKs (Linux
+    /// `tcp_try_undo_recovery`, `TCPFullUndo`).
+    pub full_undos: u64,
+    /// Fast recoveries undone on a partial ACK of a delayed original (Linux
+    /// `tcp_try_undo_partial`, `TCPPartialUndo`).
+    pub partial_undos: u64,
+    /// Congestion responses undone because D-SACKs showed every retransmission unnecessary
+    /// (Linux `tcp_try_undo_dsack`, `TCPDSACKUndo`).
+    pub dsack_undos: u64,
+    /// D-SACK blocks received and accepted (Linux `TCPDSACKRecv` + `TCPDSACKOfoRecv`, less
+    /// `TCPDSACKIgnoredDubious`).
+    pub dsacks_received: u64,
+    /// D-SACK blocks sent (receiver side; Linux `TCPDSACKOldSent` + `TCPDSACKOfoSent`).
+    pub dsacks_sent: u64,
     pub persist_probes: u64,
     pub segments_received: u64,
     pub dup_acks_received: u64,
@@ -247,6 +269,19 @@ pub struct Endpoint {
     /// (cwnd, ssthresh) from before the episode's congestion response, while it may be undone
     /// (Linux `undo_marker` with `prior_cwnd` / `prior_ssthresh`).
     undo_window: Option<(u64, u64)>,
+    /// SND.UNA when the episode that may be undone began (Linux `undo_marker`; meaningful while
+    /// `undo_window` is set).
+    undo_marker: u64,
+    /// Retransmissions of the episode not yet shown unnecessary by a D-SACK (Linux
+    /// `undo_retrans`): −1 before the first, 0 when every one was D-SACKed.
+    undo_retrans: i64,
+    /// Segments reported duplicate by D-SACKs so far (Linux `dsack_dups`).
+    dsack_dups: u64,
+    /// F-RTO is running for the current timeout (RFC 5682 §3.1; Linux `tp->frto`).
+    frto: bool,
+    /// This ACK's transmissions are new data, not retransmissions (RFC 5682 §3.1 step 2.b;
+    /// Linux `REXMIT_NEW`).
+    frto_new_only: bool,
     /// RFC 6582 `recover` / RFC 6675 RecoveryPoint, as HighData + 1.
     recover: u64,
     /// NewReno (no SACK) cwnd inflation during fast recovery (RFC 6582 §3.2 steps 3–4).
@@ -351,6 +386,11 @@ impl Endpoint {
             acked_since_rto: false,
             retrans_stamp: None,
             undo_window: None,
+            undo_marker: 0,
+            undo_retrans: -1,
+            dsack_dups: 0,
+            frto: false,
+            frto_new_only: false,
             recover: 0,
             inflation: 0,
             prr: None,
@@ -495,6 +535,11 @@ impl Endpoint {
     /// run seed and flow id). Call before any data is sent.
     pub fn set_cc_seed(&mut self, seed: u64) {
         self.cc = build_cc(&self.cfg, seed);
+    }
+    /// RACK.reo_wnd_mult (RFC 8985 §6.2 Step 4): 1 unless D-SACKs widened the reordering
+    /// window.
+    pub fn rack_reo_wnd_mult(&self) -> u32 {
+        self.rack.reo_wnd_mult()
     }
     /// Controller access (read-only) for tests and traces.
     pub fn cc(&self) -> &Cc {

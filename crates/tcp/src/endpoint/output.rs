@@ -179,8 +179,14 @@ impl Endpoint {
             }
         }
         let paced = self.pacing_rate().is_some();
-        // Retransmissions first (RFC 6675 §5 (C) rule 1).
-        if let Some(idx) = self.sb.next_lost() {
+        // Retransmissions first (RFC 6675 §5 (C) rule 1), except on the F-RTO ACK that lets new
+        // data go instead (RFC 5682 §3.1 step 2.b; Linux REXMIT_NEW).
+        let next_lost = if self.frto_new_only {
+            None
+        } else {
+            self.sb.next_lost()
+        };
+        if let Some(idx) = next_lost {
             let len = self.sb.segs[idx].len;
             if !self.force_rtx && !self.cwnd_allows(len) {
                 self.cwnd_use.validate(self.snd_una, self.snd_max, true);
@@ -283,10 +289,12 @@ impl Endpoint {
         if self.sb.segs[idx].flags & F_SACKED != 0 {
             return None;
         }
-        // Linux sends the probe with __tcp_retransmit_skb, which leaves retrans_stamp alone.
-        let stamp = self.retrans_stamp;
+        // Linux sends the probe with __tcp_retransmit_skb, which leaves retrans_stamp and
+        // undo_retrans alone.
+        let (stamp, undo_retrans) = (self.retrans_stamp, self.undo_retrans);
         let p = self.retransmit(now, idx);
         self.retrans_stamp = stamp;
+        self.undo_retrans = undo_retrans;
         self.on_probe_sent(now, true);
         Some(p)
     }
@@ -303,6 +311,9 @@ impl Endpoint {
         if self.retrans_stamp.is_none() {
             self.retrans_stamp = Some(ts_ms(now));
         }
+        // tcp_retransmit_skb: one more retransmission a D-SACK must show unnecessary before
+        // the episode can be undone (`undo_retrans`, -1 = none yet).
+        self.undo_retrans = self.undo_retrans.max(0) + 1;
         let start = self.sb.segs[idx].start;
         self.high_rxt = self.high_rxt.max(start + len as u64);
         if self.rack_on() {
@@ -401,8 +412,10 @@ impl Endpoint {
             if self.ts_ok {
                 o.timestamps = Some((ts_ms(now), self.ts_recent));
             }
-            if self.sack_ok && flags.ack() && !self.rcv.ooo.is_empty() {
-                // RFC 2018 §4.
+            if self.sack_ok && flags.ack() && (!self.rcv.ooo.is_empty() || self.rcv.dsack.is_some())
+            {
+                // RFC 2018 §4, RFC 2883 §4.
+                self.stats.dsacks_sent += self.rcv.dsack.is_some() as u64;
                 self.rcv.fill_sack(&mut o, self.ts_ok);
             }
             let w = self.rcv.advertise(&self.cfg, self.rcv_wscale, self.smss);

@@ -17,8 +17,11 @@
 //! the last segment again. Its ACK then lets RACK find a tail loss; if the probe itself repaired
 //! the loss the sender still reduces its window (§7.4, Linux `tcp_process_tlp_ack`).
 //!
-//! Not modelled: D-SACK (the receiver sends none), hence no reordering-window adaptation
-//! (RACK.reo_wnd_mult stays 1, §6.2 Step 4) and no D-SACK test of a probe's redundancy.
+//! With D-SACK ([`super::TcpConfig::dsack`]) the reordering window adapts (§6.2 Step 4, Linux
+//! `tcp_rack_update_reo_wnd`): a round with a D-SACK, once reordering has been seen, widens it
+//! by one more min_RTT / 4 (RACK.reo_wnd_mult), up to SRTT, and the widening persists for 16
+//! recoveries. Without D-SACK RACK.reo_wnd_mult stays 1. A probe's redundancy is judged from
+//! the duplicate ACK at TLP.end_seq (which a D-SACK for the probe also is).
 
 use super::scoreboard::{Scoreboard, Seg, F_EVER_RETRANS};
 use super::{ts_ms, Endpoint, DUP_THRESH};
@@ -121,7 +124,20 @@ pub(super) struct Rack {
     pub tlp_is_retrans: bool,
     /// An RTT sample was taken since the last probe (§7.3 condition 2).
     pub rtt_sample_since_probe: bool,
+    /// RACK.reo_wnd_mult − 1 (Linux `reo_wnd_steps` − 1, so that the default is 1).
+    reo_wnd_extra: u32,
+    /// A D-SACK arrived that may widen the window (Linux `rack.dsack_seen`).
+    dsack_seen: bool,
+    /// C.delivered when the window last widened (Linux `rack.last_delivered`).
+    last_delivered: u64,
+    /// Recoveries the widened window still lasts (RFC 8985 §6.2 Step 4
+    /// RACK.reo_wnd_persist; Linux `TCP_RACK_RECOVERY_THRESH` = 16).
+    reo_wnd_persist: u32,
 }
+
+/// RFC 8985 §6.2 Step 4: a widened reordering window lasts this many recoveries (Linux
+/// `TCP_RACK_RECOVERY_THRESH`).
+const REO_WND_PERSIST: u32 = 16;
 
 impl Rack {
     /// A retransmission at `now` of the segment ending at `end`.
@@ -148,8 +164,50 @@ impl Rack {
         }
     }
 
+    /// A D-SACK was accepted (Linux `tcp_dsack_seen`): it may widen the reordering window if
+    /// reordering has been seen and it is not for a loss probe (which the timer sent, not
+    /// RACK).
+    pub fn note_dsack(&mut self, of_probe: bool) {
+        if self.reordering_seen && !of_probe {
+            self.dsack_seen = true;
+        }
+    }
+
+    /// §6.2 Step 4 RACK.reo_wnd_mult on every ACK (Linux `tcp_rack_update_reo_wnd`):
+    /// `prior_delivered` is C.delivered when the most recently sent segment this ACK delivered
+    /// was sent (the rate sample's), `delivered` C.delivered now. A D-SACK widens the window
+    /// once per round trip (one from a segment sent before the last widening is ignored);
+    /// without one, the window falls back to 1× once the persistence has run out.
+    pub fn update_reo_wnd(&mut self, prior_delivered: Option<u64>, delivered: u64) {
+        let Some(pd) = prior_delivered.filter(|&d| d > 0) else {
+            return;
+        };
+        if pd < self.last_delivered {
+            self.dsack_seen = false;
+        }
+        if self.dsack_seen {
+            self.reo_wnd_extra = (self.reo_wnd_extra + 1).min(0xFE);
+            self.dsack_seen = false;
+            self.last_delivered = delivered;
+            self.reo_wnd_persist = REO_WND_PERSIST;
+        } else if self.reo_wnd_persist == 0 {
+            self.reo_wnd_extra = 0;
+        }
+    }
+
+    /// A recovery ended without an undo (Linux `tcp_try_undo_recovery`: `reo_wnd_persist--`).
+    pub fn on_recovery_end(&mut self) {
+        self.reo_wnd_persist = self.reo_wnd_persist.saturating_sub(1);
+    }
+
+    /// RACK.reo_wnd_mult.
+    pub fn reo_wnd_mult(&self) -> u32 {
+        self.reo_wnd_extra + 1
+    }
+
     /// §6.2 Step 4 (Linux tcp_rack_reo_wnd): 0 in recovery, or once DupThresh segments are
-    /// SACKed, until reordering is seen; otherwise min_RTT / 4, at most SRTT.
+    /// SACKed, until reordering is seen; otherwise min_RTT / 4 × RACK.reo_wnd_mult, at most
+    /// SRTT.
     pub fn reo_wnd(
         &self,
         in_recovery: bool,
@@ -160,7 +218,7 @@ impl Rack {
         if !self.reordering_seen && (in_recovery || sacked_segs >= DUP_THRESH) {
             return Duration::ZERO;
         }
-        Duration(min_rtt.0 / 4).min(srtt)
+        Duration(min_rtt.0 / 4 * self.reo_wnd_mult() as u64).min(srtt)
     }
 
     /// RACK.rtt.

@@ -19,6 +19,14 @@ pub(super) struct RsBuild {
     sent: Time,
 }
 
+impl RsBuild {
+    /// P.delivered of the most recently sent packet this ACK delivered (the sample's
+    /// `prior_delivered`), if it delivered any.
+    pub fn prior_delivered(&self) -> Option<u64> {
+        self.has_data.then_some(self.prior_delivered)
+    }
+}
+
 /// Connection-level delivery-rate state (draft §3.1).
 #[derive(Debug, Default)]
 pub(super) struct RateSampler {

@@ -1,6 +1,7 @@
 //! The receive side: in-window data and reassembly (RFC 9293 §3.10.7.4 seventh step), the
 //! peer's FIN (eighth step), when to acknowledge (RFC 1122 §4.2.3.2, RFC 5681 §4.2), the SACK
-//! blocks to report (RFC 2018 §4) and the window to advertise with receiver SWS avoidance
+//! blocks to report (RFC 2018 §4) with the D-SACK block of a duplicate (RFC 2883 §4, when
+//! [`TcpConfig::dsack`] is on) and the window to advertise with receiver SWS avoidance
 //! (RFC 9293 §3.8.6.2.2).
 //!
 //! Positions are receive-side: 0 = IRS (the peer's SYN), 1 = its first data byte. Payload bytes
@@ -41,6 +42,9 @@ pub(super) struct Receiver {
     pub unacked_bytes: u64,
     /// Data segments still to be ACKed at once (Linux quick-ACK mode at connection start).
     quickacks: u32,
+    /// The duplicate range to report as the first SACK block of the next ACK (RFC 2883 §4;
+    /// Linux `tcp_dsack_set`), `[start, end)` positions.
+    pub dsack: Option<(u64, u64)>,
 }
 
 impl Receiver {
@@ -106,6 +110,12 @@ impl Receiver {
         let nxt = self.nxt;
         let mut start = seq_pos.max(0) as u64;
         let mut end = (seq_pos + len as i64).max(0) as u64;
+        if cfg.dsack && len > 0 && start < nxt {
+            // RFC 2883 §4 (1): a duplicate below RCV.NXT, whole or the head of a segment that
+            // also brings new data (Linux tcp_data_queue: `tcp_dsack_set(seq, min(end_seq,
+            // rcv_nxt))`). Only the ACK that follows carries it.
+            self.set_dsack(start.max(1), end.min(nxt));
+        }
         // Keep only what fits in the window we advertised.
         end = end.min(self.right_edge.max(nxt));
         if end <= nxt {
@@ -164,8 +174,25 @@ impl Receiver {
             }
         } else {
             // Out of order (RFC 5681 §4.2: immediate duplicate ACK).
+            if cfg.dsack {
+                // RFC 2883 §4 (2): data already held above RCV.NXT; the first part held is
+                // reported (Linux tcp_data_queue_ofo: `tcp_dsack_set` for the first overlap,
+                // `tcp_dsack_extend` only joins a contiguous one, which merged ranges never are).
+                let k = self.ooo.partition_point(|&(_, e)| e <= start);
+                if let Some(&(l, r)) = self.ooo.get(k).filter(|&&(l, _)| l < end) {
+                    self.set_dsack(start.max(l), end.min(r));
+                }
+            }
             self.insert_ooo(start, end);
             self.ack_now = true;
+        }
+    }
+
+    /// Remember `[l, r)` for the next ACK's D-SACK block (one per ACK; a later duplicate before
+    /// that ACK replaces it, as Linux's `tcp_dsack_set` does).
+    pub fn set_dsack(&mut self, l: u64, r: u64) {
+        if r > l {
+            self.dsack = Some((l, r));
         }
     }
 
@@ -206,14 +233,22 @@ impl Receiver {
         self.sack_recent_len = n;
     }
 
-    /// SACK blocks for an outgoing ACK (RFC 2018 §4): the most recent block first, then the
-    /// other recent ones, then other held ranges, highest first; 3 blocks with timestamps, 4
-    /// without.
-    pub fn fill_sack(&self, o: &mut TcpOptions, ts_ok: bool) {
+    /// SACK blocks for an outgoing ACK (RFC 2018 §4): a pending D-SACK block first (RFC 2883
+    /// §4), then the most recent block (which holds an out-of-order duplicate just reported,
+    /// RFC 2883 §4 (2)), then the other recent ones, then other held ranges, highest first;
+    /// 3 blocks with timestamps, 4 without.
+    pub fn fill_sack(&mut self, o: &mut TcpOptions, ts_ok: bool) {
+        if let Some((l, r)) = self.dsack.take() {
+            o.push_sack(SackBlock {
+                left: self.seq(l),
+                right: self.seq(r),
+            });
+        }
         if self.ooo.is_empty() {
             return;
         }
         let max_blocks = if ts_ok { 3 } else { 4 };
+        let dsack_n = o.sack_len as usize; // a D-SACK block may equal a held range: not a dup
         for i in 0..self.sack_recent_len {
             let (l, _) = self.sack_recent[i];
             // Map to the current range holding it (ranges merge as data arrives).
@@ -224,7 +259,7 @@ impl Receiver {
                     left: self.seq(rl),
                     right: self.seq(rr),
                 };
-                if !o.sack_blocks().contains(&b) && (o.sack_len as usize) < max_blocks {
+                if !o.sack_blocks()[dsack_n..].contains(&b) && (o.sack_len as usize) < max_blocks {
                     o.push_sack(b);
                 }
             }
@@ -239,7 +274,7 @@ impl Receiver {
                 left: self.seq(rl),
                 right: self.seq(rr),
             };
-            if !o.sack_blocks().contains(&b) {
+            if !o.sack_blocks()[dsack_n..].contains(&b) {
                 o.push_sack(b);
             }
         }
@@ -271,6 +306,7 @@ impl Receiver {
 
     /// An ACK carrying RCV.NXT was just built.
     pub fn on_ack_sent(&mut self) {
+        self.dsack = None; // reported once (or not at all without SACK)
         self.ack_now = false;
         self.delack_deadline = None;
         self.unacked_bytes = 0;

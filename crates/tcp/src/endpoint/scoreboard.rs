@@ -75,6 +75,9 @@ pub(super) struct Delivered<'a> {
     pub rs: RsBuild,
     /// RACK's observations, when RACK is in use.
     pub rack: Option<RackScan>,
+    /// The lowest end of a never-retransmitted segment delivered (wholly or in part), for
+    /// F-RTO's `FLAG_ORIG_SACK_ACKED` (RFC 5682 §3.1 step 3.b).
+    pub orig_min_end: Option<u64>,
 }
 
 impl Delivered<'_> {
@@ -83,6 +86,10 @@ impl Delivered<'_> {
     #[inline]
     fn segment(&mut self, s: &Seg, bytes: u64) {
         self.rate.on_delivered(self.now, s, bytes, &mut self.rs);
+        if s.flags & F_EVER_RETRANS == 0 {
+            let end = s.end();
+            self.orig_min_end = Some(self.orig_min_end.map_or(end, |m| m.min(end)));
+        }
         if let Some(r) = &mut self.rack {
             if bytes == s.len as u64 {
                 r.on_delivered(s);

@@ -97,8 +97,14 @@ impl Endpoint {
                     } else {
                         ss.max(cwnd_before / 2 + cwnd_before / 4)
                     };
-                    self.undo_window = Some((cwnd_before, prior_ss));
+                    self.init_undo(cwnd_before, prior_ss);
                 }
+                // RFC 5682 §3.1 step 1 / Linux tcp_enter_loss: F-RTO for a timeout that starts
+                // a recovery, or a repeated one on the same SND.UNA (§3.2), not one in a fast
+                // recovery.
+                let new_recovery = !self.in_recovery && !self.rto_recovery;
+                self.frto = self.cfg.frto && self.sack_ok && (new_recovery || same_segment_again);
+                self.frto_new_only = false;
                 self.cc.on_rto(now, basis, self.smss, reduce);
                 self.note_slow_start_exit(now, cwnd_before, Some(SlowStartCause::Timeout));
                 if self.rack_on() {
