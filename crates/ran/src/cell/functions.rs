@@ -287,11 +287,12 @@ impl RanState {
     }
 
     fn carry_out_outputs(&mut self, now: Time, nf: &mut Functions) {
-        while let Some((k, o)) = nf.chain.poll_output_from() {
+        while let Some(o) = nf.chain.poll_output() {
             match o {
                 Output::Emit(e) => self.emit(now, e, nf),
                 Output::Action(Action::PurgeDl { rnti, flow }) => {
                     let purged = self.purge_dl(rnti, &flow);
+                    let k = nf.chain.last_output_from();
                     nf.chain.handle_purged(k, now, rnti, flow, purged);
                 }
                 Output::Action(a @ Action::Feedback { .. }) => nf.actions.push_back(a),
