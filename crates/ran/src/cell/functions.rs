@@ -181,7 +181,7 @@ impl RanView for RanState {
     }
     fn rlc_queue_bytes(&self, rnti: Rnti, now: Time) -> Option<u64> {
         let i = self.ue_index(rnti)?;
-        Some(self.ues[i].rlc[ENB].buffer_status(now).total_bytes())
+        Some(self.ues[i].rlc[ENB].total_bytes(now))
     }
 }
 
