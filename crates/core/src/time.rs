@@ -210,7 +210,11 @@ mod tests {
         let edge = u64::MAX / 8_000_000_000;
         for b in [0, 1, 40, 1500, 65_535, edge - 1, edge, edge + 1, edge * 3] {
             for r in [0, 1, 3, 7_000_001, 50_000_000, 1_000_000_000_000, u64::MAX] {
-                assert_eq!(Duration::transmission(b, r).0, wide(b, r), "{b} B at {r} bit/s");
+                assert_eq!(
+                    Duration::transmission(b, r).0,
+                    wide(b, r),
+                    "{b} B at {r} bit/s"
+                );
             }
         }
     }

@@ -62,8 +62,8 @@ use rantcp_nf::{
     SampleSink, SampleValue, Site, Verdict,
 };
 use rantcp_wire::{Packet, TcpFlags, IPV4_HEADER_LEN, MAX_OPTIONS_LEN, PROTO_TCP, TCP_HEADER_LEN};
-use schemars::JsonSchema;
 use rustc_hash::FxHashMap;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::net::Ipv4Addr;
@@ -557,7 +557,11 @@ impl Proxy {
             .collect();
         let index = (flows.len() > LINEAR_FLOWS).then(|| {
             let mut m = FxHashMap::default();
-            for (i, f) in flows.iter().enumerate().filter(|(_, f)| f.proto == PROTO_TCP) {
+            for (i, f) in flows
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| f.proto == PROTO_TCP)
+            {
                 // Scan order: flow i's own direction, then its reverse, before flow i + 1.
                 m.entry((f.src, f.dst, f.src_port, f.dst_port))
                     .or_insert((i, Dir::Down));
