@@ -956,12 +956,13 @@ impl Proxy {
         let advanced = a > c.una;
         if advanced {
             c.una = a.min(c.rcv_nxt.max(c.fin_off.map_or(0, |f| f + 1)));
-            while c.cache.front().is_some_and(|s| s.end() <= c.una) {
-                if let Some(s) = c.cache.pop_front() {
-                    if !s.sent {
-                        c.held -= 1;
-                    }
+            // Read in place; the popped segment is not copied out.
+            while let Some(s) = c.cache.front() {
+                if s.end() > c.una {
+                    break;
                 }
+                c.held -= !s.sent as u64;
+                c.cache.pop_front();
             }
             c.rtx_una = None;
         }
