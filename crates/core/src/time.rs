@@ -14,6 +14,16 @@ pub struct Duration(pub u64);
 impl Time {
     pub const ZERO: Time = Time(0);
     pub const MAX: Time = Time(u64::MAX);
+    /// The earlier of two optional instants (`None` when both are): how entities combine
+    /// their timers. Two compares, where `[a, b].into_iter().flatten().min()` costs an
+    /// iterator per call (entities' timers are asked after every event).
+    #[inline]
+    pub fn earliest(a: Option<Time>, b: Option<Time>) -> Option<Time> {
+        match (a, b) {
+            (Some(x), Some(y)) => Some(if y < x { y } else { x }),
+            (x, y) => x.or(y),
+        }
+    }
     #[inline]
     pub const fn from_nanos(ns: u64) -> Self {
         Time(ns)
@@ -82,9 +92,14 @@ impl Duration {
     /// Time to serialise `bytes` at `rate_bps` bits per second, rounded up to whole nanoseconds.
     #[inline]
     pub fn transmission(bytes: u64, rate_bps: u64) -> Self {
+        let r = rate_bps.max(1);
+        // Any packet's bits × 10^9 fit 64 bits (up to 2.3 GB): the same quotient without a
+        // 128-bit division (a call per packet sent on a link).
+        if bytes <= u64::MAX / 8_000_000_000 {
+            return Duration((bytes * 8_000_000_000).div_ceil(r));
+        }
         let bits = bytes as u128 * 8 * 1_000_000_000;
-        let r = rate_bps.max(1) as u128;
-        Duration(bits.div_ceil(r) as u64)
+        Duration(bits.div_ceil(r as u128) as u64)
     }
     #[inline]
     pub fn saturating_mul(self, k: u64) -> Self {
@@ -188,6 +203,20 @@ mod tests {
         );
         // 1 B at 3 bit/s = 8/3 s, rounded up to the next ns.
         assert_eq!(Duration::transmission(1, 3).0, 2_666_666_667);
+    }
+    #[test]
+    fn transmission_time_is_the_128_bit_quotient_on_both_sides_of_the_64_bit_path() {
+        let wide = |b: u64, r: u64| ((b as u128 * 8_000_000_000).div_ceil(r.max(1) as u128)) as u64;
+        let edge = u64::MAX / 8_000_000_000;
+        for b in [0, 1, 40, 1500, 65_535, edge - 1, edge, edge + 1, edge * 3] {
+            for r in [0, 1, 3, 7_000_001, 50_000_000, 1_000_000_000_000, u64::MAX] {
+                assert_eq!(
+                    Duration::transmission(b, r).0,
+                    wide(b, r),
+                    "{b} B at {r} bit/s"
+                );
+            }
+        }
     }
     #[test]
     fn arithmetic() {

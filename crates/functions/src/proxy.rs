@@ -62,9 +62,11 @@ use rantcp_nf::{
     SampleSink, SampleValue, Site, Verdict,
 };
 use rantcp_wire::{Packet, TcpFlags, IPV4_HEADER_LEN, MAX_OPTIONS_LEN, PROTO_TCP, TCP_HEADER_LEN};
+use rustc_hash::FxHashMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
+use std::net::Ipv4Addr;
 
 /// Which proxy runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
@@ -524,10 +526,18 @@ pub struct Proxy {
     ack_is_down: Vec<bool>,
     /// The earliest connection timer (what `poll_timeout` answers), kept as timers change.
     next_timer: Option<Time>,
+    /// Beyond [`LINEAR_FLOWS`] flows: (src, dst, src port, dst port) of each served flow and
+    /// of its reverse, to the connection and direction (the first flow that matches, as the
+    /// scan finds it).
+    index: Option<FxHashMap<(Ipv4Addr, Ipv4Addr, u16, u16), (usize, Dir)>>,
     /// The last batch size used (α measured online changes it).
     last_n: Option<u32>,
     last_alpha: Option<f64>,
 }
+
+/// Up to this many flows, a packet's flow is found by comparing it with each (cheaper than a
+/// hash for the usual one flow per UE); beyond, by [`Proxy::index`].
+const LINEAR_FLOWS: usize = 4;
 
 /// Which way a packet of a served flow goes.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -545,6 +555,21 @@ impl Proxy {
             .iter()
             .map(|f| flows.iter().any(|g| g.dst == f.src))
             .collect();
+        let index = (flows.len() > LINEAR_FLOWS).then(|| {
+            let mut m = FxHashMap::default();
+            for (i, f) in flows
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| f.proto == PROTO_TCP)
+            {
+                // Scan order: flow i's own direction, then its reverse, before flow i + 1.
+                m.entry((f.src, f.dst, f.src_port, f.dst_port))
+                    .or_insert((i, Dir::Down));
+                m.entry((f.dst, f.src, f.dst_port, f.src_port))
+                    .or_insert((i, Dir::Up));
+            }
+            m
+        });
         Proxy {
             p,
             flows,
@@ -553,6 +578,7 @@ impl Proxy {
             out_down: 0,
             out_down_packets: 0,
             ack_is_down,
+            index,
             next_timer: None,
             last_n: None,
             last_alpha: None,
@@ -560,11 +586,15 @@ impl Proxy {
     }
 
     /// The connection and direction of a packet, if it belongs to a served flow.
+    #[inline]
     fn classify(&self, p: &Packet) -> Option<(usize, Dir)> {
         // `FlowKey::of(p)` compared with each flow and its reverse, field by field (this runs
-        // for every packet at three points).
+        // for every packet at three points); by the index beyond a few flows.
         let t = p.as_tcp()?;
         let (src, dst, sp, dp) = (p.ip.src, p.ip.dst, t.src_port, t.dst_port);
+        if let Some(index) = &self.index {
+            return index.get(&(src, dst, sp, dp)).copied();
+        }
         self.flows.iter().enumerate().find_map(|(i, f)| {
             if f.proto != PROTO_TCP {
                 None
@@ -656,11 +686,10 @@ impl Proxy {
         t.ack = ack;
         t.window = field;
         t.options.timestamps = ts;
-        let a = *a;
         c.window_closed = w_bytes < c.mss.max(1) as u64;
         c.c.early_acks += 1;
         self.out_down_packets += self.ack_is_down[ci] as usize;
-        self.out.emit(a);
+        self.out.emit(*a);
     }
 
     /// Retransmit up to `n` cached segments from data offset `from` on (the first one that
@@ -706,7 +735,10 @@ impl Proxy {
 
     /// Recompute `next_timer` after a connection's timer changed.
     fn note_timers(&mut self) {
-        self.next_timer = self.conns.iter().filter_map(|c| c.timer).min();
+        self.next_timer = match self.conns.as_slice() {
+            [c] => c.timer,
+            cs => cs.iter().filter_map(|c| c.timer).min(),
+        };
     }
 
     /// A packet from the server (DlIngress).
@@ -924,12 +956,13 @@ impl Proxy {
         let advanced = a > c.una;
         if advanced {
             c.una = a.min(c.rcv_nxt.max(c.fin_off.map_or(0, |f| f + 1)));
-            while c.cache.front().is_some_and(|s| s.end() <= c.una) {
-                if let Some(s) = c.cache.pop_front() {
-                    if !s.sent {
-                        c.held -= 1;
-                    }
+            // Read in place; the popped segment is not copied out.
+            while let Some(s) = c.cache.front() {
+                if s.end() > c.una {
+                    break;
                 }
+                c.held -= !s.sent as u64;
+                c.cache.pop_front();
             }
             c.rtx_una = None;
         }
@@ -1086,6 +1119,9 @@ impl NetworkFunction for Proxy {
             self.arm(ci, now);
         }
         self.note_timers();
+    }
+    fn may_have_output(&self) -> bool {
+        !self.out.is_empty()
     }
     fn poll_output(&mut self) -> Option<Output> {
         let o = self.out.pop();

@@ -76,6 +76,16 @@ impl H {
         H::build(mode, cache, rlc_hold, false)
     }
     fn build(mode: ProxyMode, cache: u64, rlc_hold: u64, sack: bool) -> H {
+        H::build_among(mode, cache, rlc_hold, sack, vec![FlowKey::tcp(SRV, UE)])
+    }
+    /// A proxy serving `flows`, of which (SRV, UE) is the one driven.
+    fn build_among(
+        mode: ProxyMode,
+        cache: u64,
+        rlc_hold: u64,
+        sack: bool,
+        flows: Vec<FlowKey>,
+    ) -> H {
         let params = ProxyParams {
             mode,
             cache,
@@ -87,7 +97,7 @@ impl H {
             rlc_hold,
         };
         let mut h = H {
-            px: Proxy::new(params, vec![FlowKey::tcp(SRV, UE)]),
+            px: Proxy::new(params, flows),
             ran: StubRan {
                 rlc_empty: Cell::new(true),
                 rlc_queue: Cell::new(0),
@@ -570,4 +580,42 @@ fn test_with_sack_only_a_duplicate_reporting_data_above_the_hole_is_a_loss() {
         (r["dup_acks"].as_u64(), r["dup_acks_no_loss"].as_u64()),
         (Some(2), Some(1))
     );
+}
+
+#[test]
+fn test_a_flow_among_many_is_served_as_if_alone() {
+    // Beyond a few flows the proxy finds a packet's flow by an index instead of comparing it
+    // with each: the driven flow, fourth of eight (other UEs, another port of the same UE,
+    // another server), must give the same outputs as when it is the only one.
+    let ue = |k: u8| (Ipv4Addr::new(10, 1, 0, k), 49152);
+    let mut flows: Vec<FlowKey> = (2..5).map(|k| FlowKey::tcp(SRV, ue(k))).collect();
+    flows.push(FlowKey::tcp(SRV, UE));
+    flows.push(FlowKey::tcp(SRV, (UE.0, 49153)));
+    flows.push(FlowKey::tcp((Ipv4Addr::new(10, 0, 0, 2), 5201), UE));
+    flows.extend((5..7).map(|k| FlowKey::tcp(SRV, ue(k))));
+    let mut many = H::build_among(ProxyMode::Mmpep, 30_000, 0, false, flows);
+    let mut alone = H::new(ProxyMode::Mmpep, 30_000);
+    for h in [&mut many, &mut alone] {
+        for k in 0..20 {
+            assert_eq!(h.data(k), Verdict::Pass);
+        }
+        assert_eq!(h.ue_ack(5000), Verdict::Consume);
+        assert_eq!(h.ue_ack(5000), Verdict::Consume); // a duplicate: a batch from 5000
+    }
+    let (a, b) = (many.drain(), alone.drain());
+    assert_eq!(a.len(), 20 + 14, "20 early ACKs and a batch of N = 14");
+    assert_eq!(a, b);
+    // A packet of another served flow is that flow's, not ours; one of no served flow passes.
+    let other = tcp_packet(SRV, (UE.0, 49153), 1, 0, TcpFlags::SYN, 65535, 0);
+    assert_eq!(many.feed(Point::DlIngress, other), Verdict::Pass);
+    let stray = tcp_packet(SRV, (UE.0, 40000), 7, 0, TcpFlags::ACK, 65535, SEG);
+    assert_eq!(many.feed(Point::DlIngress, stray), Verdict::Pass);
+    assert!(many.drain().is_empty());
+    let conns = many.report()["connections"].as_array().unwrap().clone();
+    assert_eq!(conns.len(), 8);
+    assert_eq!(conns[3]["early_acks"], 20);
+    assert_eq!(alone.report()["connections"][0], conns[3]);
+    for (i, c) in conns.iter().enumerate().filter(|(i, _)| *i != 3) {
+        assert_eq!(c["early_acks"], 0, "flow {i}");
+    }
 }

@@ -12,15 +12,20 @@ use rantcp_wire::Packet;
 #[derive(Default)]
 pub struct Chain {
     fns: Vec<Box<dyn NetworkFunction>>,
+    /// Each function's points (asked once, when attached: a function's points are fixed).
+    pts: Vec<Points>,
     /// Union of the functions' points.
     mask: Points,
     /// Verdicts other than `Pass`, per function: (drops, consumed).
     drops: Vec<u64>,
     consumed: Vec<u64>,
     /// Some function may hold an output: set by every call that hands a function an input (a
-    /// function's outputs answer its inputs), cleared when a poll finds none. While it is
-    /// clear, the owner's poll after each input and timer phase costs one bit test.
+    /// function's outputs answer its inputs; after a packet, only if the function says it may
+    /// have one, [`NetworkFunction::may_have_output`]), cleared when a poll finds none. While
+    /// it is clear, the owner's poll after each input and timer phase costs one bit test.
     may_output: bool,
+    /// The function whose output was polled last.
+    from: usize,
 }
 
 impl Chain {
@@ -31,6 +36,7 @@ impl Chain {
     /// Attach `f` after the functions already attached.
     pub fn push(&mut self, f: Box<dyn NetworkFunction>) {
         self.mask |= f.points();
+        self.pts.push(f.points());
         self.fns.push(f);
         self.may_output = true;
         self.drops.push(0);
@@ -64,14 +70,15 @@ impl Chain {
         if !self.mask.intersects(bit) {
             return Verdict::Pass;
         }
-        self.may_output = true;
         for (k, f) in self.fns.iter_mut().enumerate() {
-            if !f.points().intersects(bit) {
+            if !self.pts[k].intersects(bit) {
                 continue;
             }
-            match f.handle_packet(cx, pkt) {
+            let v = f.handle_packet(cx, pkt);
+            self.may_output |= f.may_have_output();
+            match v {
                 Verdict::Pass => {}
-                v @ Verdict::Drop(_) => {
+                Verdict::Drop(_) => {
                     self.drops[k] += 1;
                     return v;
                 }
@@ -91,8 +98,8 @@ impl Chain {
             return;
         }
         self.may_output = true;
-        for f in &mut self.fns {
-            if f.points().intersects(Points::UE_UL_BUFFER) {
+        for (k, f) in self.fns.iter_mut().enumerate() {
+            if self.pts[k].intersects(Points::UE_UL_BUFFER) {
                 f.handle_ul_buffer(cx, ev, q);
             }
         }
@@ -106,8 +113,9 @@ impl Chain {
         }
         self.fns
             .iter()
-            .filter(|f| f.points().intersects(Points::DL_PULL))
-            .map(|f| f.dl_backlog(rnti))
+            .zip(&self.pts)
+            .filter(|(_, p)| p.intersects(Points::DL_PULL))
+            .map(|(f, _)| f.dl_backlog(rnti))
             .sum()
     }
 
@@ -117,8 +125,8 @@ impl Chain {
             return;
         }
         self.may_output = true;
-        for f in &mut self.fns {
-            if !f.points().intersects(Points::DL_PULL) {
+        for (k, f) in self.fns.iter_mut().enumerate() {
+            if !self.pts[k].intersects(Points::DL_PULL) {
                 continue;
             }
             let got: u64 = out.iter().map(|p| p.len() as u64).sum();
@@ -144,32 +152,36 @@ impl Chain {
         }
     }
 
-    /// The next output of any function (functions in attachment order).
+    /// The next output of any function (functions in attachment order);
+    /// [`Chain::last_output_from`] then names the function.
+    #[inline]
     pub fn poll_output(&mut self) -> Option<Output> {
         if !self.may_output {
             return None;
         }
-        let o = self.fns.iter_mut().find_map(|f| f.poll_output());
-        self.may_output = o.is_some();
-        o
-    }
-
-    /// The next output of any function with the index of the function that produced it, for
-    /// owners that answer an output ([`Chain::handle_purged`]).
-    pub fn poll_output_from(&mut self) -> Option<(usize, Output)> {
-        if !self.may_output {
-            return None;
+        for (k, f) in self.fns.iter_mut().enumerate() {
+            if let Some(o) = f.poll_output() {
+                self.from = k;
+                return Some(o);
+            }
         }
-        let o = self
-            .fns
-            .iter_mut()
-            .enumerate()
-            .find_map(|(k, f)| f.poll_output().map(|o| (k, o)));
-        self.may_output = o.is_some();
-        o
+        self.may_output = false;
+        None
     }
 
-    /// Tell function `k` (from [`Chain::poll_output_from`]) what its purge removed.
+    /// The index of the function whose output [`Chain::poll_output`] last returned, for owners
+    /// that answer an output ([`Chain::handle_purged`]).
+    #[inline]
+    pub fn last_output_from(&self) -> usize {
+        self.from
+    }
+
+    /// The next output of any function with the index of the function that produced it.
+    pub fn poll_output_from(&mut self) -> Option<(usize, Output)> {
+        self.poll_output().map(|o| (self.from, o))
+    }
+
+    /// Tell function `k` (from [`Chain::last_output_from`]) what its purge removed.
     pub fn handle_purged(&mut self, k: usize, now: Time, rnti: Rnti, flow: FlowKey, p: Purged) {
         if let Some(f) = self.fns.get_mut(k) {
             self.may_output = true;

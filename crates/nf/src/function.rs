@@ -198,6 +198,13 @@ pub trait NetworkFunction: Send {
     fn poll_output(&mut self) -> Option<Output> {
         None
     }
+    /// After [`NetworkFunction::handle_packet`]: may [`NetworkFunction::poll_output`] answer
+    /// anything? `false` lets the owner skip polling after an input that produced nothing
+    /// (a function that answers `false` must answer `None` to a poll). The default, `true`,
+    /// is always safe.
+    fn may_have_output(&self) -> bool {
+        true
+    }
     /// A time-series sample (called every `output.sample_interval`).
     fn sample(&mut self, _now: Time, _ran: Option<&dyn RanView>, _out: &mut SampleSink) {}
     /// Counters and figures for summary.json (a JSON object).

@@ -31,7 +31,7 @@
 //! 2. After every input and every timeout, drain [`NetworkFunction::poll_output`] until
 //!    `None`: emitted packets enter the data path at the function's site ([`Emit`]), actions
 //!    are carried out ([`Action`]); after an [`Action::PurgeDl`], tell the function that asked
-//!    what was removed ([`NetworkFunction::handle_purged`], [`Chain::poll_output_from`]).
+//!    what was removed ([`NetworkFunction::handle_purged`], [`Chain::last_output_from`]).
 //! 3. Keep a timer at the earliest [`NetworkFunction::poll_timeout`]; call
 //!    [`NetworkFunction::handle_timeout`] when it passes (early or stale calls are harmless).
 //! 4. At every time-series sample call [`NetworkFunction::sample`]; at the end of the run put

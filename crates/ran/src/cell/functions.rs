@@ -181,7 +181,7 @@ impl RanView for RanState {
     }
     fn rlc_queue_bytes(&self, rnti: Rnti, now: Time) -> Option<u64> {
         let i = self.ue_index(rnti)?;
-        Some(self.ues[i].rlc[ENB].buffer_status(now).total_bytes())
+        Some(self.ues[i].rlc[ENB].total_bytes(now))
     }
 }
 
@@ -287,11 +287,12 @@ impl RanState {
     }
 
     fn carry_out_outputs(&mut self, now: Time, nf: &mut Functions) {
-        while let Some((k, o)) = nf.chain.poll_output_from() {
+        while let Some(o) = nf.chain.poll_output() {
             match o {
                 Output::Emit(e) => self.emit(now, e, nf),
                 Output::Action(Action::PurgeDl { rnti, flow }) => {
                     let purged = self.purge_dl(rnti, &flow);
+                    let k = nf.chain.last_output_from();
                     nf.chain.handle_purged(k, now, rnti, flow, purged);
                 }
                 Output::Action(a @ Action::Feedback { .. }) => nf.actions.push_back(a),

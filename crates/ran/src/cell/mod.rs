@@ -506,17 +506,14 @@ impl Device for RanDevice {
 
     fn poll_timeout(&self) -> Option<Time> {
         let st = &self.st;
-        let t = [st.pending.next_time(), st.next_slot, st.timer_min]
-            .into_iter()
-            .flatten()
-            .min();
+        let t = Time::earliest(
+            Time::earliest(st.pending.next_time(), st.next_slot),
+            st.timer_min,
+        );
         if self.nf.chain.is_empty() {
             return t;
         }
-        match (t, self.nf.chain.poll_timeout()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        Time::earliest(t, self.nf.chain.poll_timeout())
     }
 
     fn poll_action(&mut self) -> Option<Action> {

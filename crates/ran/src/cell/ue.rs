@@ -276,14 +276,10 @@ impl Ue {
 
     /// Next wake-up of the UE's entities (RLC timers on both sides, SR/BSR timers).
     pub fn poll_timeout(&self) -> Option<Time> {
-        let t = [
-            self.rlc[ENB].poll_timeout(),
-            self.rlc[UE].poll_timeout(),
+        let t = Time::earliest(
+            Time::earliest(self.rlc[ENB].poll_timeout(), self.rlc[UE].poll_timeout()),
             self.ue_mac.poll_timeout(),
-        ]
-        .into_iter()
-        .flatten()
-        .min();
+        );
         match self.rrc {
             Rrc::Searching { until } => Some(t.map_or(until, |t| t.min(until))),
             _ => t,

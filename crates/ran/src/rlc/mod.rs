@@ -548,6 +548,18 @@ impl RlcEntity {
         bs
     }
 
+    /// [`Self::buffer_status`]`(now).total_bytes()`, answered at once while the entity is idle
+    /// (nothing queued or to retransmit, no STATUS triggered: every term is 0), as it often is
+    /// when a function asks before each downlink packet.
+    #[inline]
+    pub fn total_bytes(&self, now: Time) -> u64 {
+        if self.tx.is_idle() && !self.rx.status_triggered() {
+            debug_assert_eq!(self.buffer_status(now).total_bytes(), 0);
+            return 0;
+        }
+        self.buffer_status(now).total_bytes()
+    }
+
     /// Earliest time at which [`Self::handle_timeout`] has work (t-PollRetransmit,
     /// t-Reordering/t-Reassembly, or the end of t-StatusProhibit with a STATUS pending).
     pub fn poll_timeout(&self) -> Option<Time> {

@@ -384,6 +384,12 @@ impl RlcRx {
         }
     }
 
+    /// A STATUS PDU is triggered (without one, [`Self::pending_status_bytes`] is 0).
+    #[inline]
+    pub(super) fn status_triggered(&self) -> bool {
+        self.status_triggered
+    }
+
     fn status_ready(&self, now: Time) -> bool {
         self.status_triggered && !matches!(self.t_status_prohibit, Some(t) if t > now)
     }

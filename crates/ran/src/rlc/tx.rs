@@ -127,6 +127,17 @@ impl RlcTx {
         cfg.mode == RlcMode::Um || self.vt_s < self.vt_a + cfg.window_size
     }
 
+    /// Nothing queued, partly sent or waiting for retransmission: [`Self::buffer_status`]
+    /// reports no byte.
+    #[inline]
+    pub(super) fn is_idle(&self) -> bool {
+        self.queue.is_empty()
+            && self.retx.is_empty()
+            && self.queue_bytes == 0
+            && self.head_offset == 0
+            && self.long_sdus == 0
+    }
+
     pub(super) fn buffer_status(&self, now: Time, cfg: &RlcConfig) -> BufferStatus {
         let mac = if cfg.mac_subheader_per_pdu { 3 } else { 0 };
         let base = cfg.layout.data_header_bytes(cfg.mode, 1, 0, true) as u64 + mac;
