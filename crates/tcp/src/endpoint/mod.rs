@@ -333,7 +333,11 @@ impl Endpoint {
         cfg: TcpConfig,
         state: State,
     ) -> Self {
-        // RFC 7323 §2.3: the smallest shift that makes the receive buffer fit 16 bits.
+        // RFC 7323 §2.3: the smallest shift that makes the receive buffer fit 16 bits. Linux
+        // (tcp_select_initial_window) scales the largest buffer the socket may grow to,
+        // max(tcp_rmem[2], rmem_max), not the window it offers (× scaling_ratio): rcv_buf is
+        // that ceiling here (the fidelity harness sets tcp_rmem[2] to it), so the shift is the
+        // kernel's: ilog2(6e6) − 15 = 7 for mmwave-blockage's 6 MB, as this loop gives.
         let mut shift = 0u8;
         if cfg.window_scaling {
             while shift < 14 && (cfg.rcv_buf_bytes >> shift) > 65535 {
