@@ -294,6 +294,8 @@ def simulated(scenario: str, ov: dict[str, Any], snd: str, cc: str, start_s: flo
         "rtt": capture_rtt(work / "simulated" / "pcap" / f"{iface}.pcap"),
         "rtt_summary_ms": f.get("rtt_mean_ms"),
         "retransmits_summary": f.get("retransmitted_segments", 0),
+        # segments the receiver sent (its ACKs), against the kernel sender's nstat TcpInSegs
+        "receiver_segments_sent": f.get("receiver_segments_sent"),
         "undo": {k: f.get(k, 0) for k in SIM_UNDO},
         "exit_cause": f.get("slow_start_exit_cause"),
         "exit_cwnd_segments": f.get("slow_start_exit_cwnd_segments"),

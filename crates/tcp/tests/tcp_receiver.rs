@@ -343,3 +343,129 @@ fn test_window_is_the_payload_share_of_the_buffer() {
     assert_eq!(linux.rcv_space(), 3_932_160);
     assert_eq!(rantcp_tcp::TcpConfig::rfc().rcv_space(), 6 << 20);
 }
+
+/// Send in-order segments `from..to` (1000 bytes each), one per millisecond from `t0`, and
+/// return the ACK offsets sent.
+fn in_order_acks(s: &mut Endpoint, t0: u64, from: u32, to: u32) -> Vec<u32> {
+    let mut acks = Vec::new();
+    for k in from..to {
+        let t = ms(t0 + (k - from) as u64);
+        data(s, t, 1000 * k, 1000);
+        acks.extend(drain(s, t).iter().map(sack_off));
+    }
+    acks
+}
+
+/// A receiver with Linux's quick-ACK (16) that has used it up: 20 segments at 50..69 ms,
+/// ACKed 1..16 one by one, then 18 and 20 (everything ACKed, RCV.NXT = 20000).
+fn quickack_used_up() -> Endpoint {
+    let mut scfg = cfg(true);
+    scfg.quickack_segments = 16;
+    let (_c, mut s) = established(cfg(true), scfg);
+    let mut want: Vec<u32> = (1..=16).map(|k| 1000 * k).collect();
+    want.extend([18_000, 20_000]);
+    assert_eq!(in_order_acks(&mut s, 50, 0, 20), want);
+    s
+}
+
+#[test]
+fn test_linux_old_duplicate_enters_quickack_mode() {
+    // Linux tcp_send_dupack: data wholly below RCV.NXT (and below the RCV.NXT of the last ACK,
+    // rcv_wup) is ACKed at once and enters quick-ACK mode with min(rcv_wnd / (2·MSS), 16) =
+    // 16; that ACK is sent directly (not scheduled), so all 16 are left for the data after.
+    let mut s = quickack_used_up();
+    data(&mut s, ms(80), 0, 1000);
+    assert_eq!(sack_off(&one(&mut s, ms(80))), 20_000);
+    let mut want: Vec<u32> = (21..=36).map(|k| 1000 * k).collect();
+    want.extend([38_000, 40_000]);
+    assert_eq!(in_order_acks(&mut s, 81, 20, 40), want);
+
+    // The same duplicate without quick-ACK (the RFC and default profiles): one ACK, then
+    // every second segment.
+    let (_c, mut s) = established(cfg(true), cfg(true));
+    let acks = in_order_acks(&mut s, 50, 0, 20);
+    assert_eq!(acks.last(), Some(&20_000));
+    data(&mut s, ms(80), 0, 1000);
+    assert_eq!(sack_off(&one(&mut s, ms(80))), 20_000);
+    let want: Vec<u32> = (11..=20).map(|k| 2000 * k).collect();
+    assert_eq!(in_order_acks(&mut s, 81, 20, 40), want);
+}
+
+#[test]
+fn test_linux_duplicate_above_last_ack_uses_one_quickack() {
+    // Linux tcp_data_queue: a duplicate ending at or above rcv_wup (RCV.NXT of our last ACK:
+    // here a delayed ACK is pending) enters quick-ACK mode too; its ACK is sent while a data
+    // ACK is scheduled (the pending segment's, and its own), so it counts
+    // (tcp_dec_quickack_mode): 15 are left.
+    let mut s = quickack_used_up();
+    data(&mut s, ms(70), 20_000, 1000);
+    none(&mut s, ms(70));
+    data(&mut s, ms(71), 20_000, 1000);
+    assert_eq!(sack_off(&one(&mut s, ms(71))), 21_000);
+    let mut want: Vec<u32> = (22..=36).map(|k| 1000 * k).collect();
+    want.extend([38_000, 40_000]);
+    assert_eq!(in_order_acks(&mut s, 72, 21, 40), want);
+}
+
+#[test]
+fn test_linux_data_at_the_window_edge_enters_quickack_mode() {
+    // 1 MB buffer, nothing read: the right edge stays at offset 1_000_000 (the first ACK
+    // offered 999000 after 1000 bytes; the later offers are smaller, so the edge never
+    // moves). Data starting exactly at the edge passes Linux's tcp_sequence and is dropped
+    // by tcp_data_queue's `out_of_window`: quick-ACK mode and an immediate ACK.
+    let mut s = quickack_used_up();
+    data(&mut s, ms(80), 1_000_000, 1000);
+    assert_eq!(sack_off(&one(&mut s, ms(80))), 20_000);
+    let mut want: Vec<u32> = (21..=35).map(|k| 1000 * k).collect();
+    want.extend([37_000, 39_000]);
+    assert_eq!(
+        in_order_acks(&mut s, 81, 20, 39),
+        want,
+        "15 left: that ACK was scheduled"
+    );
+
+    // Data beyond the edge fails tcp_sequence: tcp_send_dupack only ACKs (its data is not
+    // below RCV.NXT), no quick-ACK mode.
+    let mut s = quickack_used_up();
+    data(&mut s, ms(80), 1_001_000, 1000);
+    assert_eq!(sack_off(&one(&mut s, ms(80))), 20_000);
+    let want: Vec<u32> = (11..=20).map(|k| 2000 * k).collect();
+    assert_eq!(in_order_acks(&mut s, 81, 20, 40), want);
+}
+
+#[test]
+fn test_linux_receive_gap_longer_than_rto_enters_quickack_mode() {
+    // Linux tcp_event_data_recv: in-sequence data after a gap longer than the RTO (here
+    // ~200 ms: the handshake's 20 ms RTT under the 200 ms minimum) raises the quick-ACK count
+    // (tcp_incr_quickack, 16), so the sender's restart is not held back by delayed ACKs.
+    let mut s = quickack_used_up();
+    // 150 ms after the last data (< RTO): the usual delayed ACK.
+    data(&mut s, ms(219), 20_000, 1000);
+    none(&mut s, ms(219));
+    assert_eq!(s.poll_timeout(), Some(ms(259)));
+    s.handle_timeout(ms(259));
+    assert_eq!(sack_off(&one(&mut s, ms(259))), 21_000);
+    // 500 ms after it (> RTO): 16 segments ACKed one by one, then every second.
+    let mut want: Vec<u32> = (22..=37).map(|k| 1000 * k).collect();
+    want.extend([39_000, 41_000]);
+    assert_eq!(in_order_acks(&mut s, 719, 21, 41), want);
+}
+
+#[test]
+fn test_linux_out_of_order_acks_use_up_quickacks() {
+    // Linux tcp_dec_quickack_mode: every ACK sent for data that asked for one counts, the
+    // immediate duplicate ACKs for out-of-order data and the hole's fill included.
+    let mut s = quickack_used_up();
+    data(&mut s, ms(80), 0, 1000); // retransmission: 16 quick ACKs
+    assert_eq!(sack_off(&one(&mut s, ms(80))), 20_000);
+    for k in 0..3u64 {
+        data(&mut s, ms(81 + k), 21_000 + 1000 * k as u32, 1000);
+        assert_eq!(sack_off(&one(&mut s, ms(81 + k))), 20_000, "dupack");
+    }
+    data(&mut s, ms(84), 20_000, 1000); // fills the hole
+    assert_eq!(sack_off(&one(&mut s, ms(84))), 24_000);
+    // 16 - 4 = 12 left.
+    let mut want: Vec<u32> = (25..=36).map(|k| 1000 * k).collect();
+    want.extend([38_000, 40_000]);
+    assert_eq!(in_order_acks(&mut s, 85, 24, 40), want);
+}

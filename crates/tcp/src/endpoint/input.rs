@@ -95,6 +95,17 @@ impl Endpoint {
         if !acceptable && !zero_wnd_inseq {
             if !f.rst() {
                 self.rcv.ack_now = true;
+                let end = seq_pos + payload_len as i64;
+                if payload_len > 0 && (seq_pos < nxt || (wnd > 0 && seq_pos == nxt + wnd)) {
+                    // Linux: data wholly below RCV.NXT (a retransmission) enters quick-ACK
+                    // mode, via tcp_send_dupack if it ends before rcv_wup (RCV.NXT of our last
+                    // ACK), else via tcp_data_queue, whose ACK is scheduled; so is the ACK for
+                    // data starting right at the window's edge (tcp_data_queue's
+                    // `out_of_window`; tcp_sequence passes it). Beyond that edge
+                    // tcp_send_dupack only ACKs.
+                    let scheduled = end >= self.rcv.last_ack_sent as i64;
+                    self.rcv.enter_quickack(&self.cfg, scheduled);
+                }
                 if self.cfg.dsack && payload_len > 0 && seq_pos < nxt {
                     // RFC 2883 §4 (1): an old duplicate (Linux tcp_send_dupack → tcp_dsack_set
                     // of the segment up to RCV.NXT).

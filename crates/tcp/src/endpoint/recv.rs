@@ -8,7 +8,7 @@
 //! are not stored: the out-of-order queue is a sorted list of merged ranges.
 
 use super::{Endpoint, State, TcpConfig};
-use rantcp_core::Time;
+use rantcp_core::{Duration, Time};
 use rantcp_wire::{SackBlock, TcpOptions};
 
 /// Receive-side state of a connection.
@@ -40,8 +40,14 @@ pub(super) struct Receiver {
     pub delack_deadline: Option<Time>,
     /// In-order bytes received since the last ACK.
     pub unacked_bytes: u64,
-    /// Data segments still to be ACKed at once (Linux quick-ACK mode at connection start).
+    /// ACKs still to be sent at once for data (Linux quick-ACK mode, `icsk_ack.quick`): set at
+    /// the first data and raised by [`Receiver::incr_quickack`].
     quickacks: u32,
+    /// Data arrived that asked for an ACK since the last one sent (Linux
+    /// `inet_csk_ack_scheduled`): the next ACK sent counts against `quickacks`.
+    ack_sched: bool,
+    /// When in-sequence data last arrived (Linux `icsk_ack.lrcvtime`), for the receive-gap rule.
+    lrcvtime: Option<Time>,
     /// The duplicate range to report as the first SACK block of the next ACK (RFC 2883 §4;
     /// Linux `tcp_dsack_set`), `[start, end)` positions.
     pub dsack: Option<(u64, u64)>,
@@ -105,8 +111,47 @@ impl Receiver {
         cfg.rcv_space().saturating_sub(held).min(max_wnd)
     }
 
+    /// Linux `tcp_incr_quickack(sk, TCP_MAX_QUICKACKS)`: at least min(rcv_wnd / (2·MSS),
+    /// TCP_MAX_QUICKACKS) more data ACKs go out at once (2 if the window is below 2·MSS); the
+    /// count is raised to that, not added to. `rcv_wnd` is the window last advertised
+    /// (`tp->rcv_wnd`). Only with [`TcpConfig::quickack_segments`] (TCP_MAX_QUICKACKS) > 0.
+    fn incr_quickack(&mut self, cfg: &TcpConfig) {
+        if cfg.quickack_segments == 0 {
+            return;
+        }
+        let rcv_wnd = self.right_edge.saturating_sub(self.last_ack_sent);
+        let by_window = (rcv_wnd / (2 * cfg.mss.max(1) as u64)).max(2);
+        let q = cfg.quickack_segments.min(by_window as u32);
+        self.quickacks = self.quickacks.max(q);
+    }
+
+    /// Linux `tcp_enter_quickack_mode(sk, TCP_MAX_QUICKACKS)` with an immediate ACK, for a
+    /// data segment wholly below RCV.NXT (a retransmission: `tcp_send_dupack`,
+    /// `tcp_data_queue`) or outside the window (`tcp_data_queue`'s `out_of_window`). Besides
+    /// the quick-ACK count Linux leaves pingpong (interactive) mode and resets the ATO to
+    /// TCP_ATO_MIN; rantcp models neither (no pingpong, a fixed delayed-ACK timeout).
+    /// `scheduled`: the ACK goes through `inet_csk_schedule_ack` (the `tcp_data_queue` path)
+    /// and so counts against the quick-ACKs; `tcp_send_dupack` sends it directly and it does not.
+    pub fn enter_quickack(&mut self, cfg: &TcpConfig, scheduled: bool) {
+        self.incr_quickack(cfg);
+        self.ack_now = true;
+        if scheduled && cfg.quickack_segments > 0 {
+            self.ack_sched = true;
+        }
+    }
+
     /// Receive in-window data (RFC 9293 §3.10.7.4 seventh step) and decide when to ACK.
-    pub fn on_data(&mut self, now: Time, seq_pos: i64, len: u32, cfg: &TcpConfig, smss: u32) {
+    /// `rto`: this end's current retransmission timeout (Linux `icsk_rto`), for the
+    /// receive-gap rule.
+    pub fn on_data(
+        &mut self,
+        now: Time,
+        seq_pos: i64,
+        len: u32,
+        cfg: &TcpConfig,
+        smss: u32,
+        rto: Duration,
+    ) {
         let nxt = self.nxt;
         let mut start = seq_pos.max(0) as u64;
         let mut end = (seq_pos + len as i64).max(0) as u64;
@@ -119,14 +164,31 @@ impl Receiver {
         // Keep only what fits in the window we advertised.
         end = end.min(self.right_edge.max(nxt));
         if end <= nxt {
-            // Old duplicate: ACK at once (RFC 5681 §4.2).
-            self.ack_now = true;
+            // Old duplicate, or data beyond a zero window (a probe): ACK at once (RFC 5681
+            // §4.2); Linux (tcp_data_queue, `out_of_window`) also enters quick-ACK mode.
+            self.enter_quickack(cfg, true);
             return;
         }
         start = start.max(nxt);
         if start > end {
-            self.ack_now = true;
+            self.enter_quickack(cfg, true);
             return;
+        }
+        if cfg.quickack_segments > 0 {
+            // Every data segment below asks for an ACK (Linux inet_csk_schedule_ack in
+            // tcp_event_data_recv and tcp_data_queue_ofo).
+            self.ack_sched = true;
+        }
+        if start == nxt {
+            if cfg.quickack_segments > 0 {
+                // Linux tcp_event_data_recv (in-sequence data only): a receive gap longer
+                // than the RTO means the sender failed to restart its window: quick ACKs.
+                // (Its ATO adaptation is not modelled: rantcp's delayed-ACK timeout is fixed.)
+                if self.lrcvtime.is_some_and(|t| now.saturating_since(t) > rto) {
+                    self.incr_quickack(cfg);
+                }
+                self.lrcvtime = Some(now);
+            }
         }
         if start == nxt {
             let had_ooo = !self.ooo.is_empty();
@@ -149,9 +211,9 @@ impl Receiver {
             } else if !cfg.delayed_ack {
                 self.ack_now = true;
             } else if self.quickacks > 0 {
-                // Linux quick-ACK mode: each of the first segments is ACKed at once, so the
+                // Linux quick-ACK mode (`tcp_in_quickack_mode` in __tcp_ack_snd_check): the
+                // segment is ACKed at once (the count drops when the ACK is sent), so the
                 // sender's slow start is not held back by delayed ACKs.
-                self.quickacks -= 1;
                 self.ack_now = true;
             } else {
                 // RFC 1122 §4.2.3.2 / RFC 5681 §4.2: ACK at least every second full-sized
@@ -306,6 +368,12 @@ impl Receiver {
 
     /// An ACK carrying RCV.NXT was just built.
     pub fn on_ack_sent(&mut self) {
+        if self.ack_sched {
+            // Linux tcp_dec_quickack_mode (tcp_event_ack_sent): an ACK for data that asked
+            // for one uses up a quick ACK.
+            self.quickacks = self.quickacks.saturating_sub(1);
+            self.ack_sched = false;
+        }
         self.dsack = None; // reported once (or not at all without SACK)
         self.ack_now = false;
         self.delack_deadline = None;
@@ -352,7 +420,9 @@ impl Endpoint {
     /// Data of a segment in a synchronized receiving state (seventh step).
     pub(super) fn process_data(&mut self, now: Time, seq_pos: i64, len: u32) {
         let before = self.rcv.nxt;
-        self.rcv.on_data(now, seq_pos, len, &self.cfg, self.smss);
+        let rto = self.rtt.rto();
+        self.rcv
+            .on_data(now, seq_pos, len, &self.cfg, self.smss, rto);
         self.stats.bytes_received += self.rcv.nxt - before;
     }
 
