@@ -78,7 +78,7 @@ impl Rate {
             _ => return None,
         };
         let bps = (v * mult).round();
-        (bps >= 1.0 && bps < 1.8e19).then_some(Rate(bps as u64))
+        (1.0..1.8e19).contains(&bps).then_some(Rate(bps as u64))
     }
     pub fn bps(self) -> u64 {
         self.0
@@ -92,7 +92,7 @@ impl fmt::Display for Rate {
             (1_000_000, "Mbps"),
             (1_000, "kbps"),
         ] {
-            if self.0 >= m && self.0 % (m / 1000).max(1) == 0 {
+            if self.0 >= m && self.0.is_multiple_of((m / 1000).max(1)) {
                 return write!(f, "{}{}", fmt_trim(self.0 as f64 / m as f64), u);
             }
         }
@@ -139,7 +139,7 @@ impl fmt::Display for Dur {
             return write!(f, "0s");
         }
         for (m, u) in [(1_000_000_000u64, "s"), (1_000_000, "ms"), (1_000, "us")] {
-            if ns >= m && ns % (m / 1000) == 0 {
+            if ns >= m && ns.is_multiple_of(m / 1000) {
                 return write!(f, "{}{}", fmt_trim(ns as f64 / m as f64), u);
             }
         }
@@ -178,12 +178,12 @@ impl fmt::Display for Bytes {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         let b = self.0;
         for (m, u) in [(1_073_741_824u64, "GiB"), (1_048_576, "MiB")] {
-            if b >= m && b % m == 0 {
+            if b >= m && b.is_multiple_of(m) {
                 return write!(f, "{}{}", b / m, u);
             }
         }
         for (m, u) in [(1_000_000_000u64, "GB"), (1_000_000, "MB"), (1_000, "kB")] {
-            if b >= m && b % (m / 1000) == 0 {
+            if b >= m && b.is_multiple_of(m / 1000) {
                 return write!(f, "{}{}", fmt_trim(b as f64 / m as f64), u);
             }
         }

@@ -181,9 +181,9 @@ impl fmt::Display for Time {
 }
 impl fmt::Display for Duration {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.0 % 1_000_000 == 0 {
+        if self.0.is_multiple_of(1_000_000) {
             write!(f, "{}ms", self.0 / 1_000_000)
-        } else if self.0 % 1_000 == 0 {
+        } else if self.0.is_multiple_of(1_000) {
             write!(f, "{}us", self.0 / 1_000)
         } else {
             write!(f, "{}ns", self.0)

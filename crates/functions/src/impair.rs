@@ -321,7 +321,7 @@ impl NetworkFunction for Impair {
         }
         self.counters.matched += 1;
         let drop = if self.every > 0 {
-            self.counters.matched % self.every == 0
+            self.counters.matched.is_multiple_of(self.every)
         } else {
             self.loss > 0.0 && self.rng.bernoulli(self.loss)
         };

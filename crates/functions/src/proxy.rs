@@ -213,7 +213,7 @@ impl FunctionConfig for ProxyConfig {
         }
         let Some(radio) = env.radio else {
             return Err(ConfigError::new(
-                &format!("{p}.mode"),
+                format!("{p}.mode"),
                 "the proxy sits at a base station: this scenario has no radio access network (allowed: \"off\")",
             ));
         };
@@ -1077,7 +1077,7 @@ impl NetworkFunction for Proxy {
     fn handle_timeout(&mut self, now: Time, ran: Option<&dyn RanView>) {
         for ci in 0..self.conns.len() {
             let c = &mut self.conns[ci];
-            if !c.timer.is_some_and(|t| t <= now) {
+            if c.timer.is_none_or(|t| t > now) {
                 continue;
             }
             if c.cache.is_empty() {

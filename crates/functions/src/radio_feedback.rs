@@ -215,7 +215,7 @@ impl NetworkFunction for RadioFeedback {
             self.round(now, ran);
         }
         while self.next <= now {
-            self.next = self.next + self.period;
+            self.next += self.period;
         }
     }
     fn poll_output(&mut self) -> Option<Output> {

@@ -746,8 +746,11 @@ impl Scenario for RanScenario {
             format!("must be at least one slot ({})", Dur(slot)),
         )?;
         if self.radio.rat == RatPreset::Lte {
-            let ms =
-                |d: Duration| (d.as_nanos() % 1_000_000 == 0).then(|| d.as_nanos() / 1_000_000);
+            let ms = |d: Duration| {
+                d.as_nanos()
+                    .is_multiple_of(1_000_000)
+                    .then(|| d.as_nanos() / 1_000_000)
+            };
             let list = |v: &[u64]| {
                 v.iter()
                     .map(|x| {
@@ -777,7 +780,11 @@ impl Scenario for RanScenario {
                 ),
             )?;
         }
-        let ms_of = |d: Duration| (d.as_nanos() % 1_000_000 == 0).then(|| d.as_nanos() / 1_000_000);
+        let ms_of = |d: Duration| {
+            d.as_nanos()
+                .is_multiple_of(1_000_000)
+                .then(|| d.as_nanos() / 1_000_000)
+        };
         let join = |v: &[u64]| {
             v.iter()
                 .map(|x| format!("{x}ms"))
@@ -793,7 +800,7 @@ impl Scenario for RanScenario {
             let p = m.sr_period.0.as_nanos().max(1);
             let k = m.sr_prohibit_timer.0.as_nanos() / p;
             check(
-                m.sr_prohibit_timer.0.as_nanos() % p == 0 && k <= 7,
+                m.sr_prohibit_timer.0.as_nanos().is_multiple_of(p) && k <= 7,
                 "mac.sr_prohibit_timer",
                 format!(
                     "must be 0 to 7 SR periods of mac.sr_period ({}) (TS 36.331 sr-ProhibitTimer-r9)",
@@ -874,7 +881,7 @@ impl Scenario for RanScenario {
         )?;
         check(
             m.ra_prach_period.0 >= slot
-                && m.ra_prach_period.0.as_nanos() % slot.as_nanos().max(1) == 0
+                && m.ra_prach_period.0.as_nanos().is_multiple_of(slot.as_nanos().max(1))
                 && m.ra_prach_period.0 <= Duration::from_millis(160),
             "mac.ra_prach_period",
             format!(

@@ -281,7 +281,7 @@ pub fn write_synthetic<W: std::io::Write>(mut out: W, packets: u64) -> std::io::
                 }
                 written += 3;
                 f.pending_retx = Some(s);
-            } else if f.n % 2 == 0 {
+            } else if f.n.is_multiple_of(2) {
                 f.acked = f.seq;
                 emit(
                     Seg::c2s(78, isn + f.acked, ACK, 0).ports(port, 80),

@@ -283,7 +283,7 @@ impl FunctionConfig for SplitConfig {
             if self.mode == SplitMode::AsTcp && self.far_host_option {
                 let fh = env.node_of(key.src).ok_or_else(|| {
                     ConfigError::new(
-                        &format!("{p}.far_host_option"),
+                        format!("{p}.far_host_option"),
                         format!("flow {name:?}'s source is no node of this network"),
                     )
                 })?;
@@ -742,11 +742,9 @@ impl SplitHost {
             c.ran_close_called = true;
             c.ran.close();
         }
-        if c.wan.peer_closed() && all_delivered && c.ran.readable() == 0 {
-            if !c.wan_close_called {
-                c.wan_close_called = true;
-                c.wan.close();
-            }
+        if c.wan.peer_closed() && all_delivered && c.ran.readable() == 0 && !c.wan_close_called {
+            c.wan_close_called = true;
+            c.wan.close();
         }
         if c.ran.peer_closed() && c.ran.readable() == 0 && !c.wan_close_called {
             c.wan_close_called = true;

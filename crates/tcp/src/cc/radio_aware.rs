@@ -189,11 +189,11 @@ impl RadioAware {
                 self.active = false;
                 self.fallbacks += 1;
                 let segs = self.window.div_ceil(self.base.mss as u64).max(1);
-                self.fallback = Box::new(Cc::new(&CcParams {
+                *self.fallback = Cc::new(&CcParams {
                     kind: self.p.fallback,
                     initial_cwnd_segments: segs.min(u32::MAX as u64) as u32,
                     ..self.base
-                }));
+                });
             }
             None => {}
         }

@@ -179,16 +179,14 @@ impl Receiver {
             // tcp_event_data_recv and tcp_data_queue_ofo).
             self.ack_sched = true;
         }
-        if start == nxt {
-            if cfg.quickack_segments > 0 {
-                // Linux tcp_event_data_recv (in-sequence data only): a receive gap longer
-                // than the RTO means the sender failed to restart its window: quick ACKs.
-                // (Its ATO adaptation is not modelled: rantcp's delayed-ACK timeout is fixed.)
-                if self.lrcvtime.is_some_and(|t| now.saturating_since(t) > rto) {
-                    self.incr_quickack(cfg);
-                }
-                self.lrcvtime = Some(now);
+        if start == nxt && cfg.quickack_segments > 0 {
+            // Linux tcp_event_data_recv (in-sequence data only): a receive gap longer
+            // than the RTO means the sender failed to restart its window: quick ACKs.
+            // (Its ATO adaptation is not modelled: rantcp's delayed-ACK timeout is fixed.)
+            if self.lrcvtime.is_some_and(|t| now.saturating_since(t) > rto) {
+                self.incr_quickack(cfg);
             }
+            self.lrcvtime = Some(now);
         }
         if start == nxt {
             let had_ooo = !self.ooo.is_empty();
