@@ -58,7 +58,7 @@ use crate::geometry::Vec3;
 use crate::mobility::Mobility;
 use crate::obstacles::{BlockageSchedule, Obstacles};
 use crate::pathloss::{LinkGeometry, PathlossModel};
-use crate::phy::{tb_size_bits, BlerModel, HarqSoftBuffers, McsTable, NrAllocation};
+use crate::phy::{BlerModel, HarqSoftBuffers, McsTable, NrAllocation, TbsMemo};
 use crate::ul_phy::{
     best_mcs, grant_limit, lowest_mcs_for, mcs_thresholds, min_useful_grant, pusch_sizes,
     UlPowerConfig,
@@ -366,6 +366,8 @@ pub struct RadioEnvironment {
     ul_noise_prb_dbm: f64,
     ul_mu_db: f64,
     ul_pc: UlPowerConfig,
+    /// Transport block sizes of this carrier, computed once each ([`TbsMemo`]).
+    tbs: TbsMemo,
 }
 
 const NO_UE: u32 = u32::MAX;
@@ -435,6 +437,7 @@ impl RadioEnvironment {
             ..cfg.ul_power
         };
         RadioEnvironment {
+            tbs: TbsMemo::new(cfg.mcs_table, cfg.nr_alloc, c.n_prb as u32),
             ul_thr_db: mcs_thresholds(&bler, ul_pc.bler_target),
             ul_sizes: pusch_sizes(c.n_prb as u32),
             ul_noise_prb_dbm,
@@ -813,6 +816,9 @@ impl RadioEnvironment {
     /// Transport block size in bytes for `rnti` in slot `slot` on `n_prb` PRBs with `mcs` and
     /// `layers` (TS 36.213 tables for LTE, TS 38.214 §5.1.3.2 for NR). Zero in a TDD slot that
     /// carries no data ('C' or 'S') or for a reserved MCS.
+    // Inlined into the schedulers' closures as before the memo (callgrind: left to itself the
+    // compiler stops inlining it and lte-cell costs 2.7 % more instructions).
+    #[inline(always)]
     pub fn tb_size_bytes(&self, rnti: u16, slot: u64, n_prb: u32, mcs: u8, layers: u8) -> u32 {
         let _ = rnti; // one MCS table per environment; kept for the 3GPP-shaped signature
         if matches!(
@@ -821,7 +827,7 @@ impl RadioEnvironment {
         ) {
             return 0;
         }
-        tb_size_bits(self.cfg.mcs_table, mcs, n_prb, layers, &self.cfg.nr_alloc) / 8
+        self.tbs.bits(mcs, n_prb, layers) / 8
     }
 
     /// Decode a transport block sent to `rnti` at `now` on HARQ process `harq_id` with `mcs`
