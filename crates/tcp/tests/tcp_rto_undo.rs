@@ -57,8 +57,6 @@ fn blocked(cc: CcKind, rto_undo: bool, until: Time) -> (Endpoint, Endpoint, Vec<
     (c, s, held)
 }
 
-/// Deliver `pkts` to the server at `t` and every ACK it sends to the client at `t + 10 ms`;
-/// returns what the client sends in reply.
 /// The last transmission of the segment at offset 0 the blocked link held: the timer's
 /// retransmission of it.
 fn last_copy_of_offset_0(held: &[(Time, Packet)]) -> Packet {
@@ -67,21 +65,6 @@ fn last_copy_of_offset_0(held: &[(Time, Packet)]) -> Packet {
         .map(|(_, p)| *p)
         .last()
         .expect("the timer retransmitted offset 0")
-}
-
-fn deliver_and_ack(c: &mut Endpoint, s: &mut Endpoint, t: Time, pkts: &[Packet]) -> Vec<Packet> {
-    let mut acks = Vec::new();
-    for p in pkts {
-        deliver(s, t, p);
-        acks.extend(drain(s, t));
-    }
-    let t2 = t + dms(10);
-    let mut sent = Vec::new();
-    for a in &acks {
-        deliver(c, t2, a);
-        sent.extend(drain(c, t2));
-    }
-    sent
 }
 
 fn is_data(p: &Packet) -> bool {
@@ -109,7 +92,7 @@ fn test_spurious_rto_is_undone_when_the_held_originals_arrive() {
         assert!(rtx_before >= 1, "{cc:?}");
         let cwnd_before_rto = 10 * MSS as u64;
 
-        let sent = deliver_and_ack(&mut c, &mut s, ms(600), &first);
+        let (_, sent) = deliver_and_ack(&mut c, &mut s, ms(600), &first);
         let st = c.stats();
         assert_eq!(
             st.rto_undos, 1,

@@ -33,28 +33,6 @@ fn data(v: &[Packet]) -> Vec<Packet> {
     v.iter().filter(|p| p.payload_len > 0).copied().collect()
 }
 
-/// Deliver `pkts` to `s` at `t`, then every ACK it sends to `c` at `t + 10 ms`; returns the ACKs
-/// and what `c` sends in reply.
-fn deliver_and_ack(
-    c: &mut Endpoint,
-    s: &mut Endpoint,
-    t: Time,
-    pkts: &[Packet],
-) -> (Vec<Packet>, Vec<Packet>) {
-    let mut acks = Vec::new();
-    for p in pkts {
-        deliver(s, t, p);
-        acks.extend(drain(s, t));
-    }
-    let t2 = t + dms(10);
-    let mut sent = Vec::new();
-    for a in &acks {
-        deliver(c, t2, a);
-        sent.extend(drain(c, t2));
-    }
-    (acks, sent)
-}
-
 /// Run `e`'s timers from `from` to `until`, collecting what it sends, with no input.
 fn run_until(e: &mut Endpoint, from: Time, until: Time) -> Vec<Packet> {
     let mut out = Vec::new();

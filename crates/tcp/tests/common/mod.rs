@@ -52,6 +52,28 @@ pub fn drain(e: &mut Endpoint, now: Time) -> Vec<Packet> {
     v
 }
 
+/// Deliver `pkts` to `s` at `t`, then every ACK it sends to `c` at `t + 10 ms`; returns the ACKs
+/// and what `c` sends in reply.
+pub fn deliver_and_ack(
+    c: &mut Endpoint,
+    s: &mut Endpoint,
+    t: Time,
+    pkts: &[Packet],
+) -> (Vec<Packet>, Vec<Packet>) {
+    let mut acks = Vec::new();
+    for p in pkts {
+        deliver(s, t, p);
+        acks.extend(drain(s, t));
+    }
+    let t2 = t + dms(10);
+    let mut sent = Vec::new();
+    for a in &acks {
+        deliver(c, t2, a);
+        sent.extend(drain(c, t2));
+    }
+    (acks, sent)
+}
+
 /// Assert that exactly one segment is pending and return it.
 pub fn one(e: &mut Endpoint, now: Time) -> Packet {
     let v = drain(e, now);
