@@ -68,6 +68,19 @@ enum Out {
     Sent { off: u64 },
 }
 
+/// The server's `k`-th full data segment on the connection `H::new` opens.
+fn data_segment(k: u32) -> Packet {
+    tcp_packet(
+        SRV,
+        UE,
+        IRS.wrapping_add(1).wrapping_add(k * SEG),
+        UE_ISS + 1,
+        TcpFlags::ACK,
+        65535,
+        SEG,
+    )
+}
+
 impl H {
     fn new(mode: ProxyMode, cache: u64) -> H {
         H::with_hold(mode, cache, 0)
@@ -142,16 +155,7 @@ impl H {
         self.px.handle_packet(&cx, &mut p)
     }
     fn data(&mut self, k: u32) -> Verdict {
-        let p = tcp_packet(
-            SRV,
-            UE,
-            IRS.wrapping_add(1).wrapping_add(k * SEG),
-            UE_ISS + 1,
-            TcpFlags::ACK,
-            65535,
-            SEG,
-        );
-        self.feed(Point::DlIngress, p)
+        self.feed(Point::DlIngress, data_segment(k))
     }
     fn ue_ack(&mut self, off: u64) -> Verdict {
         let p = tcp_packet(
@@ -491,16 +495,7 @@ fn test_mode_none_only_counts_and_measures_the_delivery_ratio() {
     assert!(h.drain().is_empty(), "no early ACKs");
     // Five data packets reach the UE's TCP (one twice); it acknowledges all four segments.
     for k in [0u32, 1, 1, 2, 3] {
-        let p = tcp_packet(
-            SRV,
-            UE,
-            IRS.wrapping_add(1).wrapping_add(k * SEG),
-            UE_ISS + 1,
-            TcpFlags::ACK,
-            65535,
-            SEG,
-        );
-        assert_eq!(h.feed(Point::DlEgress, p), Verdict::Pass);
+        assert_eq!(h.feed(Point::DlEgress, data_segment(k)), Verdict::Pass);
     }
     assert_eq!(h.ue_ack(4000), Verdict::Pass, "ACKs pass under none");
     let r = h.report();
