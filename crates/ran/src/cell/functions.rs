@@ -137,7 +137,7 @@ impl RanView for RanState {
             .map_or((0, 0), |r| (r.cqi, r.mcs));
         let dl = u.link(Dir::Dl);
         let rlc = &u.rlc[ENB];
-        let rlc_queue_bytes = rlc.buffer_status(now).total_bytes();
+        let rlc_queue_bytes = rlc.total_bytes(now);
         let retx = dl.harq.pending_retx().next().is_some();
         // Expected share of the cell's PRBs: one over the UEs with DL backlog, this one included.
         let others = self.cells[u.cell]
@@ -189,8 +189,7 @@ impl RanState {
     /// Does UE `i` have downlink data or a downlink retransmission waiting?
     fn dl_backlogged(&self, i: usize, now: Time) -> bool {
         let u = &self.ues[i];
-        u.rlc[ENB].buffer_status(now).total_bytes() > 0
-            || u.link(Dir::Dl).harq.pending_retx().next().is_some()
+        u.rlc[ENB].total_bytes(now) > 0 || u.link(Dir::Dl).harq.pending_retx().next().is_some()
     }
 
     /// Transport-block bytes of every PRB of each DL slot of the duplex pattern at `mcs` (TS
@@ -255,7 +254,7 @@ impl RanState {
     /// A new DL transport block of `tb_bytes` for UE `i`: the pulling functions fill the room
     /// RLC's backlog leaves, in order, before RLC builds its PDUs (seed 002's close coupling).
     pub(super) fn pull_dl(&mut self, now: Time, i: usize, tb_bytes: u32, nf: &mut Functions) {
-        let held = self.ues[i].rlc[ENB].buffer_status(now).total_bytes();
+        let held = self.ues[i].rlc[ENB].total_bytes(now);
         let room = (tb_bytes as u64).saturating_sub(held);
         if room == 0 {
             return;

@@ -146,8 +146,7 @@ impl RanDevice {
             s.harq_retx.push((c.dl_tb_retx - p.dl_tb_retx) as i64);
             s.harq_failed.push((c.dl_tb_failed - p.dl_tb_failed) as i64);
             let enb_rlc = &u.rlc[ENB];
-            s.rlc_queue_bytes
-                .push(enb_rlc.buffer_status(now).total_bytes() as i64);
+            s.rlc_queue_bytes.push(enb_rlc.total_bytes(now) as i64);
             s.rlc_drops.push(enb_rlc.counters().sdus_dropped as i64);
             s.ul_queue_bytes.push(u.ul_buf.bytes() as i64);
             s.sr.push(c.sr_rx as i64);

@@ -85,7 +85,7 @@ impl RanState {
                 // Radio link failure: the UE is not scheduled until re-established.
                 continue;
             }
-            let backlog = u.rlc[ENB].buffer_status(now).total_bytes() + nf.chain.dl_backlog(u.rnti);
+            let backlog = u.rlc[ENB].total_bytes(now) + nf.chain.dl_backlog(u.rnti);
             let harq_retx = u.link(Dir::Dl).harq.pending_retx().next();
             if backlog == 0 && harq_retx.is_none() {
                 continue;
@@ -380,7 +380,7 @@ impl RanState {
             cell.ues.iter().any(|&i| {
                 let u = &self.ues[i];
                 u.connected()
-                    && (u.rlc[ENB].buffer_status(now).total_bytes() > 0
+                    && (u.rlc[ENB].total_bytes(now) > 0
                         || u.link(Dir::Dl).harq.pending_retx().next().is_some()
                         || u.link(Dir::Ul).harq.pending_retx().next().is_some()
                         || cell.ul_sched.tracker.backlog(u.rnti) > 0

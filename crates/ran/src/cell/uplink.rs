@@ -84,9 +84,7 @@ impl RanState {
     pub(super) fn sync_bsr(&mut self, i: usize, now: Time) {
         let per_pkt = self.cfg.ul_overhead_bytes() as u64;
         let u = &mut self.ues[i];
-        let b = u.ul_buf.bytes()
-            + u.ul_buf.len() as u64 * per_pkt
-            + u.rlc[UE].buffer_status(now).total_bytes();
+        let b = u.ul_buf.bytes() + u.ul_buf.len() as u64 * per_pkt + u.rlc[UE].total_bytes(now);
         u.ue_mac.handle_buffer_status(now, DRB_LCID, b);
         if self.cfg.ideal_bsr {
             // MAC subheaders per TB: a few bytes of margin.
@@ -328,7 +326,7 @@ impl RanState {
             let overhead = self.cfg.ul_overhead_bytes();
             for k in 0..self.sc.ul_tx.opportunities.len() {
                 let op = self.sc.ul_tx.opportunities[k];
-                let mut have = self.ues[i].rlc[UE].buffer_status(now).total_bytes();
+                let mut have = self.ues[i].rlc[UE].total_bytes(now);
                 let ev = BufferEvent::Grant {
                     bytes: op.bytes,
                     overhead_bytes: overhead,
