@@ -281,7 +281,7 @@ impl Ue {
             self.ue_mac.poll_timeout(),
         );
         match self.rrc {
-            Rrc::Searching { until } => Some(t.map_or(until, |t| t.min(until))),
+            Rrc::Searching { until } => Time::earliest(t, Some(until)),
             _ => t,
         }
     }
