@@ -745,12 +745,14 @@ impl Scenario for RanScenario {
             "mac.sr_period",
             format!("must be at least one slot ({})", Dur(slot)),
         )?;
+        // A duration as whole milliseconds (None if it is not one): the RRC fields below are
+        // enumerations of milliseconds.
+        let ms_of = |d: Duration| {
+            d.as_nanos()
+                .is_multiple_of(1_000_000)
+                .then(|| d.as_nanos() / 1_000_000)
+        };
         if self.radio.rat == RatPreset::Lte {
-            let ms = |d: Duration| {
-                d.as_nanos()
-                    .is_multiple_of(1_000_000)
-                    .then(|| d.as_nanos() / 1_000_000)
-            };
             let list = |v: &[u64]| {
                 v.iter()
                     .map(|x| {
@@ -764,7 +766,7 @@ impl Scenario for RanScenario {
                     .join(", ")
             };
             check(
-                ms(m.periodic_bsr_timer.d()).is_some_and(|x| LTE_PERIODIC_BSR_MS.contains(&x)),
+                ms_of(m.periodic_bsr_timer.d()).is_some_and(|x| LTE_PERIODIC_BSR_MS.contains(&x)),
                 "mac.periodic_bsr_timer",
                 format!(
                     "must be a TS 36.331 periodicBSR-Timer value: {}",
@@ -772,7 +774,7 @@ impl Scenario for RanScenario {
                 ),
             )?;
             check(
-                ms(m.retx_bsr_timer.d()).is_some_and(|x| LTE_RETX_BSR_MS.contains(&x)),
+                ms_of(m.retx_bsr_timer.d()).is_some_and(|x| LTE_RETX_BSR_MS.contains(&x)),
                 "mac.retx_bsr_timer",
                 format!(
                     "must be a TS 36.331 retxBSR-Timer value: {}",
@@ -780,11 +782,6 @@ impl Scenario for RanScenario {
                 ),
             )?;
         }
-        let ms_of = |d: Duration| {
-            d.as_nanos()
-                .is_multiple_of(1_000_000)
-                .then(|| d.as_nanos() / 1_000_000)
-        };
         let join = |v: &[u64]| {
             v.iter()
                 .map(|x| format!("{x}ms"))
