@@ -28,6 +28,7 @@ use rantcp_ran::cell::{RanConfig, RanDevice};
 use rantcp_ran::frame::{Carrier, Duplex};
 use rantcp_ran::geometry::Vec3;
 use rantcp_ran::mac::sched::SchedulerKind;
+use rantcp_ran::mac::ul::UeMacConfig;
 use rantcp_ran::mobility::{seed004_urban_route, Mobility};
 use rantcp_ran::obstacles::{seed004_obstacles, BlockageSchedule};
 use rantcp_ran::radio::{hex_layout, CellConfig, LosSource, RadioConfig, RadioEnvironment};
@@ -437,26 +438,31 @@ pub struct MacSection {
 fn d_zero_dur() -> Dur {
     Dur(Duration::ZERO)
 }
+// The SR give-up and random access defaults are the MAC's own (srsRAN's eNB values, in
+// `UeMacConfig::lte_default` and `RaConfig::lte`), read from there so the two cannot drift.
+fn mac_default() -> UeMacConfig {
+    UeMacConfig::lte_default(0)
+}
 fn d_dsr_trans_max() -> u32 {
-    64
+    mac_default().dsr_trans_max.unwrap_or(0)
 }
 fn d_ra_prach_period() -> Dur {
-    Dur::ms(10)
+    Dur(mac_default().ra.prach_period)
 }
 fn d_ra_preamble_trans_max() -> u32 {
-    10
+    mac_default().ra.preamble_trans_max
 }
 fn d_ra_power_ramping_step_db() -> f64 {
-    6.0
+    mac_default().ra.power_ramping_step_db
 }
 fn d_ra_preamble_target_dbm() -> f64 {
-    -104.0
+    mac_default().ra.preamble_initial_target_dbm
 }
 fn d_ra_response_window() -> Dur {
-    Dur::ms(10)
+    Dur(mac_default().ra.rar_window)
 }
 fn d_ra_contention_resolution_timer() -> Dur {
-    Dur::ms(64)
+    Dur(mac_default().ra.contention_resolution_timer)
 }
 fn d_ra_detection_snr_db() -> f64 {
     rantcp_ran::cell::config::PRACH_DETECTION_SNR_DB
