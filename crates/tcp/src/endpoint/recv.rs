@@ -69,10 +69,8 @@ impl Receiver {
         self.irs = irs;
         self.nxt = 1;
         self.read = 1;
-        if cfg.quickack_segments > 0 {
-            let by_window = (cfg.rcv_space() / (2 * cfg.mss.max(1) as u64)).max(2);
-            self.quickacks = cfg.quickack_segments.min(by_window as u32);
-        }
+        // No window advertised yet: the bound takes the one the SYN-ACK will offer.
+        self.raise_quickacks(cfg, cfg.rcv_space());
     }
 
     #[inline]
@@ -116,10 +114,14 @@ impl Receiver {
     /// count is raised to that, not added to. `rcv_wnd` is the window last advertised
     /// (`tp->rcv_wnd`). Only with [`TcpConfig::quickack_segments`] (TCP_MAX_QUICKACKS) > 0.
     fn incr_quickack(&mut self, cfg: &TcpConfig) {
+        self.raise_quickacks(cfg, self.right_edge.saturating_sub(self.last_ack_sent));
+    }
+
+    /// The rule of `tcp_incr_quickack` for a window of `rcv_wnd` bytes.
+    fn raise_quickacks(&mut self, cfg: &TcpConfig, rcv_wnd: u64) {
         if cfg.quickack_segments == 0 {
             return;
         }
-        let rcv_wnd = self.right_edge.saturating_sub(self.last_ack_sent);
         let by_window = (rcv_wnd / (2 * cfg.mss.max(1) as u64)).max(2);
         let q = cfg.quickack_segments.min(by_window as u32);
         self.quickacks = self.quickacks.max(q);
