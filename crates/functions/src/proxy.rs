@@ -509,6 +509,9 @@ pub struct ConnReport {
     pub cache_bytes: u64,
 }
 
+/// (src, dst, src port, dst port) of a served flow or its reverse → (connection, direction).
+type FlowIndex = FxHashMap<(Ipv4Addr, Ipv4Addr, u16, u16), (usize, Dir)>;
+
 /// The proxy. See the module docs.
 pub struct Proxy {
     p: ProxyParams,
@@ -529,7 +532,7 @@ pub struct Proxy {
     /// Beyond [`LINEAR_FLOWS`] flows: (src, dst, src port, dst port) of each served flow and
     /// of its reverse, to the connection and direction (the first flow that matches, as the
     /// scan finds it).
-    index: Option<FxHashMap<(Ipv4Addr, Ipv4Addr, u16, u16), (usize, Dir)>>,
+    index: Option<FlowIndex>,
     /// The last batch size used (α measured online changes it).
     last_n: Option<u32>,
     last_alpha: Option<f64>,
@@ -742,7 +745,7 @@ impl Proxy {
     }
 
     /// A packet from the server (DlIngress).
-    fn from_server(&mut self, cx: &Ctx, ci: usize, p: &mut Packet) -> Verdict {
+    fn on_server_packet(&mut self, cx: &Ctx, ci: usize, p: &mut Packet) -> Verdict {
         let active = self.active();
         let cache = self.p.cache;
         let c = &mut self.conns[ci];
@@ -916,7 +919,7 @@ impl Proxy {
     }
 
     /// A packet from the UE (UlEgress).
-    fn from_ue(&mut self, cx: &Ctx, ci: usize, p: &mut Packet) -> Verdict {
+    fn on_ue_packet(&mut self, cx: &Ctx, ci: usize, p: &mut Packet) -> Verdict {
         let active = self.active();
         let cache = self.p.cache;
         let c = &mut self.conns[ci];
@@ -1061,8 +1064,8 @@ impl NetworkFunction for Proxy {
             return Verdict::Pass;
         };
         match (cx.point, dir) {
-            (Point::DlIngress, Dir::Down) => self.from_server(cx, ci, p),
-            (Point::UlEgress, Dir::Up) => self.from_ue(cx, ci, p),
+            (Point::DlIngress, Dir::Down) => self.on_server_packet(cx, ci, p),
+            (Point::UlEgress, Dir::Up) => self.on_ue_packet(cx, ci, p),
             (Point::DlEgress, Dir::Down) => {
                 self.at_ue(ci, p);
                 self.release(ci, cx.now, cx.ran);

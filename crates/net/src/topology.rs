@@ -217,7 +217,7 @@ impl Sim {
         let routes = &mut self.nodes[node].routes;
         routes.push(r);
         // Longest prefix first, stable for equal lengths.
-        routes.sort_by(|x, y| y.mask.count_ones().cmp(&x.mask.count_ones()));
+        routes.sort_by_key(|r| std::cmp::Reverse(r.mask.count_ones()));
     }
 
     /// The interface `node` sends a packet for `dst` out of (longest prefix match).

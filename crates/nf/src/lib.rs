@@ -36,6 +36,7 @@
 //!    [`NetworkFunction::handle_timeout`] when it passes (early or stale calls are harmless).
 //! 4. At every time-series sample call [`NetworkFunction::sample`]; at the end of the run put
 //!    [`NetworkFunction::report`] into `summary.json` under `functions.<kind>`.
+//!
 //! [`Chain`] implements this bookkeeping for an ordered list of functions.
 //!
 //! # What functions get

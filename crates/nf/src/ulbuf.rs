@@ -63,6 +63,7 @@ pub struct UlBuffer {
     /// removed when they reach the front of their flow's list). Boxed: the owner moves the
     /// buffer out of its state for every event a function sees, and a buffer of at most 128
     /// bytes moves without a call to memcpy.
+    #[allow(clippy::box_collection)] // the box is the point: see above
     by_flow: Option<Box<HashMap<FlowKey, VecDeque<u64>>>>,
     pub counters: UlBufferCounters,
 }

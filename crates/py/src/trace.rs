@@ -329,7 +329,7 @@ fn trace_open(
     chunk_rows: usize,
     session_base: i64,
 ) -> PyResult<TraceIngest> {
-    if !(idle_split_s > 0.0) {
+    if idle_split_s.is_nan() || idle_split_s <= 0.0 {
         return Err(PyValueError::new_err(format!(
             "idle split {idle_split_s} s: must be positive"
         )));

@@ -677,11 +677,14 @@ fn function_timers_fire_at_their_time() {
     assert_eq!(d.to_node(1).len(), 1);
 }
 
+/// One grant's pull: (bytes asked, packet lengths handed over, packets left held).
+type Pull = (u64, Vec<u32>, usize);
+
 /// A sender co-located with the base station (seed 002's close coupling): keeps every
 /// downlink packet and hands the MAC what each grant asks for.
 struct Source {
     held: std::collections::VecDeque<Packet>,
-    pulls: Arc<Mutex<Vec<(u64, Vec<u32>, usize)>>>,
+    pulls: Arc<Mutex<Vec<Pull>>>,
 }
 impl NetworkFunction for Source {
     fn kind(&self) -> &'static str {

@@ -886,7 +886,9 @@ fn radio_tables(sims: &mut [(String, Sim)]) -> Vec<Table> {
 /// (functions at several sites, or the variants of a comparison) give an object of reports
 /// keyed by `<variant>/<site>` (or the part that differs). Null when no function ran.
 fn function_summary(sims: &[(String, Sim)]) -> Value {
-    let mut by_kind: Vec<(&'static str, Vec<(String, String, Value)>)> = Vec::new();
+    // (kind, [(variant label, site, report)])
+    type ByKind = Vec<(&'static str, Vec<(String, String, Value)>)>;
+    let mut by_kind: ByKind = Vec::new();
     for (label, sim) in sims {
         let at_nodes = sim
             .function_reports()

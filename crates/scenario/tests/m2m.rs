@@ -100,10 +100,10 @@ fn test_m2m_transactions_and_metrics() {
     let t = f64s(&out, "pdcch", "time_s");
     assert!(t.windows(2).all(|w| (w[1] - w[0] - 0.001).abs() < 1e-9) && t[0] == 0.0);
     assert!(t.len() <= 8000 && t.len() >= 7000, "{}", t.len());
-    for k in 1..hist.len() {
+    for (k, &n) in hist.iter().enumerate().skip(1) {
         assert_eq!(
             dcis.iter().filter(|&&d| d as usize == k).count() as u64,
-            hist[k],
+            n,
             "{k} DCIs"
         );
     }

@@ -33,7 +33,7 @@ fn reports_reach_radio_aware_senders_every_period() {
         assert_eq!(f["feedback_received"], 299, "{}", f["name"]);
         // All but the reports before the first CQI (no rate) were used.
         let used = f["radio_reports_used"].as_u64().unwrap();
-        assert!(used >= 290 && used <= 299, "{used}");
+        assert!((290..=299).contains(&used), "{used}");
         assert_eq!(f["radio_fallbacks"], 0);
         assert!(f["goodput_mbps"].as_f64().unwrap() > 1.0);
     }

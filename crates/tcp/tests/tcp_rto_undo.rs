@@ -63,7 +63,7 @@ fn last_copy_of_offset_0(held: &[(Time, Packet)]) -> Packet {
     held.iter()
         .filter(|(_, p)| is_data(p) && coff(p) == 0)
         .map(|(_, p)| *p)
-        .last()
+        .next_back()
         .expect("the timer retransmitted offset 0")
 }
 

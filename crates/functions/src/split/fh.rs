@@ -51,6 +51,9 @@ pub struct FhAgent {
     hidden_from_tcp: u64,
 }
 
+/// (local, remote, bytes freed, bytes acknowledged) of one split connection.
+pub type Edge = ((Ipv4Addr, u16), (Ipv4Addr, u16), u64, u64);
+
 impl FhAgent {
     pub fn new() -> Self {
         FhAgent::default()
@@ -87,7 +90,7 @@ impl FhAgent {
 
     /// Data bytes the far host may free (and tell its application are delivered) and data
     /// bytes its TCP had acknowledged, per connection (local, remote, freed, acked).
-    pub fn edges(&self) -> Vec<((Ipv4Addr, u16), (Ipv4Addr, u16), u64, u64)> {
+    pub fn edges(&self) -> Vec<Edge> {
         self.conns
             .iter()
             .filter(|c| c.on)
