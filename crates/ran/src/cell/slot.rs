@@ -8,7 +8,9 @@
 //! * Downlink, slot n: UEs with RLC backlog (or backlog a pulling network function holds,
 //!   [`rantcp_nf::Points::DL_PULL`]) or a pending HARQ retransmission are ranked by the
 //!   scheduler; a new transport block is split among logical channels (`mac::mux`) and filled
-//!   by the eNB's RLC at once; MCS from the latest CQI report (0 before the first).
+//!   by the eNB's RLC at once; MCS from the latest CQI report (none before the first). A CQI-0
+//!   report from a UE whose average link is below CQI 1 but within HARQ reach of MCS 0 gets
+//!   MCS 0 (the downlink coverage floor; one from a fade is waited out).
 //! * Uplink, slot n: grants for slot n + k2 if that slot carries uplink (TS 36.213 §8, TS 38.214
 //!   §6.1.2.1); retransmission grants keep the first transmission's PRBs; the UE fills the
 //!   block when it transmits (`uplink.rs`). The UL MCS comes from the UL SINR at grant time
@@ -78,6 +80,26 @@ impl RanState {
         sc.sched_ues.clear();
         sc.sched_mcs.clear();
         sc.sched_mcs.resize(self.ues.len() + 1, 0);
+        // CQI 0 ("out of range", TS 36.213 Table 7.2.3-1: not even CQI 1 at 10 % BLER). From
+        // a fade, the scheduler waits it out. From the average link (the UE's large-scale
+        // SINR, path loss and shadowing without fast fading, is itself below CQI 1's
+        // threshold), waiting gains nothing: the UE gets MCS 0 if HARQ chase combining over
+        // all transmissions carries it there (the downlink twin of the uplink coverage floor,
+        // `crate::ul_phy::min_useful_grant`; srsRAN's eNB schedules a CQI-0 UE at CQI 1's code
+        // rate, `compute_mcs_and_tbs` in srsenb sched_dci.cc); else it is out of downlink
+        // coverage and not scheduled.
+        let (mcs0_thr_db, cqi1_thr_db) = {
+            let r = self.radio.config();
+            let se1 = r.mcs_table.cqi_table().spectral_efficiency(1);
+            (
+                self.radio
+                    .bler_model()
+                    .threshold_db(0)
+                    .unwrap_or(f64::INFINITY),
+                crate::phy::threshold_sinr_db(se1, r.gap_db),
+            )
+        };
+        let dl_combining_db = 10.0 * (1.0 + self.cfg.harq.max_retx as f64).log10();
         for k in 0..self.cells[c].ues.len() {
             let i = self.cells[c].ues[k];
             let u = &self.ues[i];
@@ -91,9 +113,9 @@ impl RanState {
                 continue;
             }
             let (rnti, layers) = (u.rnti, u.layers);
-            let (mcs, cqi) = match self.radio.cqi_report(rnti, now) {
-                Some(r) => (r.mcs, r.cqi),
-                None => (0, 0),
+            let (mcs, cqi, reported) = match self.radio.cqi_report(rnti, now) {
+                Some(r) => (r.mcs, r.cqi, true),
+                None => (0, 0, false),
             };
             let sinr = self.radio.sinr_db(rnti, now);
             let u = &mut self.ues[i];
@@ -102,10 +124,15 @@ impl RanState {
             u.last_cqi = cqi;
             u.last_mcs = mcs;
             let free_harq = u.link(Dir::Dl).harq.free_process();
-            let bpp = if cqi == 0 {
-                0.0
-            } else {
+            let covered = cqi > 0 || {
+                let large = self.radio.large_scale(rnti).mean_sinr_db
+                    - 10.0 * (layers.clamp(1, 4) as f64).log10();
+                reported && large < cqi1_thr_db && large + dl_combining_db >= mcs0_thr_db
+            };
+            let bpp = if covered {
                 self.radio.bytes_per_prb(rnti, slot_idx, mcs, layers)
+            } else {
+                0.0
             };
             sc.sched_mcs[i] = mcs;
             sc.sched_ues.push(SchedUe {
