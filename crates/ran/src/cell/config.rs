@@ -163,12 +163,22 @@ impl RanConfig {
     }
 }
 
-/// Preamble detection threshold (dB, SNR over the preamble's bandwidth): the SNR at which TS
-/// 36.104 §8.4.2 requires a base station to detect a format-0 preamble with probability
-/// ≥ 99 % in AWGN with 2 receive antennas (about −14 dB; the NR requirement of TS 38.104
-/// §8.4 for short formats is of the same order; both figures from memory, not checked against
-/// the tables' text). A hard threshold: the fast fading of the slot makes detection near it
-/// random.
+/// Preamble detection threshold (dB, SNR over the preamble's bandwidth): about the SNR at which
+/// a base station must detect a format-0 preamble with probability ≥ 99 % in AWGN with 2
+/// receive antennas (TS 36.104 §8.4.2). LTE's Table 8.4.2.1-1 itself was not found (searched
+/// 2026-11-27: docs, pages and code corpora, "8.4.2.1-1", "PRACH missed detection"); the
+/// same preamble (L_RA = 839, 1.25 kHz, format 0) has −14.5 dB in NR's TS 38.104 V16.4 Table
+/// 8.4.2.2-1 (−14.2 dB with the test tolerance, TS 38.141-1 Table 8.4.1.5-1), as NVIDIA
+/// Aerial's PRACH performance tests (testPerformance_prach.m) transcribe them; LTE's ETU70 2 Rx
+/// row is −8.0 dB (MathWorks LTE Toolbox, "PRACH Detection Conformance Test"). Like with like:
+/// those SNRs are per resource element (signal and noise power in the same bandwidth), which
+/// is what [`crate::radio::RadioEnvironment::prach_snr_db`] computes (received power over
+/// noise over `prach_prbs` PRBs; 6 PRBs = 1.08 MHz against the preamble's 839 × 1.25 kHz:
+/// 0.13 dB conservative), not Ec/N0 over the whole sequence, which is 10·log10 839 = 29.2 dB
+/// higher. The AWGN figure is the right one because the slot's fast fading is applied to the
+/// SNR explicitly (a fading-channel figure would count it twice). A hard threshold: the fast
+/// fading of the slot makes detection near it random. Shared with NR (12 PRBs), where the
+/// short formats' requirements are lower (B4, 2 Rx AWGN: −16.8 dB at 15 kHz).
 pub const PRACH_DETECTION_SNR_DB: f64 = -14.0;
 
 /// Cell search after a radio link failure: TS 36.133 §6.1.2's re-establishment delay for a
