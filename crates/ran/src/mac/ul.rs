@@ -1036,7 +1036,7 @@ mod tests {
         }
         let b = msg3.expect("Msg3 carries a BSR");
         assert_eq!(b.kind, BsrKind::Regular);
-        assert_eq!(bsr_index_to_bytes(b.index[1]) as u64 >= 5000, true);
+        assert!(bsr_index_to_bytes(b.index[1]) as u64 >= 5000);
         // Given up at 10 ms; preamble at 11, RAR 14, Msg3 20, Msg4 24.
         assert_eq!(done, Some(24));
         assert!(!mac.ra_active());
