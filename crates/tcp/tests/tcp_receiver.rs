@@ -295,6 +295,70 @@ fn test_ack_when_read_one_ack_per_instant_burst() {
     assert_eq!(sack_off(&one(&mut s, ms(80))), 12_000);
 }
 
+fn data_psh(s: &mut Endpoint, t: rantcp_core::Time, off: u32, len: u32) {
+    let (ip, mut h, l) = client_data(off, len);
+    h.flags = TcpFlags(TcpFlags::ACK.0 | TcpFlags::PSH.0);
+    s.handle_segment(t, &ip, &h, l);
+}
+
+#[test]
+fn test_ack_when_read_acks_a_lone_pushed_or_short_segment_at_the_read() {
+    // Linux tcp_measure_rcv_mss sets ICSK_ACK_PUSHED for a segment shorter than rcv_mss and
+    // (6.6+, commit 4720852ed9af) for a full-sized one with PSH; tcp_cleanup_rbuf then ACKs at
+    // the read that empties the queue although only one segment is unacknowledged.
+    let mut scfg = cfg(true);
+    scfg.ack_when_read = true;
+    let (_c, mut s) = established(cfg(true), scfg.clone());
+    // A full segment without PSH waits for the delayed-ACK timer (unchanged).
+    data(&mut s, ms(50), 0, 1000);
+    none(&mut s, ms(50));
+    assert_eq!(s.poll_timeout(), Some(ms(90)));
+    s.handle_timeout(ms(90));
+    assert_eq!(sack_off(&one(&mut s, ms(90))), 1000);
+    // A full segment with PSH: ACKed at the read, i.e. after the instant's other arrivals.
+    data_psh(&mut s, ms(100), 1000, 1000);
+    none(&mut s, ms(100));
+    assert_eq!(s.poll_timeout(), Some(ms(100)), "the read, not +40 ms");
+    s.handle_timeout(ms(100));
+    assert_eq!(sack_off(&one(&mut s, ms(100))), 2000);
+    // The flag goes with that ACK: the next lone full segment waits again.
+    data(&mut s, ms(110), 2000, 1000);
+    none(&mut s, ms(110));
+    assert_eq!(s.poll_timeout(), Some(ms(150)));
+    s.handle_timeout(ms(150));
+    assert_eq!(sack_off(&one(&mut s, ms(150))), 3000);
+    // A short segment (a write's tail) without PSH: also at the read.
+    data(&mut s, ms(200), 3000, 300);
+    none(&mut s, ms(200));
+    assert_eq!(s.poll_timeout(), Some(ms(200)));
+    s.handle_timeout(ms(200));
+    assert_eq!(sack_off(&one(&mut s, ms(200))), 3300);
+    // A burst ending in a PSH segment still gets one ACK, after its last segment.
+    data(&mut s, ms(300), 3300, 1000);
+    data_psh(&mut s, ms(300), 4300, 1000);
+    data(&mut s, ms(300), 5300, 1000);
+    none(&mut s, ms(300));
+    s.handle_timeout(ms(300));
+    assert_eq!(
+        drain(&mut s, ms(300))
+            .iter()
+            .map(sack_off)
+            .collect::<Vec<_>>(),
+        vec![6300]
+    );
+
+    // Without the option (the rfc profile): a lone PSH or short segment waits 40 ms.
+    let (_c, mut r) = established(cfg(true), cfg(true));
+    data_psh(&mut r, ms(50), 0, 1000);
+    none(&mut r, ms(50));
+    assert_eq!(r.poll_timeout(), Some(ms(90)));
+    r.handle_timeout(ms(90));
+    assert_eq!(sack_off(&one(&mut r, ms(90))), 1000);
+    data(&mut r, ms(100), 1000, 300);
+    none(&mut r, ms(100));
+    assert_eq!(r.poll_timeout(), Some(ms(140)));
+}
+
 #[test]
 fn test_ack_when_read_is_the_linux_profile_only() {
     assert!(rantcp_tcp::TcpConfig::linux().ack_when_read);

@@ -61,8 +61,11 @@ pub struct TcpConfig {
     /// block delivered), so a burst gets one ACK. Linux: `__tcp_ack_snd_check` ACKs at once
     /// only if the window's right edge advances (`__tcp_select_window(sk) >= tp->rcv_wnd`),
     /// which it does not while the segment is unread; the ACK then leaves from
-    /// `tcp_recvmsg` → `tcp_cleanup_rbuf` (`rcv_nxt - rcv_wup > rcv_mss`). Assumes the
-    /// application reads whenever data is readable; off: ACK at once (RFC 5681 §4.2).
+    /// `tcp_recvmsg` → `tcp_cleanup_rbuf` (`rcv_nxt - rcv_wup > rcv_mss`). The same read
+    /// also ACKs a lone segment shorter than the MSS or full-sized with PSH (Linux
+    /// `ICSK_ACK_PUSHED`, `tcp_measure_rcv_mss`; PSH since 6.6), which otherwise waits for the
+    /// delayed-ACK timer. Assumes the application reads whenever data is readable (and empties
+    /// the queue); off: ACK at once (RFC 5681 §4.2), a lone segment after the timer.
     pub ack_when_read: bool,
     /// Lower bound on the RTO (RFC 6298 §2.4 says 1 s; Linux uses 200 ms).
     pub min_rto: Duration,

@@ -184,7 +184,7 @@ impl Endpoint {
             State::Established | State::FinWait1 | State::FinWait2
         ) {
             if payload_len > 0 {
-                self.process_data(now, seq_pos, payload_len);
+                self.process_data(now, seq_pos, payload_len, f.psh());
             }
             if f.fin() {
                 let fin_pos = seq_pos + payload_len as i64;

@@ -48,6 +48,10 @@ pub(super) struct Receiver {
     ack_sched: bool,
     /// When in-sequence data last arrived (Linux `icsk_ack.lrcvtime`), for the receive-gap rule.
     lrcvtime: Option<Time>,
+    /// A segment shorter than the MSS, or a full-sized one with PSH, arrived since the last ACK
+    /// (Linux `ICSK_ACK_PUSHED`, set in `tcp_measure_rcv_mss`): the read that empties the
+    /// receive queue acknowledges it even when less than two segments are unacknowledged.
+    pushed: bool,
     /// The duplicate range to report as the first SACK block of the next ACK (RFC 2883 §4;
     /// Linux `tcp_dsack_set`), `[start, end)` positions.
     pub dsack: Option<(u64, u64)>,
@@ -145,11 +149,14 @@ impl Receiver {
     /// Receive in-window data (RFC 9293 §3.10.7.4 seventh step) and decide when to ACK.
     /// `rto`: this end's current retransmission timeout (Linux `icsk_rto`), for the
     /// receive-gap rule.
+    /// `psh`: the segment carries PSH.
+    #[allow(clippy::too_many_arguments)]
     pub fn on_data(
         &mut self,
         now: Time,
         seq_pos: i64,
         len: u32,
+        psh: bool,
         cfg: &TcpConfig,
         smss: u32,
         rto: Duration,
@@ -220,12 +227,24 @@ impl Receiver {
                 // segment (every `ack_every`: stretch ACKs), otherwise within the delayed-ACK
                 // timeout.
                 self.unacked_bytes += adv;
-                if self.unacked_bytes >= cfg.ack_every.max(1) as u64 * smss as u64 {
+                if cfg.ack_when_read && (len < smss || psh) {
+                    // Linux tcp_measure_rcv_mss: a segment shorter than rcv_mss, or (since
+                    // 6.6, commit 4720852ed9af "tcp: fix delayed ACKs for MSS boundary
+                    // condition") a full-sized one with PSH, sets ICSK_ACK_PUSHED: the end of
+                    // an application write, after which the sender may wait for this ACK.
+                    // (Linux's exception, two short segments of one size in a row becoming the
+                    // new rcv_mss, is not modelled: rantcp's senders send full segments but
+                    // for a write's tail.)
+                    self.pushed = true;
+                }
+                if self.unacked_bytes >= cfg.ack_every.max(1) as u64 * smss as u64 || self.pushed {
                     if cfg.ack_when_read {
                         // Linux: not at once (the window's right edge does not advance while
                         // the data is unread, `__tcp_ack_snd_check`) but when the woken
-                        // application reads (`tcp_cleanup_rbuf`), i.e. after the segments that
-                        // arrive at this same instant: a timer due now fires after them.
+                        // application reads (`tcp_cleanup_rbuf`: more than rcv_mss unACKed,
+                        // or ICSK_ACK_PUSHED and the read emptied the receive queue, which
+                        // rantcp's readers always do), i.e. after the segments that arrive at
+                        // this same instant: a timer due now fires after them.
                         self.delack_deadline = Some(now);
                     } else {
                         self.ack_now = true;
@@ -375,6 +394,7 @@ impl Receiver {
             self.ack_sched = false;
         }
         self.dsack = None; // reported once (or not at all without SACK)
+        self.pushed = false; // Linux: icsk_ack.pending cleared with the delayed-ACK timer
         self.ack_now = false;
         self.delack_deadline = None;
         self.unacked_bytes = 0;
@@ -418,11 +438,11 @@ fn sws_threshold(cfg: &TcpConfig, smss: u32) -> u64 {
 
 impl Endpoint {
     /// Data of a segment in a synchronized receiving state (seventh step).
-    pub(super) fn process_data(&mut self, now: Time, seq_pos: i64, len: u32) {
+    pub(super) fn process_data(&mut self, now: Time, seq_pos: i64, len: u32, psh: bool) {
         let before = self.rcv.nxt;
         let rto = self.rtt.rto();
         self.rcv
-            .on_data(now, seq_pos, len, &self.cfg, self.smss, rto);
+            .on_data(now, seq_pos, len, psh, &self.cfg, self.smss, rto);
         self.stats.bytes_received += self.rcv.nxt - before;
     }
 
