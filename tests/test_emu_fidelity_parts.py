@@ -137,3 +137,23 @@ def test_from_a_later_file_replaces_a_case_and_controller_whole() -> None:
     # Another controller of the same case is its own group: kept.
     bbr = dict(_row("mmwave", 1, 47.0, 47.0, 25.0, 25.0), kernel_cc="bbr")
     assert len(fid.merge_runs([old + [bbr], new])) == 5
+
+
+def test_ack_table_kernel_against_rantcp_per_delivery() -> None:
+    def row(off: bool, insegs: int, sent: int, k: tuple[int, int], s: tuple[int, int]) -> dict:
+        return {"case": "lte", "kernel_cc": "reno", "rantcp_cc": "newreno", "seed": 1, "offload": off,
+                "emulated": {"nstat": {"TcpInSegs": insegs},
+                             "receiver_acks": {"acks": k[0], "data_segments": k[1]}},
+                "simulated": {"receiver_segments_sent": sent,
+                              "receiver_acks": {"acks": s[0], "data_segments": s[1]}}}
+    t = fid.ack_table([row(False, 8000, 5000, (6000, 15000), (5000, 15000)),
+                       row(False, 7000, 5000, (6000, 15000), (5000, 15000)),
+                       row(True, 6000, 5000, (5000, 14000), (5000, 14500))])
+    # Means per run, TcpInSegs ratio 7500 / 5000 = 1.5 (bold); segments per ACK 2.50 / 3.00, so
+    # the kernel sends 1.20 times as many ACKs per segment; batched runs are a row of their own.
+    assert "| lte | reno | one write per packet | 2 | 7500 / 5000 | **1.50** | 2.50 / 3.00 | 1.20 |" in t
+    assert "| lte | reno | batched (--offload) | 1 | 6000 / 5000 | 1.20 | 2.80 / 2.90 | 1.04 |" in t
+    # Saved runs from before the receiver's capture: the capture columns say so.
+    old = row(False, 8000, 5000, (1, 1), (1, 1))
+    del old["emulated"]["receiver_acks"], old["offload"]
+    assert "| lte | reno | one write per packet | 1 | 8000 / 5000 | **1.60** | – | – |" in fid.ack_table([old])

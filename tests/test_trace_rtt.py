@@ -54,3 +54,20 @@ def test_not_a_capture_is_a_one_line_error(tmp_path: Path) -> None:
     with pytest.raises(TraceInputError) as e:
         capture_rtt(p)
     assert "\n" not in str(e.value) and "x.pcap" in str(e.value)
+
+
+def test_capture_acks_counts_the_receivers_segments_in_the_window(tmp_path: Path) -> None:
+    from rantcp.trace.rtt import capture_acks
+
+    f = _run(tmp_path / "run", duration="2s")
+    pcap = tmp_path / "run" / "pcap" / "receiver-eth0.pcap"
+    whole = capture_acks(pcap, 10.0)
+    # Over the whole run: every segment the receiver sent but its SYN-ACK (summary.json counts
+    # it; the capture's window starts at the first data segment, after it).
+    assert whole["acks"] == f["receiver_segments_sent"] - 1 > 500
+    # The receiver ACKs at least every second full segment (segments arrive apart on a wire), at
+    # once in its first quick ACKs and after the first loss (duplicate ACKs): between 1 and 2.
+    assert 1.2 < whole["segments_per_ack"] <= 2.0
+    # A shorter window counts fewer, and only what it covers.
+    half = capture_acks(pcap, 0.5)
+    assert 0 < half["acks"] < whole["acks"] and 0 < half["data_segments"] < whole["data_segments"]

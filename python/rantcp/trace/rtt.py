@@ -79,3 +79,36 @@ def capture_rtt(capture: str | Path) -> dict[str, Any]:
         "session": f"{cport}->{sport}",
         "rwin_max_bytes": None if rwin_max is None else int(rwin_max),
     }
+
+
+def capture_acks(capture: str | Path, seconds: float) -> dict[str, Any]:
+    """The data receiver's ACKs in a capture taken at the receiver's side, over the transfer's
+    first `seconds` (from its first data segment): {"acks" (segments the receiver sent on the
+    transfer's session), "data_segments" (data segments that reached it), "segments_per_ack"}.
+    One window for a kernel's capture and a simulated one: a kernel sender's TcpInSegs also
+    counts the ACKs of whatever a deep RLC queue still held when the transfer's time ran out
+    (an lte-cell flow's last RTT, up to 1.5 s) and rantcp's run stops there."""
+    path = Path(capture)
+    con = connect(":memory:")
+    try:
+        res = ingest_file(con, path, {})
+        if res.status != "ingested":
+            raise TraceInputError(f"{path}: {res.message or res.status}")
+        row = con.execute("SELECT session_id, data_dir FROM sessions ORDER BY data_bytes DESC, session_id LIMIT 1").fetchone()
+        if row is None:
+            raise TraceInputError(f"{path}: no TCP session with data")
+        sid, data_dir = row
+        data = 1 if data_dir == "s2c" else 0
+        (t0,) = con.execute("SELECT min(ts_ns) FROM packets WHERE session_id = ? AND dir = ? AND payload_len > 0",
+                            [sid, data]).fetchone()
+        if t0 is None:
+            raise TraceInputError(f"{path}: no TCP session with data")
+        t1 = t0 + int(seconds * 1e9)
+        acks, segs = con.execute(
+            "SELECT count(*) FILTER (WHERE dir = ?), count(*) FILTER (WHERE dir = ? AND payload_len > 0) "
+            "FROM packets WHERE session_id = ? AND ts_ns >= ? AND ts_ns < ?",
+            [1 - data, data, sid, t0, t1],
+        ).fetchone()
+    finally:
+        con.close()
+    return {"acks": int(acks), "data_segments": int(segs), "segments_per_ack": segs / acks if acks else None}
