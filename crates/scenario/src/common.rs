@@ -711,6 +711,7 @@ impl FlowConfig {
             dsack: self.stack.tcp().dsack,
             recovery_undo: self.stack.tcp().recovery_undo,
             frto: self.stack.tcp().frto,
+            sack_compression: self.stack.tcp().sack_compression,
             timestamps: self.timestamps,
             window_scaling: self.window_scaling,
             cc: self.cc.kind(),

@@ -360,6 +360,83 @@ fn test_ack_when_read_acks_a_lone_pushed_or_short_segment_at_the_read() {
 }
 
 #[test]
+fn test_sack_compression_holds_dupacks_after_the_third() {
+    // Linux __tcp_ack_snd_check (4.19+): at one RCV.NXT the first three duplicate ACKs leave at
+    // once, later ones wait min(RTT / 20, 1 ms) and go as one; 44 held go at once.
+    let mut scfg = cfg(true);
+    scfg.sack_compression = true;
+    let (_c, mut s) = established(cfg(true), scfg.clone()); // handshake RTT 20 ms: 1 ms delay
+    for (k, t) in [(1u32, 50u64), (3, 51), (5, 52)] {
+        data(&mut s, ms(t), 1000 * k, 1000);
+        assert_eq!(
+            sack_off(&one(&mut s, ms(t))),
+            0,
+            "duplicate ACK {k} at once"
+        );
+    }
+    data(&mut s, ms(53), 7000, 1000);
+    none(&mut s, ms(53));
+    data(&mut s, ms(53), 9000, 1000);
+    none(&mut s, ms(53));
+    assert_eq!(
+        s.poll_timeout(),
+        Some(ms(54)),
+        "min(20 ms / 20, 1 ms) after the first held"
+    );
+    s.handle_timeout(ms(54));
+    let a = one(&mut s, ms(54));
+    assert_eq!(sack_off(&a), 0);
+    assert_eq!(sacks(&a)[0], (9000, 10_000), "one ACK carries both");
+    // Still the same RCV.NXT: the next one is held too.
+    data(&mut s, ms(60), 11_000, 1000);
+    none(&mut s, ms(60));
+    assert_eq!(s.poll_timeout(), Some(ms(61)));
+    // Filling the hole moves RCV.NXT: ACKed at once (RFC 5681 §4.2), and the count restarts.
+    data(&mut s, ms(60), 0, 1000);
+    assert_eq!(sack_off(&one(&mut s, ms(60))), 2000);
+    data(&mut s, ms(62), 13_000, 1000);
+    assert_eq!(
+        sack_off(&one(&mut s, ms(62))),
+        2000,
+        "first duplicate at the new RCV.NXT"
+    );
+
+    // The 45th held duplicate goes at once with all of them.
+    let (_c, mut s) = established(cfg(true), scfg);
+    let mut sent = Vec::new();
+    for k in 1..=48u32 {
+        data(&mut s, ms(50), 2000 * k, 1000);
+        sent.push(drain(&mut s, ms(50)).len());
+    }
+    assert_eq!(&sent[..3], &[1, 1, 1]);
+    assert!(sent[3..47].iter().all(|&n| n == 0), "{sent:?}");
+    assert_eq!(sent[47], 1);
+
+    // In quick-ACK mode (here the connection's first segments) nothing is held.
+    let mut qcfg = cfg(true);
+    qcfg.sack_compression = true;
+    qcfg.quickack_segments = 16;
+    let (_c, mut q) = established(cfg(true), qcfg);
+    for k in 1..=6u32 {
+        data(&mut q, ms(50), 2000 * k, 1000);
+        assert_eq!(
+            drain(&mut q, ms(50)).len(),
+            1,
+            "quick-ACK mode: duplicate {k} at once"
+        );
+    }
+
+    // Off (the rfc profile, and cfg's default): every out-of-order segment at once.
+    assert!(rantcp_tcp::TcpConfig::linux().sack_compression);
+    assert!(!rantcp_tcp::TcpConfig::rfc().sack_compression);
+    let (_c, mut r) = established(cfg(true), cfg(true));
+    for k in 1..=6u32 {
+        data(&mut r, ms(50), 2000 * k, 1000);
+        assert_eq!(drain(&mut r, ms(50)).len(), 1);
+    }
+}
+
+#[test]
 fn test_ack_when_read_is_the_linux_profile_only() {
     assert!(rantcp_tcp::TcpConfig::linux().ack_when_read);
     assert!(!rantcp_tcp::TcpConfig::rfc().ack_when_read);

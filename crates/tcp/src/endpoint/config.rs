@@ -113,6 +113,11 @@ pub struct TcpConfig {
     /// go instead of retransmissions, and an ACK of never-retransmitted data sent before the
     /// timeout shows the timeout spurious, which is then undone. Needs SACK.
     pub frto: bool,
+    /// SACK compression (Linux 4.19+, `__tcp_ack_snd_check`): of the duplicate ACKs for
+    /// out-of-order data at one RCV.NXT, the first three (TCP_FASTRETRANS_THRESH) leave at
+    /// once, the rest wait up to min(RTT / 20, `tcp_comp_sack_delay_ns` = 1 ms) and go as one
+    /// ACK, or at once when `tcp_comp_sack_nr` = 44 are held. Needs SACK.
+    pub sack_compression: bool,
     /// Pace transmissions even when the controller does not ask for it (BBR always paces).
     pub pacing: bool,
     /// Restart the window after an idle period longer than the RTO (RFC 5681 §4.1 SHOULD;
@@ -153,6 +158,7 @@ impl Default for TcpConfig {
             dsack: false,
             recovery_undo: false,
             frto: false,
+            sack_compression: false,
             pacing: false,
             slow_start_after_idle: true,
             radio_aware: RadioAwareParams::default(),
@@ -185,7 +191,7 @@ impl TcpConfig {
     /// with quick-ACK for the first 16 segments and the ACK when the application reads
     /// ([`TcpConfig::ack_when_read`]), SACK + RACK-TLP + PRR, CUBIC's HyStart,
     /// Linux's ssthresh/cwnd rules ([`CwndRules::Linux`]), the undo of spurious timeouts and
-    /// fast recoveries, D-SACK, F-RTO and a window of 5/8 of the receive buffer
+    /// fast recoveries, D-SACK, F-RTO, SACK compression and a window of 5/8 of the receive buffer
     /// ([`LINUX_RCV_WIN_RATIO`]).
     pub fn linux() -> Self {
         TcpConfig {
@@ -200,6 +206,7 @@ impl TcpConfig {
             dsack: true,
             recovery_undo: true,
             frto: true,
+            sack_compression: true,
             ..TcpConfig::default()
         }
     }

@@ -52,6 +52,12 @@ pub(super) struct Receiver {
     /// (Linux `ICSK_ACK_PUSHED`, set in `tcp_measure_rcv_mss`): the read that empties the
     /// receive queue acknowledges it even when less than two segments are unacknowledged.
     pushed: bool,
+    /// SACK compression ([`TcpConfig::sack_compression`]; Linux `compressed_ack_rcv_nxt`,
+    /// `dup_ack_counter`, `compressed_ack`): the RCV.NXT the duplicate ACKs counted are for, how
+    /// many left at once, how many are held now.
+    comp_rcv_nxt: u64,
+    dup_acks_sent: u32,
+    compressed: u32,
     /// The duplicate range to report as the first SACK block of the next ACK (RFC 2883 §4;
     /// Linux `tcp_dsack_set`), `[start, end)` positions.
     pub dsack: Option<(u64, u64)>,
@@ -149,7 +155,8 @@ impl Receiver {
     /// Receive in-window data (RFC 9293 §3.10.7.4 seventh step) and decide when to ACK.
     /// `rto`: this end's current retransmission timeout (Linux `icsk_rto`), for the
     /// receive-gap rule.
-    /// `psh`: the segment carries PSH.
+    /// `psh`: the segment carries PSH. `srtt`: this end's smoothed RTT if it has one, for SACK
+    /// compression's delay.
     #[allow(clippy::too_many_arguments)]
     pub fn on_data(
         &mut self,
@@ -160,6 +167,7 @@ impl Receiver {
         cfg: &TcpConfig,
         smss: u32,
         rto: Duration,
+        srtt: Option<Duration>,
     ) {
         let nxt = self.nxt;
         let mut start = seq_pos.max(0) as u64;
@@ -265,7 +273,46 @@ impl Receiver {
                 }
             }
             self.insert_ooo(start, end);
+            if cfg.sack_compression && cfg.sack && self.quickacks == 0 {
+                // (In quick-ACK mode Linux sends at once before it gets to the compression.)
+                self.compress_dupack(now, srtt);
+            } else {
+                self.ack_now = true;
+            }
+        }
+    }
+
+    /// Linux `__tcp_ack_snd_check` for out-of-order data with SACK (4.19+): the first
+    /// TCP_FASTRETRANS_THRESH = 3 duplicate ACKs at one RCV.NXT leave at once, later ones are
+    /// held (`compressed_ack`) until min(RTT / 20, 1 ms) after the first of them
+    /// (`tcp_comp_sack_delay_ns`; Linux takes the smaller of its receive-side RTT estimate and
+    /// SRTT, rantcp its SRTT; 1 ms without one) or until `tcp_comp_sack_nr` = 44 are held; any
+    /// ACK sent meanwhile carries them all. The timer is the delayed-ACK one, whose firing also
+    /// sends one ACK (Linux `tcp_compressed_ack_kick`).
+    fn compress_dupack(&mut self, now: Time, srtt: Option<Duration>) {
+        const FASTRETRANS_THRESH: u32 = 3;
+        const COMP_SACK_NR: u32 = 44;
+        const COMP_SACK_DELAY: Duration = Duration::from_millis(1);
+        if self.compressed >= COMP_SACK_NR {
             self.ack_now = true;
+            return;
+        }
+        if self.comp_rcv_nxt != self.nxt {
+            self.comp_rcv_nxt = self.nxt;
+            self.dup_acks_sent = 0;
+        }
+        if self.dup_acks_sent < FASTRETRANS_THRESH {
+            self.dup_acks_sent += 1;
+            self.ack_now = true;
+            return;
+        }
+        self.compressed += 1;
+        let delay = srtt.map_or(COMP_SACK_DELAY, |r| {
+            Duration::from_nanos(r.as_nanos() / 20).min(COMP_SACK_DELAY)
+        });
+        let due = now + delay;
+        if self.delack_deadline.is_none_or(|t| t > due) {
+            self.delack_deadline = Some(due);
         }
     }
 
@@ -395,6 +442,7 @@ impl Receiver {
         }
         self.dsack = None; // reported once (or not at all without SACK)
         self.pushed = false; // Linux: icsk_ack.pending cleared with the delayed-ACK timer
+        self.compressed = 0; // Linux tcp_event_ack_sent: the held duplicate ACKs went with it
         self.ack_now = false;
         self.delack_deadline = None;
         self.unacked_bytes = 0;
@@ -441,8 +489,9 @@ impl Endpoint {
     pub(super) fn process_data(&mut self, now: Time, seq_pos: i64, len: u32, psh: bool) {
         let before = self.rcv.nxt;
         let rto = self.rtt.rto();
+        let srtt = self.rtt.has_sample().then(|| self.rtt.srtt());
         self.rcv
-            .on_data(now, seq_pos, len, psh, &self.cfg, self.smss, rto);
+            .on_data(now, seq_pos, len, psh, &self.cfg, self.smss, rto, srtt);
         self.stats.bytes_received += self.rcv.nxt - before;
     }
 
