@@ -144,7 +144,6 @@ NOT_MATCHED = [
     "send buffer autotuning (tcp_sndbuf_expand): the kernel sender pushes (PSH) every 4-8 segments, "
     "rantcp's only at the end of what was written, so Linux's ACK of a pushed segment at the read "
     "(modelled) seldom fires in rantcp's bulk flows",
-    "SACK compression (__tcp_ack_snd_check: dupACKs after the third held up to 1 ms): rantcp sends every one",
 ]
 SIM_STACK = {"flow.stack": "linux"}
 """rantcp's side runs its Linux profile everywhere (the kernel is the reference here)."""
