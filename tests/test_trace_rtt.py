@@ -66,8 +66,9 @@ def test_capture_acks_counts_the_receivers_segments_in_the_window(tmp_path: Path
     # it; the capture's window starts at the first data segment, after it).
     assert whole["acks"] == f["receiver_segments_sent"] - 1 > 500
     # The receiver ACKs at least every second full segment (segments arrive apart on a wire), at
-    # once in its first quick ACKs and after the first loss (duplicate ACKs): between 1 and 2.
-    assert 1.2 < whole["segments_per_ack"] <= 2.0
+    # once in its first quick ACKs and after the first loss (duplicate ACKs, of which SACK
+    # compression holds some): about 1 to 2.
+    assert 1.2 < whole["segments_per_ack"] < 2.2
     # A shorter window counts fewer, and only what it covers.
     half = capture_acks(pcap, 0.5)
     assert 0 < half["acks"] < whole["acks"] and 0 < half["data_segments"] < whole["data_segments"]
