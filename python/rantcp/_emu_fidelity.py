@@ -138,7 +138,9 @@ def set_sysctls(emu: Any, host: str, sysctls: dict[str, str]) -> dict[str, str]:
 
 NOT_MATCHED = [
     "delayed ACKs: Linux's adaptive ATO (40 ms floor, grows with the RTT); rantcp a fixed 40 ms",
-    "quick-ACK mode: Linux re-enters it after idle and on out-of-order data; rantcp only for the first 16 segments",
+    "quick-ACK mode: rantcp enters it as Linux at the start, on a retransmission below RCV.NXT, "
+    "at the window's edge and after a receive gap longer than the RTO; Linux's other quick ACKs "
+    "(tcp_grow_window raising rcv_ssthresh, ECN CE) are not modelled",
     "BBR: Linux tcp_bbr.c (v1) as shipped in this kernel; rantcp's BBR v1 port",
     "TCP small queues, TSO autosizing and the advertised window's share of tcp_rmem (Linux only)",
     "send buffer autotuning (tcp_sndbuf_expand): the kernel sender pushes (PSH) every 4-8 segments, "
