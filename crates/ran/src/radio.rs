@@ -718,6 +718,36 @@ impl RadioEnvironment {
         }
     }
 
+    /// Fast-fading power gain of UE index `i` at `now` (1 without fading).
+    fn fade(&self, i: usize, now: Time) -> f64 {
+        let ue = &self.ues[i];
+        match self.cfg.fading.kind {
+            FadingKind::None => 1.0,
+            _ => {
+                let env = self.cfg.fading.scatterer_speed_mps;
+                let x = (ue.mobility.path_length_m(now) + env * ue.mobility.stationary_s(now))
+                    / self.lambda_m;
+                let k = if ue.large.los { self.k_los_lin } else { 0.0 };
+                match &ue.fading2 {
+                    // TM2 (SFBC): half the power on each branch, combined.
+                    Some(f2) => 0.5 * (ue.fading.power_gain(x, k) + f2.power_gain(x, k)),
+                    None => ue.fading.power_gain(x, k),
+                }
+            }
+        }
+    }
+
+    /// The downlink wideband SINR (dB) [`Self::sinr_db`] would give at `now`, read without
+    /// changing anything: the fast fading at `now` over the large-scale state last computed
+    /// (path loss, shadowing and interference are not advanced, no random number is drawn, no
+    /// CQI is measured). For observers that must not perturb the run, such as the UE's radio
+    /// link monitoring.
+    pub fn sinr_db_observed(&self, rnti: u16, now: Time) -> f64 {
+        let i = self.idx(rnti);
+        let ue = &self.ues[i];
+        lin2db(ue.rx_mw[ue.serving] * self.fade(i, now) / (ue.interference_mw + self.noise_mw))
+    }
+
     /// Wideband SINR (dB) of `rnti` at `now`, including fast fading, all layers together.
     /// Cached per `now`; also feeds the UE's periodic CQI measurement.
     pub fn sinr_db(&mut self, rnti: u16, now: Time) -> f64 {
@@ -728,25 +758,9 @@ impl RadioEnvironment {
             }
         }
         self.update_large_scale(i, now);
-        let lambda = self.lambda_m;
-        let env = self.cfg.fading.scatterer_speed_mps;
-        let kind = self.cfg.fading.kind;
-        let k_los = self.k_los_lin;
+        let fade = self.fade(i, now);
         let noise = self.noise_mw;
         let ue = &mut self.ues[i];
-        let fade = match kind {
-            FadingKind::None => 1.0,
-            _ => {
-                let x =
-                    (ue.mobility.path_length_m(now) + env * ue.mobility.stationary_s(now)) / lambda;
-                let k = if ue.large.los { k_los } else { 0.0 };
-                match &ue.fading2 {
-                    // TM2 (SFBC): half the power on each branch, combined.
-                    Some(f2) => 0.5 * (ue.fading.power_gain(x, k) + f2.power_gain(x, k)),
-                    None => ue.fading.power_gain(x, k),
-                }
-            }
-        };
         let sinr = lin2db(ue.rx_mw[ue.serving] * fade / (ue.interference_mw + noise));
         ue.large.sinr_db = sinr;
         ue.fade = fade;
