@@ -6,6 +6,7 @@ mod support;
 
 use rantcp_core::Duration;
 use rantcp_nf::NodeId;
+use rantcp_ran::cell::rlm::RlmConfig;
 use rantcp_ran::cell::{RanConfig, RanDevice};
 use rantcp_ran::geometry::Vec3;
 use rantcp_ran::mobility::Mobility;
@@ -142,4 +143,101 @@ fn reestablishment_resumes_the_uplink_and_resends_undelivered_sdus() {
     let outage = d.dev.ue_ul_outage(1, ms(8_000.0)).unwrap();
     assert!(outage > Duration::from_millis(2000), "{outage:?}");
     assert!(outage < Duration::from_millis(3000), "{outage:?}");
+}
+
+/// The nearest distance (m, 50 m steps) at which the support radio's downlink SINR is below
+/// `db`.
+fn distance_below(db: f64) -> f64 {
+    (10..200)
+        .map(|k| 50.0 * k as f64)
+        .find(|&d| radio(&[d], |_| {}).sinr_db(1, ms(0.0)) < db)
+        .expect("some distance is that bad")
+}
+
+/// A UE at 100 m that jumps to `bad` m at 1 s, stays for `dip` ms and comes back, with a
+/// downlink datagram every 10 ms (so the scheduler keeps its channel state current), radio
+/// link monitoring on with the defaults (Qout −5 dB, Qin −3.9 dB, N310 1, N311 1, T310
+/// 200 ms). Its counters at 4 s.
+fn dip_run(bad: f64, dip: f64) -> rantcp_ran::cell::UeCounters {
+    let mut r: RadioEnvironment = radio(&[], |_| {});
+    let m = Mobility::route(Vec3::new(NEAR, 0.0, 1.5))
+        .pause(Duration::from_secs(1))
+        .move_to(Vec3::new(bad, 0.0, 1.5), 1e9)
+        .pause(Duration::from_nanos((dip * 1e6) as u64))
+        .move_to(Vec3::new(NEAR, 0.0, 1.5), 1e9)
+        .build();
+    r.add_ue(1, m, 1);
+    let mut cfg = RanConfig::lte(r.carrier().slot);
+    standard(&mut cfg);
+    cfg.rlm = Some(RlmConfig::default());
+    let mut dev = RanDevice::new(cfg, r, ENB);
+    dev.add_ue(1, 1 as NodeId, ue_addr(1));
+    let mut d = Driver::new(dev);
+    for k in 0..400u32 {
+        d.send(
+            ms(0.5 + 10.0 * k as f64),
+            ENB,
+            udp(SERVER, ue_addr(1), 5000, 200),
+        );
+    }
+    d.run_until(ms(4_000.0));
+    d.dev.ue_counters(1).unwrap()
+}
+
+/// Radio link monitoring (TS 36.133 §7.6, TS 36.331 §5.3.11): a downlink at −9 dB (2150 m)
+/// against Qout −5 dB for 700 ms gives an out-of-sync indication once the
+/// 200 ms mean is below Qout (≈ 180 ms), T310 (200 ms) expires: one radio link failure, and
+/// re-establishment once back. A dip of 300 ms ends while T310 runs: the 100 ms mean is back
+/// above Qin within 20 ms, the in-sync indication stops T310, no failure.
+#[test]
+fn a_downlink_below_qout_beyond_t310_is_a_radio_link_failure_a_short_dip_is_not() {
+    let bad = distance_below(-9.0);
+    let c = dip_run(bad, 700.0);
+    assert_eq!(
+        (c.rlf, c.rlf_rlm, c.rlf_rlc_max_retx),
+        (1, 1, 0),
+        "{bad} m: {c:?}"
+    );
+    assert_eq!(c.reestablishments, 1, "{c:?}");
+    let c = dip_run(bad, 300.0);
+    assert_eq!((c.rlf, c.rlf_rlm), (0, 0), "{bad} m: {c:?}");
+    // 700 ms at a downlink just above Qin (−3 dB at 1450 m; here 50 m closer): never out of
+    // sync.
+    let c = dip_run(distance_below(-3.0) - 50.0, 700.0);
+    assert_eq!(c.rlf, 0, "{c:?}");
+}
+
+/// TS 36.331 §5.3.11.3: the UE's RLC reaching maxRetxThreshold (TS 36.322 §5.2.1) is a radio
+/// link failure. An uplink whose HARQ never retransmits (every lost block is left to RLC) at
+/// maxRetxThreshold 1: the second retransmission of a PDU is the indication. Without the RLF
+/// the same indications are only counted.
+#[test]
+fn rlc_at_max_retx_threshold_is_a_radio_link_failure() {
+    let run = |rlf: bool| {
+        let mut d = Driver::new(device(&[distance_below(0.0)], |c| {
+            standard(c);
+            c.ul_harq_max_retx = 0;
+            c.rlc.max_retx_threshold = 1;
+            c.rlf_on_rlc_max_retx = rlf;
+        }));
+        for k in 0..1000u32 {
+            d.send(
+                ms(0.5 + 5.0 * k as f64),
+                1,
+                udp(ue_addr(1), SERVER, 5000, 600),
+            );
+        }
+        d.run_until(ms(6_000.0));
+        let c = d.dev.ue_counters(1).unwrap();
+        let n = d.dev.ue_rlc_counters(1).unwrap().1.max_retx_reached;
+        (c, n)
+    };
+    let (c, n) = run(false);
+    assert!(n >= 1, "no PDU reached maxRetxThreshold: {c:?}");
+    assert_eq!(c.rlf, 0, "{c:?}");
+    let (c, n) = run(true);
+    assert!(n >= 1);
+    assert!(c.rlf_rlc_max_retx >= 1, "{n} indications: {c:?}");
+    assert_eq!(c.rlf, c.rlf_rlc_max_retx + c.rlf_rlm, "{c:?}");
+    assert!(c.reestablishments >= 1, "{c:?}");
 }

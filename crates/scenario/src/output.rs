@@ -520,6 +520,9 @@ fn radio_summary(sims: &[(String, Sim)], end: Time) -> Value {
     // failures, re-establishments, time without uplink (TS 36.321 §5.4.4, §5.1; 36.331 §5.3.11).
     let (mut give_ups, mut ra_n, mut ra_ok, mut ra_fail) = (0u64, 0u64, 0u64, 0u64);
     let (mut rlfs, mut reest, mut outage_ns) = (0u64, 0u64, 0u64);
+    // Of the radio link failures: T310 expiries (radio link monitoring) and RLC
+    // maxRetxThreshold indications.
+    let (mut rlf_rlm, mut rlf_rlc) = (0u64, 0u64);
     let (mut d_n, mut d_sum, mut d_max) = (0u64, 0u128, 0u64);
     let (mut sf_all, mut sf_idle, mut sf_full) = (0u64, 0u64, 0u64);
     let secs = end.as_secs_f64().max(1e-9);
@@ -540,6 +543,8 @@ fn radio_summary(sims: &[(String, Sim)], end: Time) -> Value {
                 ra_ok += ra.successes;
                 ra_fail += ra.problems;
                 rlfs += c.rlf;
+                rlf_rlm += c.rlf_rlm;
+                rlf_rlc += c.rlf_rlc_max_retx;
                 reest += c.reestablishments;
                 outage_ns += outage;
                 d_n += c.ul_delay_n;
@@ -599,6 +604,8 @@ fn radio_summary(sims: &[(String, Sim)], end: Time) -> Value {
                         ("ra_successes", json!(ra.successes)),
                         ("ra_failures", json!(ra.problems)),
                         ("rlf", json!(c.rlf)),
+                        ("rlf_rlm", json!(c.rlf_rlm)),
+                        ("rlf_rlc_max_retx", json!(c.rlf_rlc_max_retx)),
                         ("reestablishments", json!(c.reestablishments)),
                         ("ul_outage_s", json!(r6(outage as f64 * 1e-9))),
                     ] {
@@ -681,6 +688,8 @@ fn radio_summary(sims: &[(String, Sim)], end: Time) -> Value {
             "ra_successes": ra_ok,
             "ra_failures": ra_fail,
             "rlf": rlfs,
+            "rlf_rlm": rlf_rlm,
+            "rlf_rlc_max_retx": rlf_rlc,
             "reestablishments": reest,
             "ul_outage_s": r6(outage_ns as f64 * 1e-9),
             "ul_delay_packets": d_n,

@@ -433,6 +433,24 @@ pub struct MacSection {
     /// 150 ms (TS 36.133 §6.1.2: 50 ms + T_search 100 ms for a known cell).
     #[serde(default = "d_rlf_search_delay")]
     pub rlf_search_delay: Dur,
+    /// Radio link monitoring (TS 36.133 §7.6, TS 36.331 §5.3.11; only with
+    /// `bsr = "standard"`): the downlink SINR (dB) taken as Qout and Qin (10 % and 2 %
+    /// hypothetical PDCCH block error; defaults −5 and −3.9 dB, ns-3 LENA's `LteUePhy`), and
+    /// N310 (1, 2, 3, 4, 6, 8, 10 or 20), N311 (1, 2, 3, 4, 5, 6, 8 or 10) and T310 (0, 50,
+    /// 100, 200, 500, 1000 or 2000 ms); defaults 1, 1 and 200 ms (srsRAN's eNB SIB2). N310
+    /// consecutive out-of-sync indications (every 10 ms) start T310, N311 in-sync ones stop
+    /// it, its expiry is a radio link failure. With `bsr = "standard"` the UE's RLC reaching
+    /// maxRetxThreshold is one too.
+    #[serde(default = "d_rlm_qout_db")]
+    pub rlm_qout_db: f64,
+    #[serde(default = "d_rlm_qin_db")]
+    pub rlm_qin_db: f64,
+    #[serde(default = "d_n310")]
+    pub n310: u32,
+    #[serde(default = "d_n311")]
+    pub n311: u32,
+    #[serde(default = "d_t310")]
+    pub t310: Dur,
 }
 
 fn d_zero_dur() -> Dur {
@@ -470,6 +488,21 @@ fn d_ra_detection_snr_db() -> f64 {
 fn d_rlf_search_delay() -> Dur {
     Dur(rantcp_ran::cell::config::RLF_SEARCH_DELAY)
 }
+fn d_rlm_qout_db() -> f64 {
+    rantcp_ran::cell::rlm::QOUT_DB
+}
+fn d_rlm_qin_db() -> f64 {
+    rantcp_ran::cell::rlm::QIN_DB
+}
+fn d_n310() -> u32 {
+    rantcp_ran::cell::rlm::N310
+}
+fn d_n311() -> u32 {
+    rantcp_ran::cell::rlm::N311
+}
+fn d_t310() -> Dur {
+    Dur(rantcp_ran::cell::rlm::T310)
+}
 
 /// TS 36.331 `SchedulingRequestConfig` dsr-TransMax / TS 38.331 sr-TransMax ENUMERATED {n4,
 /// n8, n16, n32, n64}; TS 36.331 `RACH-ConfigCommon` preambleTransMax {n3, n4, n5, n6, n7,
@@ -479,6 +512,12 @@ fn d_rlf_search_delay() -> Dur {
 pub const DSR_TRANS_MAX: [u32; 5] = [4, 8, 16, 32, 64];
 pub const PREAMBLE_TRANS_MAX: [u32; 11] = [3, 4, 5, 6, 7, 8, 10, 20, 50, 100, 200];
 pub const POWER_RAMPING_STEP_DB: [f64; 4] = [0.0, 2.0, 4.0, 6.0];
+/// TS 36.331 `RLF-TimersAndConstants` / `UE-TimersAndConstants`: n310 {n1, n2, n3, n4, n6,
+/// n8, n10, n20}, n311 {n1, n2, n3, n4, n5, n6, n8, n10}, t310 {ms0, ms50, ms100, ms200,
+/// ms500, ms1000, ms2000}.
+pub const N310_VALUES: [u32; 8] = [1, 2, 3, 4, 6, 8, 10, 20];
+pub const N311_VALUES: [u32; 8] = [1, 2, 3, 4, 5, 6, 8, 10];
+pub const T310_MS: [u64; 7] = [0, 50, 100, 200, 500, 1000, 2000];
 pub const NR_SR_PROHIBIT_MS: [u64; 9] = [0, 1, 2, 4, 8, 16, 32, 64, 128];
 pub const LTE_BACKOFF_MS: [u64; 13] = [0, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 960];
 
@@ -903,6 +942,35 @@ impl Scenario for RanScenario {
             "must be <= 30s (TS 36.331 T311 is at most 30 s)",
         )?;
         check(
+            m.rlm_qout_db.is_finite() && (-30.0..=10.0).contains(&m.rlm_qout_db),
+            "mac.rlm_qout_db",
+            "must be -30 to 10 (dB)",
+        )?;
+        check(
+            m.rlm_qin_db.is_finite()
+                && m.rlm_qin_db <= 10.0
+                && (!m.rlm_qout_db.is_finite() || m.rlm_qin_db > m.rlm_qout_db),
+            "mac.rlm_qin_db",
+            "must be above mac.rlm_qout_db and at most 10 (dB; Qin is the better quality)",
+        )?;
+        check(
+            N310_VALUES.contains(&m.n310),
+            "mac.n310",
+            "must be 1, 2, 3, 4, 6, 8, 10 or 20 (TS 36.331 n310)",
+        )?;
+        check(
+            N311_VALUES.contains(&m.n311),
+            "mac.n311",
+            "must be 1, 2, 3, 4, 5, 6, 8 or 10 (TS 36.331 n311)",
+        )?;
+        check(
+            T310_MS
+                .iter()
+                .any(|&t| m.t310.0 == Duration::from_millis(t)),
+            "mac.t310",
+            "must be 0, 50, 100, 200, 500, 1000 or 2000 ms (TS 36.331 t310)",
+        )?;
+        check(
             !m.bsr_enhancement || m.bsr == BsrMode::Standard,
             "mac.bsr_enhancement",
             "needs mac.bsr = \"standard\" (ideal reporting has no BSR procedure to enhance)",
@@ -1093,6 +1161,19 @@ impl RanScenario {
         ra.msg4_delay = slot.saturating_mul(m.harq_feedback_slots as u64);
         c.prach_detection_snr_db = m.ra_detection_snr_db;
         c.rlf_search_delay = m.rlf_search_delay.d();
+        // Radio link monitoring and RLC's maxRetxThreshold indication declare radio link
+        // failures only where the standard request procedure (and its random access fallback)
+        // runs: ideal reporting abstracts the control plane away.
+        if !c.ideal_bsr {
+            c.rlm = Some(rantcp_ran::cell::rlm::RlmConfig {
+                q_out_db: m.rlm_qout_db,
+                q_in_db: m.rlm_qin_db,
+                n310: m.n310,
+                n311: m.n311,
+                t310: m.t310.d(),
+            });
+            c.rlf_on_rlc_max_retx = true;
+        }
         c.record_packet_series = self.packet_series;
         c.ul_proactive_grant_bytes = m.ul_proactive_grant.0.min(u32::MAX as u64) as u32;
         c.ul_proactive_period = m.ul_proactive_period.d();

@@ -204,7 +204,9 @@ fn test_power_limited_ue_is_not_granted_in_vain() {
 /// dsr-TransMax (64) it gives up (TS 36.321 §5.4.4) and runs random access, whose preambles
 /// at P_CMAX stay below the eNB's detection threshold; after preambleTransMax attempts the
 /// radio link fails (TS 36.331 §5.3.11.3) and re-establishment attempts follow (5 s: 64 SRs,
-/// 13 random access procedures, 128 preambles, 1 RLF, 4.36 s without uplink).
+/// 13 random access procedures, 128 preambles, 1 RLF, 4.36 s without uplink). Radio link
+/// monitoring is set out of the way here (Qout −30 dB): at 2000 m the downlink is below the
+/// default Qout, whose RLF would come first (see `test_far_ue_below_qout_declares_rlf`).
 #[test]
 fn test_ue_out_of_uplink_coverage_is_not_granted() {
     let out = run(&[
@@ -212,6 +214,8 @@ fn test_ue_out_of_uplink_coverage_is_not_granted() {
         ("ue.placement", "fixed"),
         ("ue.distance_m", "2000"),
         ("duration", "5s"),
+        ("mac.rlm_qout_db", "-30"),
+        ("mac.rlm_qin_db", "-29"),
     ]);
     let u = &out.summary["radio"]["ues"][0];
     assert_eq!(u["ul_grants"].as_u64(), Some(0), "{u}");
@@ -230,17 +234,22 @@ fn test_ue_out_of_uplink_coverage_is_not_granted() {
         ("ue.distance_m", "2000"),
         ("duration", "5s"),
         ("mac.dsr_trans_max", "0"),
+        ("mac.rlm_qout_db", "-30"),
+        ("mac.rlm_qin_db", "-29"),
     ]);
     let u = &out.summary["radio"]["ues"][0];
     assert!(u["sr_sent"].as_u64().unwrap() > 450, "{u}");
     assert_eq!(u["rlf"].as_u64(), Some(0), "{u}");
     // A little closer (1500 m) the same UE is power-limited but in coverage: 7-byte grants,
-    // and its TCP handshake and uploads get through.
+    // and its TCP handshake and uploads get through (its downlink, about −6.5 dB, is below
+    // the default Qout too).
     let out = run(&[
         ("ues", "1"),
         ("ue.placement", "fixed"),
         ("ue.distance_m", "1500"),
         ("duration", "5s"),
+        ("mac.rlm_qout_db", "-30"),
+        ("mac.rlm_qin_db", "-29"),
     ]);
     let u = &out.summary["radio"]["ues"][0];
     assert!(u["ul_avg_tbs_bytes"].as_f64().unwrap() >= 7.0, "{u}");
@@ -257,6 +266,8 @@ fn test_ue_out_of_uplink_coverage_is_not_granted() {
 /// scheduled it in the downlink while granting its uplink: at 1700 m 386 uplink grants in 5 s
 /// (3 SYNs and the RLC polls that no STATUS PDU ever answered), 0 downlink blocks, the
 /// SYN-ACK never delivered, no transaction. Now it gets MCS 0 and its transactions complete.
+/// (Radio link monitoring set out of the way, Qout −30 dB: these SINRs are below the default
+/// Qout, see `test_far_ue_below_qout_declares_rlf`.)
 #[test]
 fn test_ue_below_cqi1_is_served_at_mcs0() {
     for d in ["1600", "1800"] {
@@ -265,6 +276,8 @@ fn test_ue_below_cqi1_is_served_at_mcs0() {
             ("ue.placement", "fixed"),
             ("ue.distance_m", d),
             ("duration", "5s"),
+            ("mac.rlm_qout_db", "-30"),
+            ("mac.rlm_qin_db", "-29"),
         ]);
         let u = &out.summary["radio"]["ues"][0];
         let sinr = u["mean_sinr_db"].as_f64().unwrap();
@@ -278,6 +291,40 @@ fn test_ue_below_cqi1_is_served_at_mcs0() {
         assert_eq!(u["rlf"].as_u64(), Some(0), "{d} m: {u}");
         let f = &out.summary["flows"][0];
         assert!(f["m2m_completed"].as_u64().unwrap() >= 1, "{d} m: {f}");
+    }
+}
+
+/// Radio link monitoring at the cell edge: a static UE at 1600-1800 m (downlink −7.7 to
+/// −9.5 dB) is below Qout (−5 dB, the 10 %-BLER level of a hypothetical PDCCH): out of sync
+/// once the first 200 ms are evaluated, T310 (200 ms) expires, radio link failure at 0.4 s
+/// (TS 36.331 §5.3.11.3), as a real UE with that downlink would declare. Its re-establishment
+/// random access then fails: its preambles are not detected at that path loss (the PRACH
+/// reaches less far than the 7-byte PUSCH block with 4 HARQ transmissions), so no transaction
+/// completes. With a Qout below its SINR (−10 dB) it stays connected.
+#[test]
+fn test_far_ue_below_qout_declares_rlf() {
+    for d in ["1600", "1800"] {
+        let out = run(&[
+            ("ues", "1"),
+            ("ue.placement", "fixed"),
+            ("ue.distance_m", d),
+            ("duration", "5s"),
+        ]);
+        let u = &out.summary["radio"]["ues"][0];
+        assert_eq!(u["rlf"].as_u64(), Some(1), "{d} m: {u}");
+        assert_eq!(u["rlf_rlm"].as_u64(), Some(1), "{d} m: {u}");
+        assert_eq!(u["reestablishments"].as_u64(), Some(0), "{d} m: {u}");
+        assert_eq!(out.summary["radio"]["uplink"]["rlf_rlm"].as_u64(), Some(1));
+        let out = run(&[
+            ("ues", "1"),
+            ("ue.placement", "fixed"),
+            ("ue.distance_m", d),
+            ("duration", "5s"),
+            ("mac.rlm_qout_db", "-10"),
+            ("mac.rlm_qin_db", "-9.9"),
+        ]);
+        let u = &out.summary["radio"]["ues"][0];
+        assert_eq!(u["rlf"].as_u64(), Some(0), "{d} m: {u}");
     }
 }
 

@@ -425,6 +425,22 @@ fn sr_give_up_and_random_access_fields_name_themselves() {
         err(LTE, &[("mac.ra_detection_snr_db", "-80")]).starts_with("mac.ra_detection_snr_db: ")
     );
     assert!(err(LTE, &[("mac.rlf_search_delay", "31s")]).starts_with("mac.rlf_search_delay: "));
+    // Radio link monitoring: TS 36.331 n310/n311/t310 values; Qin above Qout.
+    assert!(err(LTE, &[("mac.n310", "5")]).starts_with("mac.n310: "));
+    assert!(err(LTE, &[("mac.n311", "20")]).starts_with("mac.n311: "));
+    assert!(err(LTE, &[("mac.t310", "300ms")]).starts_with("mac.t310: "));
+    assert!(err(LTE, &[("mac.rlm_qout_db", "-50")]).starts_with("mac.rlm_qout_db: "));
+    assert!(err(LTE, &[("mac.rlm_qin_db", "-6")]).starts_with("mac.rlm_qin_db: "));
+    ok(
+        LTE,
+        &[
+            ("mac.n310", "20"),
+            ("mac.n311", "5"),
+            ("mac.t310", "2000ms"),
+            ("mac.rlm_qout_db", "-8"),
+            ("mac.rlm_qin_db", "-6"),
+        ],
+    );
     ok(
         LTE,
         &[

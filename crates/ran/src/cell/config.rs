@@ -82,6 +82,12 @@ pub struct RanConfig {
     /// After a radio link failure: how long the UE searches before it has selected the cell
     /// again and starts re-establishment (T311 running, TS 36.331 §5.3.7.3).
     pub rlf_search_delay: Duration,
+    /// Radio link monitoring (TS 36.133 §7.6, TS 36.331 §5.3.11): out-of-sync indications
+    /// start T310, whose expiry is a radio link failure. `None` (the presets' default): off.
+    pub rlm: Option<super::rlm::RlmConfig>,
+    /// The UE's RLC entity reaching maxRetxThreshold (TS 36.322 §5.2.1) is a radio link
+    /// failure (TS 36.331 §5.3.11.3). `false` (the presets' default): only counted.
+    pub rlf_on_rlc_max_retx: bool,
 }
 
 impl RanConfig {
@@ -118,6 +124,8 @@ impl RanConfig {
             prach_detection_snr_db: PRACH_DETECTION_SNR_DB,
             prach_prbs: 6,
             rlf_search_delay: RLF_SEARCH_DELAY,
+            rlm: None,
+            rlf_on_rlc_max_retx: false,
         }
     }
 
@@ -159,6 +167,8 @@ impl RanConfig {
             prach_detection_snr_db: PRACH_DETECTION_SNR_DB,
             prach_prbs: 12,
             rlf_search_delay: RLF_SEARCH_DELAY,
+            rlm: None,
+            rlf_on_rlc_max_retx: false,
         }
     }
 }

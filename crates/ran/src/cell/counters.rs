@@ -68,11 +68,15 @@ pub struct UeCounters {
     pub ul_delay_n: u64,
     pub ul_delay_sum_ns: u128,
     pub ul_delay_max_ns: u64,
-    /// Radio link failures (random access problem, TS 36.331 §5.3.11.3), connection
-    /// re-establishments completed, and re-establishment attempts whose random access failed.
+    /// Radio link failures (TS 36.331 §5.3.11.3; all causes), connection re-establishments
+    /// completed, and re-establishment attempts whose random access failed.
     pub rlf: u64,
     pub reestablishments: u64,
     pub reestablishment_failures: u64,
+    /// Of `rlf`: T310 expiries (radio link monitoring) and the UE's RLC at maxRetxThreshold;
+    /// the rest were random access problems.
+    pub rlf_rlm: u64,
+    pub rlf_rlc_max_retx: u64,
 }
 
 /// Counters of a UE that belong to neither direction alone.
@@ -91,6 +95,8 @@ pub(super) struct UeOnlyCounters {
     pub rlf: u64,
     pub reestablishments: u64,
     pub reestablishment_failures: u64,
+    pub rlf_rlm: u64,
+    pub rlf_rlc_max_retx: u64,
 }
 
 impl UeCounters {
@@ -128,6 +134,8 @@ impl UeCounters {
             rlf: ue.rlf,
             reestablishments: ue.reestablishments,
             reestablishment_failures: ue.reestablishment_failures,
+            rlf_rlm: ue.rlf_rlm,
+            rlf_rlc_max_retx: ue.rlf_rlc_max_retx,
         }
     }
 }

@@ -71,6 +71,7 @@ pub mod config;
 pub mod counters;
 mod functions;
 mod pending;
+pub mod rlm;
 mod sdus;
 pub mod series;
 mod slot;
@@ -329,6 +330,10 @@ impl RanDevice {
         if self.nf.chain.wants(Points::UL_FLOW_INDEX) {
             ue.ul_buf.index_flows();
         }
+        if cfg.rlm.is_some() {
+            // Connected from the start: monitoring runs from the first radio frame.
+            ue.rlm.restart(Time::ZERO);
+        }
         st.ues.push(ue);
         st.rntis.push(rnti);
         st.by_addr.insert(addr, i);
@@ -461,6 +466,7 @@ impl RanDevice {
 impl Device for RanDevice {
     fn handle_packet(&mut self, now: Time, from: NodeId, p: Packet) {
         let (st, nf) = (&mut self.st, &mut self.nf);
+        st.monitor_radio_links(now);
         if from == st.enb_node {
             match st.by_addr.get(&p.ip.dst) {
                 Some(&i) => st.dl_ingress(now, i, p, nf),
@@ -474,6 +480,7 @@ impl Device for RanDevice {
 
     fn handle_timeout(&mut self, now: Time) {
         let (st, nf) = (&mut self.st, &mut self.nf);
+        st.monitor_radio_links(now);
         st.run_pending(now, nf);
         if !nf.chain.is_empty() && nf.chain.poll_timeout().is_some_and(|t| t <= now) {
             nf.chain.handle_timeout(now, Some(&*st));

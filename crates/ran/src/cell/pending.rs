@@ -215,7 +215,12 @@ impl RanState {
         self.ues[i].forget_lost(dir);
         // The receiving entity may now owe a STATUS PDU: its node's MAC must learn about it.
         match dir {
-            Dir::Dl => self.sync_bsr(i, now),
+            Dir::Dl => {
+                self.sync_bsr(i, now);
+                // A STATUS PDU's NACKs may have counted a retransmission up to
+                // maxRetxThreshold at the UE's RLC.
+                self.check_rlc_max_retx(i, now);
+            }
             Dir::Ul => self.wake_slots(now),
         }
         self.note_ue_timers(i);

@@ -135,6 +135,10 @@ pub(super) struct Ue {
     /// Counters at the previous time-series sample, for per-interval columns.
     pub prev: super::UeCounters,
     pub rrc: Rrc,
+    /// Radio link monitoring (idle unless [`super::RanConfig::rlm`] is set).
+    pub rlm: super::rlm::Rlm,
+    /// The UE's RLC maxRetxThreshold indications already acted on.
+    pub rlc_max_retx_seen: u64,
 }
 
 /// What [`Ue::new`] needs besides identity.
@@ -178,6 +182,8 @@ impl Ue {
             counters: UeOnlyCounters::default(),
             prev: Default::default(),
             rrc: Rrc::Connected,
+            rlm: Default::default(),
+            rlc_max_retx_seen: 0,
         }
     }
 
@@ -274,12 +280,14 @@ impl Ue {
         )
     }
 
-    /// Next wake-up of the UE's entities (RLC timers on both sides, SR/BSR timers).
+    /// Next wake-up of the UE's entities (RLC timers on both sides, SR/BSR timers, radio link
+    /// monitoring, the cell search after a radio link failure).
     pub fn poll_timeout(&self) -> Option<Time> {
         let t = Time::earliest(
             Time::earliest(self.rlc[ENB].poll_timeout(), self.rlc[UE].poll_timeout()),
             self.ue_mac.poll_timeout(),
         );
+        let t = Time::earliest(t, self.rlm.poll_timeout());
         match self.rrc {
             Rrc::Searching { until } => Time::earliest(t, Some(until)),
             _ => t,

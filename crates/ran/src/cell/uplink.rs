@@ -22,6 +22,11 @@
 //! (UM, §5.2.1.2: those SDUs are lost). A failed re-establishment random access goes back to
 //! the search (T301 expiry and RRC_IDLE are not modelled: the UE retries for ever).
 //!
+//! The other radio link failures of §5.3.11.3 take the same path: T310 expiry after
+//! out-of-sync indications of radio link monitoring ([`super::rlm`], when
+//! [`super::RanConfig::rlm`] is set) and the UE's RLC reaching maxRetxThreshold (TS 36.322
+//! §5.2.1, when [`super::RanConfig::rlf_on_rlc_max_retx`] is set).
+//!
 //! Network functions at [`rantcp_nf::Point::UeUlBuffer`] see every arrival
 //! ([`BufferEvent::Arrival`], after the packet is appended) and every grant
 //! ([`BufferEvent::Grant`], before the buffer is drained), and may discard queued packets
@@ -40,6 +45,17 @@ use crate::mac::ul::{bsr_index, BsrKind, BsrReport};
 use rantcp_core::{Duration, Time};
 use rantcp_nf::{BufferEvent, Ctx, Point, Points};
 use rantcp_wire::Packet;
+
+/// What declared a radio link failure (TS 36.331 §5.3.11.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum RlfCause {
+    /// A random access problem indicated by MAC.
+    RandomAccess,
+    /// T310 expiry after out-of-sync indications.
+    RadioLinkMonitoring,
+    /// The UE's RLC at maxRetxThreshold.
+    RlcMaxRetx,
+}
 
 impl RanState {
     /// UE `i`'s node sends `p` into the radio network.
@@ -125,6 +141,8 @@ impl RanState {
             u.rlc[UE].handle_timeout(now);
             u.forget_lost(Dir::Dl);
             self.sync_bsr(i, now);
+            // t-PollRetransmit may have counted a retransmission up to maxRetxThreshold.
+            self.check_rlc_max_retx(i, now);
         }
         let u = &mut self.ues[i];
         if let Rrc::Searching { until } = u.rrc {
@@ -205,14 +223,53 @@ impl RanState {
                         self.reestablish(i, now);
                     }
                 }
-                RaStep::Problem => self.radio_link_failure(i, now),
+                RaStep::Problem => self.radio_link_failure(i, now, RlfCause::RandomAccess),
             }
         }
     }
 
-    /// Random access problem: radio link failure (TS 36.331 §5.3.11.3) while connected, or a
-    /// failed re-establishment attempt; either way the UE searches for a cell again.
-    fn radio_link_failure(&mut self, i: usize, now: Time) {
+    /// Radio link monitoring of every UE up to `now` (TS 36.133 §7.6; TS 36.331 §5.3.11),
+    /// first thing at every event of the device: the frames since the last event are evaluated
+    /// over the channel state of that interval, read without disturbing it
+    /// ([`crate::radio::RadioEnvironment::sinr_db_observed`]); only T310's expiry has a wake-up
+    /// of its own, so runs in which no UE goes out of sync see the same events as without
+    /// monitoring. T310 expiry is a radio link failure.
+    pub(super) fn monitor_radio_links(&mut self, now: Time) {
+        let Some(cfg) = self.cfg.rlm else {
+            return;
+        };
+        for i in 0..self.ues.len() {
+            let u = &mut self.ues[i];
+            if !u.connected() || !u.rlm.due(now) {
+                continue;
+            }
+            let (radio, rnti) = (&self.radio, u.rnti);
+            if u.rlm
+                .advance(now, &cfg, |t| radio.sinr_db_observed(rnti, t))
+            {
+                self.radio_link_failure(i, now, RlfCause::RadioLinkMonitoring);
+                self.note_ue_timers(i);
+            }
+        }
+    }
+
+    /// The UE's RLC entity indicated maxRetxThreshold (TS 36.322 §5.2.1): radio link failure
+    /// while connected (TS 36.331 §5.3.11.3), if so configured.
+    pub(super) fn check_rlc_max_retx(&mut self, i: usize, now: Time) {
+        let u = &mut self.ues[i];
+        let n = u.rlc[UE].counters().max_retx_reached;
+        if n == u.rlc_max_retx_seen {
+            return;
+        }
+        u.rlc_max_retx_seen = n;
+        if self.cfg.rlf_on_rlc_max_retx && u.connected() {
+            self.radio_link_failure(i, now, RlfCause::RlcMaxRetx);
+        }
+    }
+
+    /// Radio link failure (TS 36.331 §5.3.11.3) while connected, or a failed re-establishment
+    /// attempt (random access problem); either way the UE searches for a cell again.
+    fn radio_link_failure(&mut self, i: usize, now: Time, cause: RlfCause) {
         // Events of the UE already under way (grants in use, HARQ feedback, decoded blocks on
         // their way to RLC) end within this horizon; re-establishment waits for it, so that
         // none of them meets the re-established entities.
@@ -227,6 +284,12 @@ impl RanState {
         match u.rrc {
             Rrc::Connected => {
                 u.counters.rlf += 1;
+                match cause {
+                    RlfCause::RandomAccess => {}
+                    RlfCause::RadioLinkMonitoring => u.counters.rlf_rlm += 1,
+                    RlfCause::RlcMaxRetx => u.counters.rlf_rlc_max_retx += 1,
+                }
+                u.rlm.stop();
                 // §5.3.7.2: MAC reset, bearers suspended; the eNB stops scheduling the UE and
                 // forgets its reported buffer.
                 u.ue_mac.suspend(now);
@@ -249,6 +312,9 @@ impl RanState {
         let u = &mut self.ues[i];
         u.rrc = Rrc::Connected;
         u.counters.reestablishments += 1;
+        if self.cfg.rlm.is_some() {
+            u.rlm.restart(now);
+        }
         let am = u.rlc[ENB].cfg.mode == crate::rlc::RlcMode::Am;
         u.rlc[ENB].reestablish();
         u.rlc[UE].reestablish();
