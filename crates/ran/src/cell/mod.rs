@@ -171,6 +171,8 @@ struct RanState {
     next_slot: Option<Time>,
     last_slot: Option<Time>,
     timer_min: Option<Time>,
+    /// No UE's radio link monitoring is due before this (`Time::ZERO`: look).
+    rlm_next: Time,
     pending: PendingQueue,
     slab: PduSlab,
     out: VecDeque<(NodeId, Packet)>,
@@ -265,6 +267,7 @@ impl RanDevice {
             next_slot: None,
             last_slot: None,
             timer_min: None,
+            rlm_next: Time::ZERO,
             pending: PendingQueue::default(),
             slab: PduSlab::default(),
             out: VecDeque::new(),

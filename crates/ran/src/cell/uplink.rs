@@ -238,19 +238,29 @@ impl RanState {
         let Some(cfg) = self.cfg.rlm else {
             return;
         };
+        if now < self.rlm_next {
+            return;
+        }
+        let mut next = Time::MAX;
         for i in 0..self.ues.len() {
             let u = &mut self.ues[i];
-            if !u.connected() || !u.rlm.due(now) {
+            if !u.connected() {
                 continue;
             }
-            let (radio, rnti) = (&self.radio, u.rnti);
-            if u.rlm
-                .advance(now, &cfg, |t| radio.sinr_db_observed(rnti, t))
-            {
-                self.radio_link_failure(i, now, RlfCause::RadioLinkMonitoring);
-                self.note_ue_timers(i);
+            if u.rlm.next_due().is_some_and(|t| t <= now) {
+                let (radio, rnti) = (&self.radio, u.rnti);
+                if u.rlm
+                    .advance(now, &cfg, |t| radio.sinr_db_observed(rnti, t))
+                {
+                    self.radio_link_failure(i, now, RlfCause::RadioLinkMonitoring);
+                    self.note_ue_timers(i);
+                }
+            }
+            if let Some(t) = self.ues[i].rlm.next_due() {
+                next = next.min(t);
             }
         }
+        self.rlm_next = next;
     }
 
     /// The UE's RLC entity indicated maxRetxThreshold (TS 36.322 §5.2.1): radio link failure
@@ -314,6 +324,7 @@ impl RanState {
         u.counters.reestablishments += 1;
         if self.cfg.rlm.is_some() {
             u.rlm.restart(now);
+            self.rlm_next = Time::ZERO;
         }
         let am = u.rlc[ENB].cfg.mode == crate::rlc::RlcMode::Am;
         u.rlc[ENB].reestablish();
