@@ -39,8 +39,7 @@ const IN_FRAMES: usize = 10;
 const FRAME: Duration = Duration::from_millis(10);
 /// Downlink quality samples per frame: every 5 ms, 40 per Qout period. The frame's mean
 /// needs no more: at LTE's carriers and UE speeds up to tens of km/h the fast fading changes
-/// little within 5 ms, and one sample per subframe cost lte-m2m (50 UEs) about 20 % of its
-/// wall time.
+/// little within 5 ms.
 const SAMPLES_PER_FRAME: u64 = 2;
 
 /// Thresholds and RRC constants of radio link monitoring.
