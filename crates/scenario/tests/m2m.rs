@@ -241,7 +241,7 @@ fn test_ue_out_of_uplink_coverage_is_not_granted() {
     assert!(u["sr_sent"].as_u64().unwrap() > 450, "{u}");
     assert_eq!(u["rlf"].as_u64(), Some(0), "{u}");
     // A little closer (1500 m) the same UE is power-limited but in coverage: 7-byte grants,
-    // and its TCP handshake and uploads get through (its downlink, about −6.5 dB, is below
+    // and its TCP handshake and uploads get through (its downlink, −6.7 dB, is below
     // the default Qout too).
     let out = run(&[
         ("ues", "1"),
