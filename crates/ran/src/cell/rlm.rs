@@ -199,12 +199,7 @@ mod tests {
     fn run(cfg: &RlmConfig, f: impl Fn(Time) -> f64, end: u64) -> Option<u64> {
         let mut m = Rlm::default();
         m.restart(ms(0));
-        for t in 1..=end {
-            if m.advance(ms(t), cfg, &f) {
-                return Some(t);
-            }
-        }
-        None
+        (1..=end).find(|&t| m.advance(ms(t), cfg, &f))
     }
 
     #[test]
