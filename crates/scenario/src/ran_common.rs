@@ -435,7 +435,8 @@ pub struct MacSection {
     pub rlf_search_delay: Dur,
     /// Radio link monitoring (TS 36.133 §7.6, TS 36.331 §5.3.11; only with
     /// `bsr = "standard"`): the downlink SINR (dB) taken as Qout and Qin (10 % and 2 %
-    /// hypothetical PDCCH block error; defaults −5 and −3.9 dB, ns-3 LENA's `LteUePhy`), and
+    /// hypothetical PDCCH block error; defaults −8 and −6 dB, see `rantcp_ran::cell::rlm`;
+    /// ns-3 LENA's `LteUePhy` uses −5 and −3.9 dB), and
     /// N310 (1, 2, 3, 4, 6, 8, 10 or 20), N311 (1, 2, 3, 4, 5, 6, 8 or 10) and T310 (0, 50,
     /// 100, 200, 500, 1000 or 2000 ms); defaults 1, 1 and 200 ms (srsRAN's eNB SIB2). N310
     /// consecutive out-of-sync indications (every 10 ms) start T310, N311 in-sync ones stop

@@ -294,8 +294,8 @@ fn test_ue_below_cqi1_is_served_at_mcs0() {
     }
 }
 
-/// Radio link monitoring at the cell edge: a static UE at 1600-1800 m (downlink −7.7 to
-/// −9.5 dB) is below Qout (−5 dB, the 10 %-BLER level of a hypothetical PDCCH): out of sync
+/// Radio link monitoring at the cell edge: a static UE at 1700-1800 m (downlink −8.6 to
+/// −9.5 dB) is below Qout (−8 dB, the 10 %-BLER level of a hypothetical PDCCH): out of sync
 /// once the first 200 ms are evaluated, T310 (200 ms) expires, radio link failure at 0.4 s
 /// (TS 36.331 §5.3.11.3), as a real UE with that downlink would declare. Its re-establishment
 /// random access then fails: its preambles are not detected at that path loss (the PRACH
@@ -303,7 +303,7 @@ fn test_ue_below_cqi1_is_served_at_mcs0() {
 /// completes. With a Qout below its SINR (−10 dB) it stays connected.
 #[test]
 fn test_far_ue_below_qout_declares_rlf() {
-    for d in ["1600", "1800"] {
+    for d in ["1700", "1800"] {
         let out = run(&[
             ("ues", "1"),
             ("ue.placement", "fixed"),

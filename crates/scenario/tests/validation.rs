@@ -430,15 +430,16 @@ fn sr_give_up_and_random_access_fields_name_themselves() {
     assert!(err(LTE, &[("mac.n311", "20")]).starts_with("mac.n311: "));
     assert!(err(LTE, &[("mac.t310", "300ms")]).starts_with("mac.t310: "));
     assert!(err(LTE, &[("mac.rlm_qout_db", "-50")]).starts_with("mac.rlm_qout_db: "));
-    assert!(err(LTE, &[("mac.rlm_qin_db", "-6")]).starts_with("mac.rlm_qin_db: "));
+    // Qin at or below the default Qout (−8 dB) is refused.
+    assert!(err(LTE, &[("mac.rlm_qin_db", "-8")]).starts_with("mac.rlm_qin_db: "));
     ok(
         LTE,
         &[
             ("mac.n310", "20"),
             ("mac.n311", "5"),
             ("mac.t310", "2000ms"),
-            ("mac.rlm_qout_db", "-8"),
-            ("mac.rlm_qin_db", "-6"),
+            ("mac.rlm_qout_db", "-5"),
+            ("mac.rlm_qin_db", "-3.9"),
         ],
     );
     ok(
