@@ -19,8 +19,12 @@
 //! UE costs one fading evaluation per slot.
 //!
 //! Randomness: each UE draws from its own streams `ran/ue/<rnti>/channel` (shadowing, LOS
-//! draws, fading realisation) and `ran/ue/<rnti>/decode` (decode draws), derived from the run
-//! seed, so adding a UE never changes another's channel.
+//! draws, fading realisation), `ran/ue/<rnti>/decode/dl` (downlink decode draws, including
+//! the fixed-BLER ones) and `ran/ue/<rnti>/decode/ul` (uplink decode draws), derived from the
+//! run seed, so adding a UE never changes another's channel or decodes, and a change that only
+//! touches a UE's uplink (its ACK sizes, how many uplink blocks it sends) never shifts the luck
+//! of its downlink blocks, nor the reverse (design.md "Randomness": one stream per entity,
+//! and the two directions' receivers are two entities).
 //!
 //! # Calling order for a MAC/scheduler (one slot)
 //!
@@ -319,7 +323,11 @@ struct Ue {
     serving: usize,
     layers: u8,
     chan_rng: Rng,
-    decode_rng: Rng,
+    /// Decode draws of the downlink (the UE's receiver) and of the uplink (the base station's
+    /// receiver for this UE): separate streams, so neither direction's traffic moves the
+    /// other's draws.
+    dl_decode_rng: Rng,
+    ul_decode_rng: Rng,
     fading: FadingProcess,
     /// The second branch of transmit diversity (`FadingConfig::tx_diversity` = 2).
     fading2: Option<FadingProcess>,
@@ -510,7 +518,8 @@ impl RadioEnvironment {
     pub fn add_ue_on(&mut self, rnti: u16, mobility: Mobility, layers: u8, site: Option<usize>) {
         assert!(self.ue_index(rnti).is_none(), "rnti {rnti} already present");
         let mut chan_rng = Rng::for_entity(self.seed, &format!("ran/ue/{rnti}/channel"));
-        let decode_rng = Rng::for_entity(self.seed, &format!("ran/ue/{rnti}/decode"));
+        let dl_decode_rng = Rng::for_entity(self.seed, &format!("ran/ue/{rnti}/decode/dl"));
+        let ul_decode_rng = Rng::for_entity(self.seed, &format!("ran/ue/{rnti}/decode/ul"));
         let fading = FadingProcess::new(self.cfg.fading.sinusoids, &mut chan_rng);
         let sites = (0..self.n_sites)
             .map(|_| SiteState {
@@ -530,7 +539,8 @@ impl RadioEnvironment {
             serving: 0,
             layers: layers.clamp(1, 4),
             chan_rng,
-            decode_rng,
+            dl_decode_rng,
+            ul_decode_rng,
             fading,
             fading2,
             sites,
@@ -846,8 +856,8 @@ impl RadioEnvironment {
 
     /// Decode a transport block sent to `rnti` at `now` on HARQ process `harq_id` with `mcs`
     /// over `layers` layers; `harq_attempt` is 0 for a new transmission, n for the n-th
-    /// retransmission (chase-combined with the earlier ones). One draw from the UE's decode
-    /// stream.
+    /// retransmission (chase-combined with the earlier ones). One draw from the UE's downlink
+    /// decode stream (none with a fixed BLER of 0).
     pub fn decode(
         &mut self,
         rnti: u16,
@@ -861,10 +871,10 @@ impl RadioEnvironment {
         let i = self.idx(rnti);
         let ue = &mut self.ues[i];
         if let Some(p) = self.cfg.fixed_bler {
-            return !ue.decode_rng.bernoulli(p);
+            return !ue.dl_decode_rng.bernoulli(p);
         }
         ue.harq
-            .decode(harq_id, sinr, mcs, harq_attempt, &mut ue.decode_rng)
+            .decode(harq_id, sinr, mcs, harq_attempt, &mut ue.dl_decode_rng)
     }
 
     /// Block error probability the next decode of a new transmission would face at `now`.
@@ -1021,8 +1031,8 @@ impl RadioEnvironment {
         .map_or(la, |m| m.max(la))
     }
 
-    /// Decode an uplink transport block (separate HARQ soft buffers from the downlink); see
-    /// [`Self::decode`].
+    /// Decode an uplink transport block (separate HARQ soft buffers and decode stream from the
+    /// downlink); see [`Self::decode`].
     #[allow(clippy::too_many_arguments)]
     pub fn ul_decode(
         &mut self,
@@ -1038,7 +1048,7 @@ impl RadioEnvironment {
         let i = self.idx(rnti);
         let ue = &mut self.ues[i];
         ue.ul_harq
-            .decode(harq_id, sinr, mcs, harq_attempt, &mut ue.decode_rng)
+            .decode(harq_id, sinr, mcs, harq_attempt, &mut ue.ul_decode_rng)
     }
 
     /// Large-scale state of `rnti` as of its last evaluation.
@@ -1331,5 +1341,121 @@ mod tests {
         };
         assert_eq!(run(false), run(false));
         assert_eq!(run(false), run(true));
+    }
+
+    /// An environment without fading or shadowing holding UE 1 (and UE 2 if `two`), and the
+    /// MCS whose BLER at each direction's SINR is nearest 50 %, so that decode outcomes are
+    /// as random as they get.
+    fn coin_env(seed: u64, two: bool) -> (RadioEnvironment, u8, u8) {
+        let mut cfg = RadioConfig::mmwave_28ghz();
+        cfg.fading = FadingConfig::NONE;
+        // 0 dBm: a downlink SINR of about 4 dB, inside the MCS table's range.
+        let mut env = RadioEnvironment::single_cell(cfg, Vec3::new(0.0, 0.0, 15.0), 0.0, seed);
+        env.add_ue(1, Mobility::fixed(Vec3::new(150.0, 0.0, 1.5)), 1);
+        if two {
+            env.add_ue(2, Mobility::fixed(Vec3::new(0.0, 150.0, 1.5)), 1);
+        }
+        let b = *env.bler_model();
+        let coin = |sinr: f64| {
+            (0..=27u8)
+                .min_by(|&x, &y| {
+                    let d = |m| (b.bler(sinr, m) - 0.5).abs();
+                    d(x).total_cmp(&d(y))
+                })
+                .unwrap()
+        };
+        let (dl, ul) = (
+            env.sinr_db(1, Time::ZERO),
+            env.ul_sinr_db(1, Time::ZERO, 10),
+        );
+        let (dl, ul) = (coin(dl), coin(ul));
+        assert!((0.2..0.8).contains(&b.bler(env.sinr_db(1, Time::ZERO), dl)));
+        assert!((0.2..0.8).contains(&b.bler(env.ul_sinr_db(1, Time::ZERO, 10), ul)));
+        (env, dl, ul)
+    }
+
+    /// The downlink decode outcomes of a UE over 400 slots, while `ul_per_slot(k)` uplink
+    /// blocks of the same UE (and, with `other`, `ul_per_slot(k)` blocks each way of UE 2) are
+    /// decoded in slot k; and the uplink outcomes, while `dl_per_slot(k)` downlink blocks are.
+    fn dl_outcomes(seed: u64, ul_per_slot: impl Fn(u64) -> u64, other: bool) -> Vec<bool> {
+        let (mut env, dl, ul) = coin_env(seed, other);
+        let mut out = Vec::new();
+        for k in 0..400u64 {
+            let t = Time::from_micros(125 * k);
+            for j in 0..ul_per_slot(k) {
+                env.ul_decode(1, (j % 20) as u8, t, ul, 0, 1, 10);
+                if other {
+                    env.ul_decode(2, (j % 20) as u8, t, ul, 0, 1, 10);
+                    env.decode(2, (j % 20) as u8, t, dl, 0, 1);
+                }
+            }
+            // A new block, then its first retransmission (chase combining consumes draws too).
+            out.push(env.decode(1, (k % 20) as u8, t, dl, 0, 1));
+            out.push(env.decode(1, (k % 20) as u8, t, dl, 1, 1));
+        }
+        out
+    }
+
+    /// An uplink-only change (more, fewer or no uplink blocks of the same UE, e.g. longer TCP
+    /// ACKs needing more grants) leaves every downlink decode outcome of that UE unchanged,
+    /// and the reverse; another UE's traffic in either direction changes neither. With one
+    /// stream for both directions (before) every uplink decode shifted the later downlink
+    /// outcomes: this test failed.
+    #[test]
+    fn decode_streams_are_per_ue_and_per_direction() {
+        let base = dl_outcomes(21, |_| 0, false);
+        let fails = base.iter().filter(|&&ok| !ok).count();
+        assert!(
+            (100..700).contains(&fails),
+            "outcomes are random: {fails} of 800 fail"
+        );
+        assert_eq!(base, dl_outcomes(21, |k| k % 3, false));
+        assert_eq!(base, dl_outcomes(21, |k| 1 + k % 2, false));
+        assert_eq!(base, dl_outcomes(21, |k| k % 5, true));
+        // Same seed, same outcomes; another seed, other outcomes.
+        assert_eq!(base, dl_outcomes(21, |_| 0, false));
+        assert_ne!(base, dl_outcomes(22, |_| 0, false));
+        // The reverse: downlink traffic of the UE leaves its uplink outcomes alone.
+        let ul_outcomes = |dl_per_slot: u64| {
+            let (mut env, dl, ul) = coin_env(5, false);
+            (0..400u64)
+                .map(|k| {
+                    let t = Time::from_micros(125 * k);
+                    for j in 0..(k % 4) * dl_per_slot {
+                        env.decode(1, (j % 20) as u8, t, dl, 0, 1);
+                    }
+                    env.ul_decode(1, (k % 20) as u8, t, ul, 0, 1, 10)
+                })
+                .collect::<Vec<_>>()
+        };
+        let ul_base = ul_outcomes(0);
+        assert!(ul_base.iter().any(|&ok| ok) && ul_base.iter().any(|&ok| !ok));
+        assert_eq!(ul_base, ul_outcomes(1));
+        assert_eq!(ul_base, ul_outcomes(3));
+    }
+
+    /// With a fixed HARQ error rate (seed 003 Table 5) the downlink draws come from the same
+    /// downlink stream: uplink decodes leave them alone too.
+    #[test]
+    fn fixed_bler_draws_ignore_the_uplink() {
+        let run = |ul: bool| {
+            let mut cfg = RadioConfig::lte_macro();
+            cfg.fixed_bler = Some(0.3);
+            let mut env = RadioEnvironment::new(cfg, hex_layout(1, 500.0, 25.0, 46.0), 8);
+            env.add_ue(1, Mobility::fixed(Vec3::new(60.0, 40.0, 1.5)), 1);
+            (0..500u64)
+                .map(|k| {
+                    let t = Time::from_millis(k);
+                    if ul && k % 2 == 0 {
+                        env.ul_decode(1, (k % 8) as u8, t, 10, 0, 1, 6);
+                    }
+                    env.decode(1, (k % 8) as u8, t, 10, 0, 1)
+                })
+                .collect::<Vec<_>>()
+        };
+        let a = run(false);
+        let fails = a.iter().filter(|&&ok| !ok).count();
+        assert!((100..200).contains(&fails), "{fails} of 500 fail at 30 %");
+        assert_eq!(a, run(true));
     }
 }
