@@ -1051,6 +1051,20 @@ impl RadioEnvironment {
             .decode(harq_id, sinr, mcs, harq_attempt, &mut ue.ul_decode_rng)
     }
 
+    /// The downlink coverage floor: whether `rnti`, whose reports say CQI 0 ("out of range",
+    /// TS 36.213 Table 7.2.3-1), should get MCS 0 anyway. True when its large-scale per-layer
+    /// SINR (path loss and shadowing, no fast fading) is itself below CQI 1's threshold, so
+    /// waiting for a better report gains nothing, and `max_tx` chase-combined transmissions
+    /// (10·log10 `max_tx` dB) still reach MCS 0's threshold: the downlink twin of the uplink's
+    /// [`Self::ul_min_useful_grant`]; srsRAN's eNB schedules a CQI-0 UE at CQI 1's code rate
+    /// (`compute_mcs_and_tbs` in srsenb sched_dci.cc). False for a CQI 0 from a fade (the
+    /// scheduler waits it out) and for a UE out of downlink coverage.
+    pub fn dl_coverage_floor(&self, rnti: u16, layers: u8, max_tx: u32) -> bool {
+        let large = self.ues[self.idx(rnti)].large.mean_sinr_db - lin2db(layers.clamp(1, 4) as f64);
+        let mcs0 = self.bler.threshold_db(0).unwrap_or(f64::INFINITY);
+        large < self.cqi_thr_db[0] && large + lin2db(max_tx.max(1) as f64) >= mcs0
+    }
+
     /// Large-scale state of `rnti` as of its last evaluation.
     pub fn large_scale(&self, rnti: u16) -> LargeScaleState {
         self.ues[self.idx(rnti)].large

@@ -80,26 +80,6 @@ impl RanState {
         sc.sched_ues.clear();
         sc.sched_mcs.clear();
         sc.sched_mcs.resize(self.ues.len() + 1, 0);
-        // CQI 0 ("out of range", TS 36.213 Table 7.2.3-1: not even CQI 1 at 10 % BLER). From
-        // a fade, the scheduler waits it out. From the average link (the UE's large-scale
-        // SINR, path loss and shadowing without fast fading, is itself below CQI 1's
-        // threshold), waiting gains nothing: the UE gets MCS 0 if HARQ chase combining over
-        // all transmissions carries it there (the downlink twin of the uplink coverage floor,
-        // `crate::ul_phy::min_useful_grant`; srsRAN's eNB schedules a CQI-0 UE at CQI 1's code
-        // rate, `compute_mcs_and_tbs` in srsenb sched_dci.cc); else it is out of downlink
-        // coverage and not scheduled.
-        let (mcs0_thr_db, cqi1_thr_db) = {
-            let r = self.radio.config();
-            let se1 = r.mcs_table.cqi_table().spectral_efficiency(1);
-            (
-                self.radio
-                    .bler_model()
-                    .threshold_db(0)
-                    .unwrap_or(f64::INFINITY),
-                crate::phy::threshold_sinr_db(se1, r.gap_db),
-            )
-        };
-        let dl_combining_db = 10.0 * (1.0 + self.cfg.harq.max_retx as f64).log10();
         for k in 0..self.cells[c].ues.len() {
             let i = self.cells[c].ues[k];
             let u = &self.ues[i];
@@ -124,11 +104,16 @@ impl RanState {
             u.last_cqi = cqi;
             u.last_mcs = mcs;
             let free_harq = u.link(Dir::Dl).harq.free_process();
-            let covered = cqi > 0 || {
-                let large = self.radio.large_scale(rnti).mean_sinr_db
-                    - 10.0 * (layers.clamp(1, 4) as f64).log10();
-                reported && large < cqi1_thr_db && large + dl_combining_db >= mcs0_thr_db
-            };
+            // CQI 0 ("out of range", TS 36.213 Table 7.2.3-1): from a fade the scheduler waits
+            // it out; from the average link, waiting gains nothing and the UE gets MCS 0 if
+            // HARQ carries it there (the downlink coverage floor).
+            let covered = cqi > 0
+                || (reported
+                    && self.radio.dl_coverage_floor(
+                        rnti,
+                        layers,
+                        self.cfg.harq.max_retx as u32 + 1,
+                    ));
             let bpp = if covered {
                 self.radio.bytes_per_prb(rnti, slot_idx, mcs, layers)
             } else {
