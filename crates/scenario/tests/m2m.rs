@@ -13,6 +13,22 @@ fn run(o: &[(&str, &str)]) -> RunOutput {
     run_quiet("builtin:lte-m2m", &v, None).unwrap()
 }
 
+/// One lte-m2m UE at a fixed `distance_m` for 5 s, with `extra` overrides.
+fn static_ue(distance_m: &str, extra: &[(&str, &str)]) -> RunOutput {
+    let mut o = vec![
+        ("ues", "1"),
+        ("ue.placement", "fixed"),
+        ("ue.distance_m", distance_m),
+        ("duration", "5s"),
+    ];
+    o.extend_from_slice(extra);
+    run(&o)
+}
+
+/// Radio link monitoring out of the way (Qout −30 dB), for tests of what happens at SINRs
+/// below the default Qout before a monitoring failure would end the link.
+const NO_RLM: [(&str, &str); 2] = [("mac.rlm_qout_db", "-30"), ("mac.rlm_qin_db", "-29")];
+
 fn err(o: &[(&str, &str)]) -> String {
     let v: Vec<(String, String)> = o
         .iter()
@@ -209,14 +225,7 @@ fn test_power_limited_ue_is_not_granted_in_vain() {
 /// default Qout, whose RLF would come first (see `test_far_ue_below_qout_declares_rlf`).
 #[test]
 fn test_ue_out_of_uplink_coverage_is_not_granted() {
-    let out = run(&[
-        ("ues", "1"),
-        ("ue.placement", "fixed"),
-        ("ue.distance_m", "2000"),
-        ("duration", "5s"),
-        ("mac.rlm_qout_db", "-30"),
-        ("mac.rlm_qin_db", "-29"),
-    ]);
+    let out = static_ue("2000", &NO_RLM);
     let u = &out.summary["radio"]["ues"][0];
     assert_eq!(u["ul_grants"].as_u64(), Some(0), "{u}");
     assert_eq!(u["sr_sent"].as_u64(), Some(64), "{u}");
@@ -228,29 +237,14 @@ fn test_ue_out_of_uplink_coverage_is_not_granted() {
     assert!(u["ul_outage_s"].as_f64().unwrap() > 4.0, "{u}");
     assert!(u["ul_packets"].as_u64().unwrap() >= 1, "{u}");
     // With dsr_trans_max = 0 (the model before the fallback) the SRs go on to the end.
-    let out = run(&[
-        ("ues", "1"),
-        ("ue.placement", "fixed"),
-        ("ue.distance_m", "2000"),
-        ("duration", "5s"),
-        ("mac.dsr_trans_max", "0"),
-        ("mac.rlm_qout_db", "-30"),
-        ("mac.rlm_qin_db", "-29"),
-    ]);
+    let out = static_ue("2000", &[("mac.dsr_trans_max", "0"), NO_RLM[0], NO_RLM[1]]);
     let u = &out.summary["radio"]["ues"][0];
     assert!(u["sr_sent"].as_u64().unwrap() > 450, "{u}");
     assert_eq!(u["rlf"].as_u64(), Some(0), "{u}");
     // A little closer (1500 m) the same UE is power-limited but in coverage: 7-byte grants,
-    // and its TCP handshake and uploads get through (its downlink, −6.7 dB, is below
-    // the default Qout too).
-    let out = run(&[
-        ("ues", "1"),
-        ("ue.placement", "fixed"),
-        ("ue.distance_m", "1500"),
-        ("duration", "5s"),
-        ("mac.rlm_qout_db", "-30"),
-        ("mac.rlm_qin_db", "-29"),
-    ]);
+    // and its TCP handshake and uploads get through (its downlink, −6.7 dB, is between the
+    // default Qout and Qin: monitoring leaves it connected).
+    let out = static_ue("1500", &[]);
     let u = &out.summary["radio"]["ues"][0];
     assert!(u["ul_avg_tbs_bytes"].as_f64().unwrap() >= 7.0, "{u}");
     assert!(
@@ -266,19 +260,12 @@ fn test_ue_out_of_uplink_coverage_is_not_granted() {
 /// scheduled it in the downlink while granting its uplink: at 1700 m 386 uplink grants in 5 s
 /// (3 SYNs and the RLC polls that no STATUS PDU ever answered), 0 downlink blocks, the
 /// SYN-ACK never delivered, no transaction. Now it gets MCS 0 and its transactions complete.
-/// (Radio link monitoring set out of the way, Qout −30 dB: these SINRs are below the default
-/// Qout, see `test_far_ue_below_qout_declares_rlf`.)
+/// (Radio link monitoring set out of the way, Qout −30 dB: 1800 m's −9.5 dB is below the
+/// default Qout, −8 dB, see `test_far_ue_below_qout_declares_rlf`.)
 #[test]
 fn test_ue_below_cqi1_is_served_at_mcs0() {
     for d in ["1600", "1800"] {
-        let out = run(&[
-            ("ues", "1"),
-            ("ue.placement", "fixed"),
-            ("ue.distance_m", d),
-            ("duration", "5s"),
-            ("mac.rlm_qout_db", "-30"),
-            ("mac.rlm_qin_db", "-29"),
-        ]);
+        let out = static_ue(d, &NO_RLM);
         let u = &out.summary["radio"]["ues"][0];
         let sinr = u["mean_sinr_db"].as_f64().unwrap();
         assert!((-10.0..-7.3).contains(&sinr), "{d} m: {u}");
@@ -304,25 +291,13 @@ fn test_ue_below_cqi1_is_served_at_mcs0() {
 #[test]
 fn test_far_ue_below_qout_declares_rlf() {
     for d in ["1700", "1800"] {
-        let out = run(&[
-            ("ues", "1"),
-            ("ue.placement", "fixed"),
-            ("ue.distance_m", d),
-            ("duration", "5s"),
-        ]);
+        let out = static_ue(d, &[]);
         let u = &out.summary["radio"]["ues"][0];
         assert_eq!(u["rlf"].as_u64(), Some(1), "{d} m: {u}");
         assert_eq!(u["rlf_rlm"].as_u64(), Some(1), "{d} m: {u}");
         assert_eq!(u["reestablishments"].as_u64(), Some(0), "{d} m: {u}");
         assert_eq!(out.summary["radio"]["uplink"]["rlf_rlm"].as_u64(), Some(1));
-        let out = run(&[
-            ("ues", "1"),
-            ("ue.placement", "fixed"),
-            ("ue.distance_m", d),
-            ("duration", "5s"),
-            ("mac.rlm_qout_db", "-10"),
-            ("mac.rlm_qin_db", "-9.9"),
-        ]);
+        let out = static_ue(d, &[("mac.rlm_qout_db", "-10"), ("mac.rlm_qin_db", "-9.9")]);
         let u = &out.summary["radio"]["ues"][0];
         assert_eq!(u["rlf"].as_u64(), Some(0), "{d} m: {u}");
     }
@@ -333,13 +308,7 @@ fn test_pdcch_shares_of_a_cell_busy_to_the_end_stay_within_one() {
     // A UE out of uplink coverage that sends an SR every occasion to the last instant (no
     // dsr-TransMax fallback) keeps the device busy, so it also runs the subframe that starts at
     // the run's end: 5001 subframes counted in 5 s.
-    let out = run(&[
-        ("ues", "1"),
-        ("duration", "5s"),
-        ("ue.placement", "fixed"),
-        ("ue.distance_m", "2000"),
-        ("mac.dsr_trans_max", "0"),
-    ]);
+    let out = static_ue("2000", &[("mac.dsr_trans_max", "0")]);
     let cell = &out.summary["radio"]["cells"][0];
     let hist: u64 = cell["pdcch_histogram"]
         .as_array()
