@@ -15,10 +15,43 @@ that is the sender's RTT, minus its stack's time to send and to take in the ACK.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from rantcp.trace.ingest import TraceInputError, connect, ingest_file
+
+
+@contextmanager
+def _ingested(path: Path) -> Iterator[Any]:
+    """An in-memory trace database holding the capture at `path` (closed on exit); raises
+    TraceInputError when the file is not a capture."""
+    con = connect(":memory:")
+    try:
+        res = ingest_file(con, path, {})
+        if res.status != "ingested":
+            raise TraceInputError(f"{path}: {res.message or res.status}")
+        yield con
+    finally:
+        con.close()
+
+
+def _transfer(con: Any, path: Path, columns: str) -> tuple[Any, ...]:
+    """`columns` of the capture's transfer: the session that carried the most new data (ties:
+    the lowest id). Raises TraceInputError when the capture has no TCP session."""
+    row = con.execute(
+        f"SELECT {columns} FROM sessions ORDER BY data_bytes DESC, session_id LIMIT 1"
+    ).fetchone()
+    if row is None:
+        raise TraceInputError(f"{path}: no TCP session with data")
+    return tuple(row)
+
+
+def _data_dir(data_dir: str) -> int:
+    """The `packets.dir` the transfer's data travel in (0 is client → server); its ACKs travel
+    in the other."""
+    return 1 if data_dir == "s2c" else 0
 
 
 def capture_rtt(capture: str | Path) -> dict[str, Any]:
@@ -30,21 +63,13 @@ def capture_rtt(capture: str | Path) -> dict[str, Any]:
     advertised, scaled). Raises TraceInputError when the file is not a capture
     or holds no TCP data."""
     path = Path(capture)
-    con = connect(":memory:")
-    try:
-        res = ingest_file(con, path, {})
-        if res.status != "ingested":
-            raise TraceInputError(f"{path}: {res.message or res.status}")
-        row = con.execute(
-            "SELECT session_id, data_dir, data_bytes, client_port, server_port, ts_rtt_median_ms, rwin_max_bytes "
-            "FROM sessions "
-            "ORDER BY data_bytes DESC, session_id LIMIT 1"
-        ).fetchone()
-        if row is None or not row[2]:
+    with _ingested(path) as con:
+        row = _transfer(con, path, "session_id, data_dir, data_bytes, client_port, server_port, "
+                        "ts_rtt_median_ms, rwin_max_bytes")
+        if not row[2]:
             raise TraceInputError(f"{path}: no TCP session with data")
         sid, data_dir, data_bytes, cport, sport, ts_median, rwin_max = row
-        # dir 0 is client → server; the ACKs travel against the data.
-        data = 1 if data_dir == "s2c" else 0
+        data = _data_dir(data_dir)
         ack_dir = 1 - data
         # Data segments below the highest sequence sent: at the sender's own interface these are
         # all retransmissions, whether Wireshark's timing rule calls them "retransmission" or,
@@ -60,8 +85,6 @@ def capture_rtt(capture: str | Path) -> dict[str, Any]:
             "WHERE session_id = ? AND dir = ? AND rtt_us IS NOT NULL",
             [sid, ack_dir],
         ).fetchone()
-    finally:
-        con.close()
 
     def ms(us: Any) -> float | None:
         return None if us is None else float(us) / 1e3
@@ -89,16 +112,9 @@ def capture_acks(capture: str | Path, seconds: float) -> dict[str, Any]:
     counts the ACKs of whatever a deep RLC queue still held when the transfer's time ran out
     (an lte-cell flow's last RTT, up to 1.5 s) and rantcp's run stops there."""
     path = Path(capture)
-    con = connect(":memory:")
-    try:
-        res = ingest_file(con, path, {})
-        if res.status != "ingested":
-            raise TraceInputError(f"{path}: {res.message or res.status}")
-        row = con.execute("SELECT session_id, data_dir FROM sessions ORDER BY data_bytes DESC, session_id LIMIT 1").fetchone()
-        if row is None:
-            raise TraceInputError(f"{path}: no TCP session with data")
-        sid, data_dir = row
-        data = 1 if data_dir == "s2c" else 0
+    with _ingested(path) as con:
+        sid, data_dir = _transfer(con, path, "session_id, data_dir")
+        data = _data_dir(data_dir)
         (t0,) = con.execute("SELECT min(ts_ns) FROM packets WHERE session_id = ? AND dir = ? AND payload_len > 0",
                             [sid, data]).fetchone()
         if t0 is None:
@@ -109,6 +125,4 @@ def capture_acks(capture: str | Path, seconds: float) -> dict[str, Any]:
             "FROM packets WHERE session_id = ? AND ts_ns >= ? AND ts_ns < ?",
             [1 - data, data, sid, t0, t1],
         ).fetchone()
-    finally:
-        con.close()
     return {"acks": int(acks), "data_segments": int(segs), "segments_per_ack": segs / acks if acks else None}
