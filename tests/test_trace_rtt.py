@@ -72,3 +72,35 @@ def test_capture_acks_counts_the_receivers_segments_in_the_window(tmp_path: Path
     # A shorter window counts fewer, and only what it covers.
     half = capture_acks(pcap, 0.5)
     assert 0 < half["acks"] < whole["acks"] and 0 < half["data_segments"] < whole["data_segments"]
+
+
+def test_capture_goodput_is_the_summarys_over_the_window_from_the_syn(tmp_path: Path) -> None:
+    from rantcp.trace.rtt import capture_goodput
+
+    # With loss (holes and retransmissions at the receiver), to the byte: summary.json's goodput
+    # counts the bytes delivered in order to the application over [flow start, end of run].
+    ov = {"bottleneck.loss": 1e-2, "flow.start": "0.5s"}
+    long = _run(tmp_path / "long", duration="2.5s", **ov)
+    short = _run(tmp_path / "short", duration="1.5s", **ov)
+    pcaps = tmp_path / "long" / "pcap"
+    g = capture_goodput(pcaps / "sender-eth0.pcap", pcaps / "receiver-eth0.pcap", 2.0)
+    # The window starts at the SYN on the sender's interface: the flow's start.
+    assert g["start_s"] == 0.5
+    assert g["bytes"] == long["bytes_delivered"] > 500_000
+    assert g["mbps"] == pytest.approx(long["goodput_mbps"], abs=1e-6)
+    # Its first second is what a run that stopped then delivered (same seed: the same run up to there).
+    first = capture_goodput(pcaps / "sender-eth0.pcap", pcaps / "receiver-eth0.pcap", 1.0)
+    assert first["bytes"] == short["bytes_delivered"] < g["bytes"]
+
+
+def test_rcv_nxt_counts_what_is_in_order() -> None:
+    from rantcp.trace.rtt import rcv_nxt
+
+    assert rcv_nxt(1, []) == 1
+    assert rcv_nxt(1, [(1, 101), (101, 201)]) == 201
+    # A hole holds back what arrived above it until it is filled; duplicates count once.
+    assert rcv_nxt(1, [(1, 101), (201, 301), (301, 401)]) == 101
+    assert rcv_nxt(1, [(1, 101), (201, 301), (301, 401), (101, 201)]) == 401
+    assert rcv_nxt(1, [(1, 101), (1, 101), (51, 151)]) == 151
+    # Held segments are taken in sequence order, whatever order they came in.
+    assert rcv_nxt(1, [(301, 401), (201, 301), (1, 101), (101, 201)]) == 401

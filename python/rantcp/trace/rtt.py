@@ -3,6 +3,7 @@ definition for a kernel's capture and a simulated one (issue 17's fidelity table
 
     >>> from rantcp.trace.rtt import capture_rtt
     >>> capture_rtt("out/run/pcap/sender-eth0.pcap")["mean_ms"]
+    >>> capture_goodput("out/run/pcap/sender-eth0.pcap", "out/run/pcap/receiver-eth0.pcap", 10)["mbps"]
 
 The capture is ingested into an in-memory trace database (`rantcp trace ingest`'s code, so the
 sessions, repairs and flags are exactly those of the `sessions` / `packets` tables), and the
@@ -15,7 +16,8 @@ that is the sender's RTT, minus its stack's time to send and to take in the ACK.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import heapq
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -126,3 +128,49 @@ def capture_acks(capture: str | Path, seconds: float) -> dict[str, Any]:
             [1 - data, data, sid, t0, t1],
         ).fetchone()
     return {"acks": int(acks), "data_segments": int(segs), "segments_per_ack": segs / acks if acks else None}
+
+
+def capture_goodput(sender_capture: str | Path, receiver_capture: str | Path, seconds: float) -> dict[str, Any]:
+    """The transfer's goodput over its first `seconds`, from two captures on one clock: the
+    window starts at the transfer's first packet (its SYN) at the data sender's interface and
+    counts the in-order bytes that reached the receiver's interface before it ends
+    ({"start_s": window start, capture time; "bytes"; "mbps"}). rantcp's summary.json figure
+    (in-order bytes delivered over [flow start, end of run]) measured the same way on a kernel's
+    run: iperf3's received rate divides what the server read by the server's own time, up to
+    the end of test on the control connection, which waits behind whatever a deep RLC queue
+    held when the sender stopped. In-order: a segment counts once everything below it arrived
+    (RCV.NXT, RFC 9293 §3.10.7.4); the trace's sequence numbers are relative to the ISN, so
+    transfers of up to 4 GiB."""
+    snd, rcv = Path(sender_capture), Path(receiver_capture)
+    with _ingested(snd) as con:
+        (sid,) = _transfer(con, snd, "session_id")
+        (t0,) = con.execute("SELECT min(ts_ns) FROM packets WHERE session_id = ?", [sid]).fetchone()
+    t1 = t0 + int(seconds * 1e9)
+    with _ingested(rcv) as con:
+        sid, data_dir = _transfer(con, rcv, "session_id, data_dir")
+        data = _data_dir(data_dir)
+        (first,) = con.execute("SELECT min(seq) FROM packets WHERE session_id = ? AND dir = ? AND payload_len > 0",
+                               [sid, data]).fetchone()
+        segs = con.execute(
+            "SELECT seq, seq + payload_len FROM packets WHERE session_id = ? AND dir = ? AND payload_len > 0 "
+            "AND ts_ns < ? ORDER BY ts_ns, frame",
+            [sid, data, t1],
+        ).fetchall()
+    got = rcv_nxt(first, segs) - first
+    return {"start_s": t0 / 1e9, "bytes": int(got), "mbps": got * 8 / seconds / 1e6}
+
+
+def rcv_nxt(first: int, segments: Iterable[tuple[int, int]]) -> int:
+    """The receiver's RCV.NXT after `segments` ([start, end) sequence ranges, in arrival order)
+    when the first byte is `first`: a segment moves it once everything below the segment has
+    arrived (RFC 9293 §3.10.7.4); duplicates and overlaps count once."""
+    nxt = first
+    held: list[tuple[int, int]] = []  # the out-of-order segments above RCV.NXT, a heap by start
+    for lo, hi in segments:
+        if lo <= nxt:
+            nxt = max(nxt, hi)
+            while held and held[0][0] <= nxt:
+                nxt = max(nxt, heapq.heappop(held)[1])
+        else:
+            heapq.heappush(held, (lo, hi))
+    return nxt
