@@ -157,3 +157,13 @@ def test_ack_table_kernel_against_rantcp_per_delivery() -> None:
     old = row(False, 8000, 5000, (1, 1), (1, 1))
     del old["emulated"]["receiver_acks"], old["offload"]
     assert "| lte | reno | one write per packet | 1 | 8000 / 5000 | **1.60** | – | – |" in fid.ack_table([old])
+
+
+def test_tables_say_which_runs_took_iperf3s_rate() -> None:
+    old = _row("mmwave", 1, 45.0, 52.0, 24.7, 24.8)
+    new = _row("mmwave", 2, 50.9, 51.0, 24.7, 24.8)
+    new["emulated"]["goodput_iperf3_mbps"] = 44.8
+    # Saved before goodput came from the captures: the table says how many, and that the kernel's
+    # figure there is iperf3's; a table of new runs only says nothing of it.
+    assert "1 of the 2 runs were saved before goodput came from the captures" in fid.tables([old, new])
+    assert "iperf3's received rate" not in fid.tables([new])
