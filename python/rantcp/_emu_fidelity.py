@@ -16,7 +16,8 @@ run in simulation):
   RTO, Linux's cwnd and RTO rules; also where the scenario's own profile is "rfc"), its flow
   starting when iperf3's data connection sent its SYN in the emulation (the radio's blockage
   schedule is aligned; iperf3 first opens its control connection and exchanges the test's
-  parameters: 100–155 ms on mmwave-blockage) and lasting `--seconds`.
+  parameters: the SYN came 95–175 ms after iperf3's launch on mmwave-blockage and p2p-bulk,
+  210–310 ms on lte-cell) and lasting `--seconds`.
 
 Goodput has one definition on both sides (`rantcp.trace.rtt.capture_goodput`, summary.json's):
 the in-order bytes that reached the receiver's interface in the model over the `--seconds` from
