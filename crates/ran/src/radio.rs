@@ -378,6 +378,22 @@ pub struct RadioEnvironment {
     tbs: TbsMemo,
 }
 
+/// The transport block sizes of one slot of one carrier ([`RadioEnvironment::slot_tbs`]).
+#[derive(Clone, Copy, Debug)]
+pub struct SlotTbs<'a> {
+    /// The carrier's sizes; `None` in a TDD slot that carries no data.
+    memo: Option<&'a TbsMemo>,
+}
+
+impl SlotTbs<'_> {
+    /// Bytes of a transport block on `n_prb` PRBs with `mcs` and `layers` in this slot:
+    /// [`RadioEnvironment::tb_size_bytes`].
+    #[inline(always)]
+    pub fn bytes(&self, n_prb: u32, mcs: u8, layers: u8) -> u32 {
+        self.memo.map_or(0, |m| m.bits(mcs, n_prb, layers) / 8)
+    }
+}
+
 const NO_UE: u32 = u32::MAX;
 
 fn los_for(cfg: &RadioConfig, ue: &mut Ue, cell: &CellConfig, pos: Vec3, now: Time) -> bool {
@@ -845,13 +861,20 @@ impl RadioEnvironment {
     #[inline(always)]
     pub fn tb_size_bytes(&self, rnti: u16, slot: u64, n_prb: u32, mcs: u8, layers: u8) -> u32 {
         let _ = rnti; // one MCS table per environment; kept for the 3GPP-shaped signature
-        if matches!(
+        self.slot_tbs(slot).bytes(n_prb, mcs, layers)
+    }
+
+    /// The transport block sizes of slot `slot` ([`SlotTbs`]): [`Self::tb_size_bytes`] with
+    /// the slot's type read once, for searches that ask many sizes of one slot.
+    #[inline(always)]
+    pub fn slot_tbs(&self, slot: u64) -> SlotTbs<'_> {
+        let data = !matches!(
             self.cfg.duplex.slot_type(slot),
             SlotType::Control | SlotType::Special
-        ) {
-            return 0;
+        );
+        SlotTbs {
+            memo: data.then_some(&self.tbs),
         }
-        self.tbs.bits(mcs, n_prb, layers) / 8
     }
 
     /// Decode a transport block sent to `rnti` at `now` on HARQ process `harq_id` with `mcs`
@@ -956,12 +979,13 @@ impl RadioEnvironment {
         let pl = -lin2db(ue.coupling_lin);
         let g = -pl + lin2db(ue.fade) - self.ul_noise_prb_dbm - lin2db(layers.clamp(1, 4) as f64);
         let (pc, mu) = (self.ul_pc, self.ul_mu_db);
+        let tbs = self.slot_tbs(slot);
         grant_limit(
             &self.ul_sizes,
             &self.ul_thr_db,
             pc.power_headroom_db(pl, 1, mu),
             |_, m_db| pc.psd_dbm_at(pl, m_db, mu) + g,
-            |m, mcs| self.tb_size_bytes(rnti, slot, m, mcs, layers),
+            |m, mcs| tbs.bytes(m, mcs, layers),
         )
     }
 
@@ -988,7 +1012,8 @@ impl RadioEnvironment {
         let g_large = -pl - self.ul_noise_prb_dbm - lin2db(layers.clamp(1, 4) as f64);
         let fade_db = lin2db(ue.fade);
         let (pc, mu) = (self.ul_pc, self.ul_mu_db);
-        let mut tbs = |m, mcs| self.tb_size_bytes(rnti, slot, m, mcs, layers);
+        let slot_tbs = self.slot_tbs(slot);
+        let mut tbs = |m, mcs| slot_tbs.bytes(m, mcs, layers);
         let (sizes, thr) = (&self.ul_sizes, &self.ul_thr_db);
         min_useful_grant(
             sizes,
