@@ -27,7 +27,7 @@
 
 use super::sap::Rnti;
 use rantcp_core::{Duration, Time};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// Scheduling policy.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -87,8 +87,10 @@ pub struct Allocation {
 #[derive(Debug)]
 pub struct Scheduler {
     pub cfg: SchedConfig,
-    /// PF average served rate (bytes per slot) per UE.
-    avg: HashMap<Rnti, f64>,
+    /// PF average served rate (bytes per slot) per UE. Only looked up, never iterated, so the
+    /// hasher does not matter to outputs: FxHash (with std's SipHash, two lookups per UE per
+    /// slot, lte-cell 40 UEs took 4 % more instructions).
+    avg: FxHashMap<Rnti, f64>,
     rr_next: usize,
     order: Vec<(f64, usize)>,
     alloc_prb: Vec<u16>,
@@ -133,7 +135,7 @@ impl Scheduler {
     pub fn new(cfg: SchedConfig) -> Self {
         Scheduler {
             cfg,
-            avg: HashMap::new(),
+            avg: FxHashMap::default(),
             rr_next: 0,
             order: Vec::new(),
             alloc_prb: Vec::new(),
