@@ -234,13 +234,22 @@ impl RanState {
     /// ([`crate::radio::RadioEnvironment::sinr_db_observed`]); only T310's expiry has a wake-up
     /// of its own, so runs in which no UE goes out of sync see the same events as without
     /// monitoring. T310 expiry is a radio link failure.
+    // Inlined: it runs at every packet and timeout of the device and almost always returns at
+    // once (no UE due); as a call that copied the configuration first it cost mmwave-urban
+    // 0.3 % of its instructions.
+    #[inline]
     pub(super) fn monitor_radio_links(&mut self, now: Time) {
+        if now >= self.rlm_next && self.cfg.rlm.is_some() {
+            self.monitor_due_radio_links(now);
+        }
+    }
+
+    /// [`Self::monitor_radio_links`] once some UE may be due.
+    #[inline(never)]
+    fn monitor_due_radio_links(&mut self, now: Time) {
         let Some(cfg) = self.cfg.rlm else {
             return;
         };
-        if now < self.rlm_next {
-            return;
-        }
         let mut next = Time::MAX;
         for i in 0..self.ues.len() {
             let u = &mut self.ues[i];
