@@ -64,7 +64,7 @@ use crate::obstacles::{BlockageSchedule, Obstacles};
 use crate::pathloss::{LinkGeometry, PathlossModel};
 use crate::phy::{BlerModel, HarqSoftBuffers, McsTable, NrAllocation, TbsMemo};
 use crate::ul_phy::{
-    best_mcs, grant_limit, lowest_mcs_for, mcs_thresholds, min_useful_grant, pusch_sizes,
+    grant_limit, lowest_mcs_for, mcs_thresholds, min_useful_grant, pusch_sizes, McsThresholds,
     UlPowerConfig,
 };
 use rantcp_core::{Duration, Rng, Time};
@@ -369,7 +369,7 @@ pub struct RadioEnvironment {
     cqi_mcs: [u8; 16],
     /// Uplink: SINR per MCS at the BLER target, PUSCH sizes, BS noise per PRB (dBm),
     /// 10·log10(2^μ) and the power control with P_CMAX.
-    ul_thr_db: [f64; 29],
+    ul_thr_db: McsThresholds,
     ul_sizes: Vec<(u32, f64)>,
     ul_noise_prb_dbm: f64,
     ul_mu_db: f64,
@@ -962,7 +962,7 @@ impl RadioEnvironment {
     /// MCS 0 if none is.
     pub fn ul_mcs(&mut self, rnti: u16, now: Time, n_prb: u32, layers: u8) -> u8 {
         let s = self.ul_sinr_db(rnti, now, n_prb) - lin2db(layers.clamp(1, 4) as f64);
-        best_mcs(&self.ul_thr_db, s).unwrap_or(0)
+        self.ul_thr_db.best(s).unwrap_or(0)
     }
 
     /// The power-headroom limit of an uplink grant to `rnti` at `now` for slot `slot`
@@ -1328,7 +1328,7 @@ mod tests {
         assert!((env.ul_power_headroom_db(1, 10) - 44.0682).abs() < 1e-3);
         let thr = crate::ul_phy::mcs_thresholds(env.bler_model(), 0.1);
         let m = env.ul_mcs(1, Time::ZERO, 10, 1);
-        assert!(thr[m as usize] <= s10 && thr[m as usize + 1] > s10);
+        assert!(thr.db[m as usize] <= s10 && thr.db[m as usize + 1] > s10);
         // Headroom at every size: a grant may span the largest PUSCH size (660 = 2²·3·5·11 is
         // not one; 648 = 2³·3⁴ is).
         assert_eq!(env.ul_grant_limit(1, Time::ZERO, 2, 1).0, 648);

@@ -106,9 +106,41 @@ impl UlPowerConfig {
     }
 }
 
+/// The SINR thresholds (dB) of one MCS table at one BLER target: what link adaptation reads.
+#[derive(Clone, Copy, Debug)]
+pub struct McsThresholds {
+    /// Per MCS, the SINR at which the BLER reaches the target (+∞ for a reserved MCS).
+    pub db: [f64; 29],
+    /// Per MCS, the lowest threshold of that MCS and every higher one: non-decreasing even
+    /// where the table is not. TS 38.214 Table 5.1.3.1-1 is not: MCS 17 (64QAM, code rate
+    /// 438/1024, 2.5664 bit/s/Hz) is a little below MCS 16 (16QAM, 658/1024, 2.5703), so its
+    /// threshold is 0.014 dB lower and a binary search over `db` answered MCS 15 in between.
+    reach_db: [f64; 29],
+}
+
+impl McsThresholds {
+    /// From per-MCS thresholds (+∞ for a reserved MCS).
+    pub fn new(db: [f64; 29]) -> Self {
+        let mut reach_db = db;
+        for m in (0..28).rev() {
+            reach_db[m] = reach_db[m].min(reach_db[m + 1]);
+        }
+        McsThresholds { db, reach_db }
+    }
+
+    /// Highest MCS whose threshold `sinr_db` reaches, `None` if none does. A binary search over the
+    /// suffix minima: the highest MCS whose suffix minimum is reached is itself reached
+    /// (every higher MCS's threshold is above `sinr_db`).
+    #[inline]
+    pub fn best(&self, sinr_db: f64) -> Option<u8> {
+        let n = self.reach_db.partition_point(|&t| sinr_db >= t);
+        n.checked_sub(1).map(|m| m as u8)
+    }
+}
+
 /// SINR (dB) at which `bler` reaches `target` for each MCS of its table (29 entries; a reserved
 /// MCS gets +∞). From the logistic curve of [`BlerModel::bler`].
-pub fn mcs_thresholds(bler: &BlerModel, target: f64) -> [f64; 29] {
+pub fn mcs_thresholds(bler: &BlerModel, target: f64) -> McsThresholds {
     let t = target.clamp(1e-6, 1.0 - 1e-6);
     let k = 2.0 * 9f64.ln() / bler.width_db;
     let shift = (((1.0 - t) / t).ln() - 9f64.ln()) / k;
@@ -118,14 +150,7 @@ pub fn mcs_thresholds(bler: &BlerModel, target: f64) -> [f64; 29] {
             *o = thr + shift;
         }
     }
-    out
-}
-
-/// Highest MCS whose threshold `sinr_db` reaches (thresholds ascending as the tables are),
-/// `None` if not even MCS 0's.
-pub fn best_mcs(thresholds: &[f64; 29], sinr_db: f64) -> Option<u8> {
-    let n = thresholds.partition_point(|&t| sinr_db >= t);
-    n.checked_sub(1).map(|m| m as u8)
+    McsThresholds::new(out)
 }
 
 /// PUSCH sizes of TS 36.211 §5.3.3 (M = 2^a·3^b·5^c) up to `max`, ascending, with
@@ -154,7 +179,7 @@ pub fn pusch_sizes(max: u32) -> Vec<(u32, f64)> {
 /// and the largest such size is the best of them, so the search starts there.
 pub fn grant_limit(
     sizes: &[(u32, f64)],
-    thresholds: &[f64; 29],
+    thresholds: &McsThresholds,
     headroom_db: f64,
     mut sinr_at: impl FnMut(u32, f64) -> f64,
     mut tbs: impl FnMut(u32, u8) -> u32,
@@ -164,7 +189,7 @@ pub fn grant_limit(
         .partition_point(|&(_, m_db)| m_db <= headroom_db)
         .saturating_sub(1);
     for &(m, m_db) in &sizes[first.min(sizes.len())..] {
-        let Some(mcs) = best_mcs(thresholds, sinr_at(m, m_db)) else {
+        let Some(mcs) = thresholds.best(sinr_at(m, m_db)) else {
             break; // the SINR only falls with M
         };
         let b = tbs(m, mcs);
@@ -199,7 +224,7 @@ pub fn grant_limit(
 /// falls and the MCS cannot. `None` too if no size of `sizes` can carry `min_tbs`.
 pub fn min_useful_grant(
     sizes: &[(u32, f64)],
-    thresholds: &[f64; 29],
+    thresholds: &McsThresholds,
     min_tbs: u32,
     combining_db: f64,
     mut sinr_at: impl FnMut(u32, f64) -> f64,
@@ -208,14 +233,14 @@ pub fn min_useful_grant(
     let mut robust: Option<(f64, u32, u8, u32)> = None;
     for &(m, m_db) in sizes {
         let sinr = sinr_at(m, m_db);
-        if let Some(la) = best_mcs(thresholds, sinr) {
+        if let Some(la) = thresholds.best(sinr) {
             let b = tbs(m, la);
             if b >= min_tbs {
                 return Some((m, la, b));
             }
         }
         if let Some(mcs) = lowest_mcs_for(thresholds, min_tbs, |mcs| tbs(m, mcs)) {
-            let margin = sinr - thresholds[mcs as usize];
+            let margin = sinr - thresholds.db[mcs as usize];
             if robust.is_none_or(|(best, ..)| margin > best) {
                 robust = Some((margin, m, mcs, tbs(m, mcs)));
             }
@@ -231,11 +256,11 @@ pub fn min_useful_grant(
 
 /// The lowest MCS (with a finite threshold) whose TBS `tbs(mcs)` is at least `min_tbs`.
 pub fn lowest_mcs_for(
-    thresholds: &[f64; 29],
+    thresholds: &McsThresholds,
     min_tbs: u32,
     mut tbs: impl FnMut(u8) -> u32,
 ) -> Option<u8> {
-    (0..29u8).find(|&mcs| thresholds[mcs as usize].is_finite() && tbs(mcs) >= min_tbs)
+    (0..29u8).find(|&mcs| thresholds.db[mcs as usize].is_finite() && tbs(mcs) >= min_tbs)
 }
 
 /// TS 36.213 Table 8.6.1-1 PUSCH I_MCS of the transport block index that PDSCH-table MCS
@@ -282,14 +307,34 @@ mod tests {
         let t10 = mcs_thresholds(&b, 0.1);
         let t1 = mcs_thresholds(&b, 0.01);
         for m in 0..29u8 {
-            assert!((b.bler(t10[m as usize], m) - 0.1).abs() < 1e-9);
-            assert!((b.bler(t1[m as usize], m) - 0.01).abs() < 1e-9);
-            assert!((t10[m as usize] - b.threshold_db(m).unwrap()).abs() < 1e-9);
+            assert!((b.bler(t10.db[m as usize], m) - 0.1).abs() < 1e-9);
+            assert!((b.bler(t1.db[m as usize], m) - 0.01).abs() < 1e-9);
+            assert!((t10.db[m as usize] - b.threshold_db(m).unwrap()).abs() < 1e-9);
         }
-        assert_eq!(best_mcs(&t10, t10[0] - 0.01), None);
-        assert_eq!(best_mcs(&t10, t10[0]), Some(0));
-        assert_eq!(best_mcs(&t10, t10[12] + 0.01), Some(12));
-        assert_eq!(best_mcs(&t10, 40.0), Some(28));
+        assert_eq!(t10.best(t10.db[0] - 0.01), None);
+        assert_eq!(t10.best(t10.db[0]), Some(0));
+        assert_eq!(t10.best(t10.db[12] + 0.01), Some(12));
+        assert_eq!(t10.best(40.0), Some(28));
+    }
+
+    #[test]
+    fn best_mcs_where_the_table_is_not_monotone() {
+        // TS 38.214 Table 5.1.3.1-1: MCS 17 (64QAM, 438/1024) has a slightly lower spectral
+        // efficiency than MCS 16 (16QAM, 658/1024), so its threshold is lower.
+        let t = mcs_thresholds(&BlerModel::new(McsTable::Nr1), 0.1);
+        assert!(t.db[17] < t.db[16], "{} {}", t.db[16], t.db[17]);
+        // Between them MCS 17 meets the target and MCS 16 does not: the answer is 17 (a binary
+        // search over the raw thresholds said 15).
+        assert_eq!(t.best(0.5 * (t.db[16] + t.db[17])), Some(17));
+        // Everywhere: the highest MCS whose own threshold is reached, as a linear scan finds.
+        for table in [McsTable::Lte, McsTable::Nr1, McsTable::Nr2] {
+            let t = mcs_thresholds(&BlerModel::new(table), 0.1);
+            for i in 0..4000 {
+                let s = -12.0 + i as f64 * 0.01;
+                let scan = (0..29u8).rev().find(|&m| s >= t.db[m as usize]);
+                assert_eq!(t.best(s), scan, "{table:?} at {s} dB");
+            }
+        }
     }
 
     #[test]
@@ -310,7 +355,7 @@ mod tests {
         let tbs = |m: u32, mcs: u8| lte_tbs_bits_for_mcs(mcs, m as u16, 1).unwrap() / 8;
         // Headroom everywhere (SINR 10 dB at any M): the whole carrier.
         let (m, mcs, tb) = grant_limit(&sizes, &thr, f64::INFINITY, |_, _| 10.0, tbs);
-        assert_eq!((m, mcs), (100, best_mcs(&thr, 10.0).unwrap()));
+        assert_eq!((m, mcs), (100, thr.best(10.0).unwrap()));
         assert_eq!(tb, tbs(100, mcs));
         // Headroom up to 15 PRBs (11.76 dB), then −3 dB per doubling from 10 dB: the search
         // starts at 15 and the answer equals a full search's.
@@ -326,7 +371,7 @@ mod tests {
         // 6 → MCS 0 19 B, 8 → below MCS 0: the limit is 6 PRBs at MCS 0.
         let s1 = 0.6;
         let at = |_m: u32, m_db: f64| s1 - m_db;
-        assert_eq!(best_mcs(&thr, at(8, 10.0 * 8f64.log10())), None);
+        assert_eq!(thr.best(at(8, 10.0 * 8f64.log10())), None);
         let (m, mcs, tb) = grant_limit(&sizes, &thr, -0.1, at, tbs);
         assert_eq!((m, mcs, tb), (6, 0, 19));
         // Hopeless link: one PRB at MCS 0.
@@ -351,7 +396,7 @@ mod tests {
             (7, 7, 7, 4, 4)
         );
         // Headroom (10 dB at any M): one PRB at the link-adaptation MCS already carries 7 B.
-        let la = best_mcs(&thr, 10.0).unwrap();
+        let la = thr.best(10.0).unwrap();
         assert_eq!(
             min_useful_grant(&sizes, &thr, 7, four_tx, |_, _| 10.0, tbs),
             Some((1, la, tbs(1, la)))
