@@ -33,6 +33,19 @@ pub enum AntennaPattern {
         g_max_dbi: f64,
         vertical: Option<VerticalPattern>,
     },
+    /// A TR 38.901 §7.3 panel of one column: `n_v` Table 7.3-1 elements (φ_3dB = θ_3dB = 65°,
+    /// A_max = SLA_V = 30 dB, 8 dBi, facing the horizon at `boresight_deg`) stacked vertically
+    /// `d_v_wavelengths` apart, fed with the fixed electrical-downtilt weights
+    /// w_m = e^{−j2π(m−1)d_V·cos θ_tilt}/√n_v (TR 36.897 §5.2.2, which TR 38.901 Table 7.8-1's
+    /// "θ_tilt" refers to; θ zenith angles, θ_tilt = 90° + `tilt_deg`): gain = element gain +
+    /// 10·log10|Σ_m w_m e^{j2π(m−1)d_V·cos θ}|², which peaks at 8 + 10·log10(n_v) dBi along
+    /// the tilt. The large-scale calibration's antenna (Table 7.8-1: n_v = 10, 12° tilt).
+    VerticalArray {
+        boresight_deg: f64,
+        n_v: u32,
+        d_v_wavelengths: f64,
+        tilt_deg: f64,
+    },
 }
 
 impl AntennaPattern {
@@ -74,6 +87,35 @@ impl AntennaPattern {
                     }
                 };
                 g_max_dbi + a
+            }
+            AntennaPattern::VerticalArray {
+                boresight_deg,
+                n_v,
+                d_v_wavelengths,
+                tilt_deg,
+            } => {
+                let element = AntennaPattern::ThreeSector {
+                    boresight_deg,
+                    phi_3db_deg: 65.0,
+                    a_m_db: 30.0,
+                    g_max_dbi: 8.0,
+                    vertical: Some(VerticalPattern {
+                        tilt_deg: 0.0,
+                        theta_3db_deg: 65.0,
+                        sla_v_db: 30.0,
+                    }),
+                };
+                // cos θ − cos θ_tilt with zenith angles θ = 90° + downtilt.
+                let down = -elevation_deg(at, towards);
+                let u = tilt_deg.to_radians().sin() - down.to_radians().sin();
+                let psi = std::f64::consts::TAU * d_v_wavelengths * u;
+                let (mut re, mut im) = (0.0, 0.0);
+                for m in 0..n_v.max(1) {
+                    re += (psi * m as f64).cos();
+                    im += (psi * m as f64).sin();
+                }
+                let af = (re * re + im * im) / n_v.max(1) as f64;
+                element.gain_dbi(at, towards) + 10.0 * af.max(1e-30).log10()
             }
         }
     }
@@ -122,5 +164,28 @@ mod tests {
         assert!((a.gain_dbi(at, Vec3::new(0.0, d, 0.0)) - 8.0).abs() < 1e-9);
         assert!((beamforming_gain_db(64, 16) - 30.103).abs() < 1e-3);
         assert_eq!(beamforming_gain_db(1, 1), 0.0);
+    }
+
+    #[test]
+    fn vertical_array_gain_and_nulls() {
+        let a = AntennaPattern::VerticalArray {
+            boresight_deg: 0.0,
+            n_v: 10,
+            d_v_wavelengths: 0.5,
+            tilt_deg: 12.0,
+        };
+        let at = Vec3::new(0.0, 0.0, 25.0);
+        // Along the tilt: 8 dBi element − 12·(12/65)² = 0.409 dB, + 10·log10(10) array gain.
+        let d = 25.0 / 12f64.to_radians().tan();
+        let g = a.gain_dbi(at, Vec3::new(d, 0.0, 0.0));
+        assert!(
+            (g - (18.0 - 12.0 * (12.0f64 / 65.0).powi(2))).abs() < 1e-9,
+            "{g}"
+        );
+        // A uniform 10-element array has its first null where 10·ψ = 2π, ψ = π·u at d_V = λ/2:
+        // sin(down) = sin 12° − 0.2 → down = 0.454°.
+        let down = (12f64.to_radians().sin() - 0.2).asin();
+        let far = Vec3::new(25.0 / down.tan(), 0.0, 0.0);
+        assert!(a.gain_dbi(at, far) < -40.0);
     }
 }
