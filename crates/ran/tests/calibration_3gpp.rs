@@ -15,8 +15,8 @@
 //! `rx_power_dbm − interference_dbm`, at full load. The companies' spread is not in the
 //! transcription, and TR 38.901 / 36.873 print the assumptions, not the results.
 //!
-//! What rantcp expresses of those assumptions: hexagonal sites × 3 sectors (boresights 30°,
-//! 150°, 270°), ISD and BS height (UMa 500 m / 25 m, UMi 200 m / 10 m), the minimum distance
+//! What rantcp expresses of those assumptions: hexagonal sites × 3 sectors (boresights 0°,
+//! 120°, 240°, each towards a first-ring site), ISD and BS height (UMa 500 m / 25 m, UMi 200 m / 10 m), the minimum distance
 //! (35 m / 10 m), TR 38.901 path loss, LOS probability and shadowing σ (one LOS state and one
 //! shadowing value per site, shared by its sectors), the Table 7.3-1 element and the 10-element
 //! electrically tilted column ([`AntennaPattern::VerticalArray`], d_V = 0.5 λ as QuaDRiGa
@@ -346,15 +346,10 @@ fn geometry_matches_38901_large_scale_calibration_uma() {
     check_geometry(&UMA_6);
 }
 
-/// The UMi curve runs 0.3–1.0 dB below the companies' median over its upper half and leaves
-/// the tolerance by up to 0.04 dB at the 75th–80th percentiles (0.94–1.04 dB over three
-/// disjoint 20,000-UE sets): at the edge, not robustly inside. Cause not found: the same
-/// code is within 0.9 dB for UMa and within 0.7 dB for TR 36.873's 3D-UMa, the 6 GHz UMi
-/// formulas are unit-tested, and an independent re-computation of the 2 GHz UMi drop (one
-/// element) reproduced rantcp's percentiles within 0.2 dB. Candidates: TR 38.900 v14.0.0 (what the companies ran) against
-/// TR 38.901's UMi parameters, and the array's d_V (0.5 λ here, QuaDRiGa's reading).
+/// Was an xfail (1.04 dB below at the 75th–80th percentiles) while `hex_layout` pointed the
+/// sectors between two neighbour sites; with the boresights towards first-ring sites, as
+/// QuaDRiGa and ns-3 lay out 3GPP's hexagonal grid, it is within 0.3 dB at every percentile.
 #[test]
-#[ignore = "xfail: 38.901 UMi 6 GHz geometry 1.04 dB below 3GPP's median at the 75-80th percentile (tolerance 1.0); see the doc comment"]
 fn geometry_matches_38901_large_scale_calibration_umi() {
     check_geometry(&UMI_6);
 }
@@ -369,12 +364,13 @@ fn geometry_matches_36873_phase1_calibration_uma() {
 /// (TR 36.873 Table 7.2-1, from ITU-R M.2135's UMi) has σ_SF = 3 / 4 dB (LOS / NLOS) and NLOS
 /// 36.7·log10(d) + 22.7 + 26·log10(f_c); TR 38.901's UMi-Street Canyon, rantcp's, has 4 /
 /// 7.82 dB and 35.3·log10(d) + 22.4 + 21.3·log10(f_c). The wider shadowing spreads the
-/// geometry: rantcp's 2 GHz UMi lies 1–4 dB below the 3D-UMi curves from the 10th percentile
-/// up (README "Radio: 3GPP calibration"), while at 6 GHz, against TR 38.901's own UMi
-/// calibration, it is within 1.04 dB. An independent re-computation with 3D-UMi's
-/// formulas lands within 0.7 dB of the 3D-UMi curve, so the gap is the model, not the code.
-/// This asserts the gap as documented: never above 3GPP by more than the tolerance, below it
-/// by more than the tolerance at the median.
+/// geometry's upper half: rantcp's 2 GHz UMi lies 0.7–3.4 dB (one element) and 0.1–1.3 dB
+/// (10 elements) below the 3D-UMi curves (README "Radio: 3GPP calibration"), while at 6 GHz,
+/// against TR 38.901's own UMi calibration, it is within 0.3 dB. An independent
+/// re-computation with 3D-UMi's formulas lands within 0.6 dB of both 3D-UMi curves, so the gap
+/// is the model, not the code. This asserts the gap as documented: never above 3GPP by more
+/// than the tolerance, below it by more than the tolerance at the 80th percentile (where the
+/// wider shadowing shows most; the 10-element median gap is 0.7 dB since the layout fix).
 #[test]
 fn umi_2ghz_is_below_36873_3d_umi_as_documented() {
     for c in [UMI_2_K1, UMI_2_K10] {
@@ -382,10 +378,10 @@ fn umi_2ghz_is_below_36873_3d_umi_as_documented() {
         for ((p, a), b) in PCT.iter().zip(&ours).zip(c.gf_ref) {
             assert!(a - b <= TOL_DB, "{} {p} %: {a:.2} vs {b}", c.name);
         }
-        let (a, b) = (ours[9], c.gf_ref[9]);
+        let (a, b) = (ours[15], c.gf_ref[15]);
         assert!(
             a - b < -TOL_DB,
-            "{}: median {a:.2} vs {b}: gap closed?",
+            "{}: 80th percentile {a:.2} vs {b}: gap closed?",
             c.name
         );
     }
