@@ -20,8 +20,9 @@
 //!
 //! Randomness: each UE draws from its own streams `ran/ue/<rnti>/channel` (shadowing, LOS
 //! draws, fading realisation), `ran/ue/<rnti>/decode/dl` (downlink decode draws, including
-//! the fixed-BLER ones) and `ran/ue/<rnti>/decode/ul` (uplink decode draws), derived from the
-//! run seed, so adding a UE never changes another's channel or decodes, and a change that only
+//! the fixed-BLER ones), `ran/ue/<rnti>/decode/ul` (uplink decode draws) and
+//! `ran/ue/<rnti>/o2i` (indoor or not, building type, d_2D-in and the O2I deviation, drawn once
+//! when [`RadioConfig::o2i`] is set), derived from the run seed, so adding a UE never changes another's channel or decodes, and a change that only
 //! touches a UE's uplink (its ACK sizes, how many uplink blocks it sends) never shifts the luck
 //! of its downlink blocks, nor the reverse (design.md "Randomness": one stream per entity,
 //! and the two directions' receivers are two entities).
@@ -61,7 +62,7 @@ use crate::frame::{Carrier, Duplex, SlotType};
 use crate::geometry::Vec3;
 use crate::mobility::Mobility;
 use crate::obstacles::{BlockageSchedule, Obstacles};
-use crate::pathloss::{LinkGeometry, PathlossModel};
+use crate::pathloss::{Building, LinkGeometry, PathlossModel};
 use crate::phy::{BlerModel, HarqSoftBuffers, McsTable, NrAllocation, TbsMemo};
 use crate::ul_phy::{
     grant_limit, lowest_mcs_for, mcs_thresholds, min_useful_grant, pusch_sizes, McsThresholds,
@@ -135,6 +136,72 @@ pub enum LosSource {
     AlwaysNlos,
 }
 
+/// Indoor UEs (TR 38.901 §7.4.3.1 O2I building penetration): which share of the UEs is
+/// indoors and which share of those is in high-loss buildings.
+///
+/// Each UE draws, once, from its own stream `ran/ue/<rnti>/o2i`: u_in, u_bldg, u1, u2 uniform
+/// and z standard normal, always all five and in this order. It is indoors if
+/// u_in < `indoor_share`, in a high-loss building if u_bldg < `high_loss_share`, at
+/// d_2D-in = d_max·min(u1, u2) (Table 7.4.3-2 note: the minimum of two uniform draws on
+/// [0, d_max], d_max = [`PathlossModel::o2i_max_d_2d_in_m`]), and its O2I loss
+/// PL_tw + 0.5·d_2D-in + σ_P·z ([`Building::o2i_loss_db`]) is added to the path loss of every
+/// link (serving and interfering cells, downlink and uplink): UT-specific, as TR 38.901
+/// generates d_2D-in and the building type per UT. So raising a share only moves UEs
+/// indoors (or into high-loss buildings), and no other stream is touched.
+///
+/// Not modelled: the indoor UE's LOS probability from d_2D-out (Table 7.4.2-1 note) and
+/// PL_b over d_3D-out + d_3D-in (eq. 7.4-2) are evaluated at the UE's position as for an
+/// outdoor UE; O2I car penetration (§7.4.3.2).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct O2iConfig {
+    /// Probability that a UE is indoors (0..=1).
+    pub indoor_share: f64,
+    /// Probability that an indoor UE's building is high-loss (0..=1; 0 = all low-loss).
+    /// QuaDRiGa's TR 38.901 UMa/UMi layouts take 50 %. Ignored for RMa, where §7.4.3.1
+    /// applies the low-loss model only.
+    pub high_loss_share: f64,
+}
+
+/// One UE's O2I draws (see [`O2iConfig`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct O2iDraw {
+    u_in: f64,
+    u_bldg: f64,
+    d_2d_in_m: f64,
+    z: f64,
+}
+
+impl O2iDraw {
+    fn new(rng: &mut Rng, d_max_m: f64) -> Self {
+        let u_in = rng.uniform();
+        let u_bldg = rng.uniform();
+        let (u1, u2) = (rng.uniform(), rng.uniform());
+        O2iDraw {
+            u_in,
+            u_bldg,
+            d_2d_in_m: d_max_m * u1.min(u2),
+            z: rng.normal(),
+        }
+    }
+    fn building(&self, c: &O2iConfig, model: PathlossModel) -> Building {
+        if self.u_bldg < c.high_loss_share && !matches!(model, PathlossModel::Rma { .. }) {
+            Building::HighLoss
+        } else {
+            Building::LowLoss
+        }
+    }
+}
+
+/// An indoor UE's O2I state, for logs ([`RadioEnvironment::o2i`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct O2iState {
+    pub building: Building,
+    /// Distance inside the building d_2D-in (m).
+    pub d_2d_in_m: f64,
+    /// The O2I loss added to every link (dB).
+    pub loss_db: f64,
+}
+
 /// Everything the radio environment needs besides cells and UEs.
 #[derive(Clone, Debug)]
 pub struct RadioConfig {
@@ -148,6 +215,9 @@ pub struct RadioConfig {
     /// 15–30 dB of body/vehicle blockage of TR 38.901 §7.6.4 when a scenario specifies blockage
     /// by time. Default 0.
     pub blockage_loss_db: f64,
+    /// Outdoor-to-indoor penetration (TR 38.901 §7.4.3.1) for a share of the UEs; `None`
+    /// (the default): every UE outdoors.
+    pub o2i: Option<O2iConfig>,
     pub fading: FadingConfig,
     /// UE receiver noise figure (dB).
     pub ue_noise_figure_db: f64,
@@ -200,6 +270,7 @@ impl RadioConfig {
             los: LosSource::AlwaysNlos,
             shadowing: true,
             blockage_loss_db: 0.0,
+            o2i: None,
             fading: FadingConfig::default(),
             ue_noise_figure_db: 9.0,
             ue_antenna_gain_dbi: 0.0,
@@ -233,6 +304,7 @@ impl RadioConfig {
             los: LosSource::AlwaysLos,
             shadowing: false,
             blockage_loss_db: 0.0,
+            o2i: None,
             fading: FadingConfig {
                 kind: FadingKind::Rician { k_los_db: 9.0 },
                 ..FadingConfig::default()
@@ -289,6 +361,8 @@ pub struct LargeScaleState {
     /// 3-D distance to the serving antenna (m).
     pub distance_m: f64,
     pub los: bool,
+    /// Path loss of the serving link (dB), including an indoor UE's O2I loss (TR 38.901
+    /// eq. 7.4-2: PL = PL_b + PL_tw + PL_in + N(0, σ_P²)).
     pub pathloss_db: f64,
     pub shadowing_db: f64,
     /// BS antenna gain towards the UE (dBi), excluding beamforming.
@@ -353,6 +427,9 @@ struct Ue {
     coupling_lin: f64,
     /// Fast-fading power gain of the last evaluation.
     fade: f64,
+    /// The O2I draws (with [`RadioConfig::o2i`]) and the UE's O2I state if it is indoors.
+    o2i_draw: Option<O2iDraw>,
+    o2i: Option<O2iState>,
 }
 
 /// The radio side of a run: cells, UEs, channel and PHY abstraction. See the module docs.
@@ -555,6 +632,14 @@ impl RadioEnvironment {
         let fading2 = (self.cfg.fading.tx_diversity >= 2)
             .then(|| FadingProcess::new(self.cfg.fading.sinusoids, &mut chan_rng));
         let first = mobility.position(Time::ZERO);
+        let o2i_draw = self.cfg.o2i.map(|_| {
+            let mut rng = Rng::for_entity(self.seed, &format!("ran/ue/{rnti}/o2i"));
+            O2iDraw::new(&mut rng, self.cfg.pathloss.o2i_max_d_2d_in_m())
+        });
+        let o2i = match (self.cfg.o2i, o2i_draw) {
+            (Some(c), Some(d)) if d.u_in < c.indoor_share => Some(self.o2i_state(&c, &d)),
+            _ => None,
+        };
         let ue = Ue {
             rnti,
             mobility,
@@ -598,6 +683,8 @@ impl RadioEnvironment {
             ul_harq: HarqSoftBuffers::new(self.cfg.harq_processes, self.bler),
             coupling_lin: 0.0,
             fade: 1.0,
+            o2i_draw,
+            o2i,
         };
         let idx = self.ues.len();
         self.ues.push(ue);
@@ -627,6 +714,38 @@ impl RadioEnvironment {
             ue.cache_key = None;
             self.update_large_scale(idx, Time::ZERO);
         }
+    }
+
+    fn o2i_state(&self, c: &O2iConfig, d: &O2iDraw) -> O2iState {
+        let building = d.building(c, self.cfg.pathloss);
+        O2iState {
+            building,
+            d_2d_in_m: d.d_2d_in_m,
+            loss_db: building.o2i_loss_db(self.cfg.carrier.fc_hz, d.d_2d_in_m, d.z),
+        }
+    }
+
+    /// The O2I state of `rnti` if it is indoors ([`RadioConfig::o2i`]), `None` outdoors.
+    pub fn o2i(&self, rnti: u16) -> Option<O2iState> {
+        self.ues[self.idx(rnti)].o2i
+    }
+
+    /// Put `rnti` indoors or outdoors regardless of its `indoor_share` draw, keeping its own
+    /// building, d_2D-in and deviation draws (for a drop that decides who is indoors itself,
+    /// e.g. together with the UE's floor). Call right after adding the UE: the large-scale
+    /// state is recomputed at t = 0, and the serving cell is kept (the O2I loss is the same
+    /// on every link, so it does not change which cell is strongest). Panics without
+    /// [`RadioConfig::o2i`].
+    pub fn set_indoor(&mut self, rnti: u16, indoor: bool) {
+        let i = self.idx(rnti);
+        let c = self.cfg.o2i.expect("set_indoor needs RadioConfig::o2i");
+        let d = self.ues[i].o2i_draw.expect("drawn when o2i is configured");
+        let o2i = indoor.then(|| self.o2i_state(&c, &d));
+        let ue = &mut self.ues[i];
+        ue.o2i = o2i;
+        ue.cache_key = None;
+        ue.last_eval = None;
+        self.update_large_scale(i, Time::ZERO);
     }
 
     fn ue_index(&self, rnti: u16) -> Option<usize> {
@@ -689,7 +808,8 @@ impl RadioEnvironment {
                             fc_hz: fc,
                         };
                         let pl = self.cfg.pathloss.pathloss_db(los, &g)
-                            + if los { 0.0 } else { self.cfg.blockage_loss_db };
+                            + if los { 0.0 } else { self.cfg.blockage_loss_db }
+                            + ue.o2i.map_or(0.0, |o| o.loss_db);
                         let sf = if self.cfg.shadowing {
                             let st = &mut ue.sites[cell.site];
                             // Gudmundson AR(1) in distance travelled: ρ = exp(−Δd/d_corr).
@@ -1218,6 +1338,93 @@ mod tests {
         let (a, b) = (env.large_scale(1), env2.large_scale(1));
         assert!(!a.los && !b.los);
         assert!((b.pathloss_db - a.pathloss_db - 20.0).abs() < 1e-9);
+    }
+
+    /// TR 38.901 §7.4.3.1 O2I: an indoor UE's every link carries the same loss, so its SIR and
+    /// serving cell stay, its SINR against noise, its uplink path-loss estimate and its uplink
+    /// SINR move by the loss, and no other random draw moves.
+    #[test]
+    fn o2i_loss_on_every_link_of_an_indoor_ue() {
+        let env = |o2i: Option<O2iConfig>, interference: bool| {
+            let mut cfg = RadioConfig::lte_macro();
+            cfg.fading = FadingConfig::NONE;
+            cfg.interference = interference;
+            cfg.o2i = o2i;
+            let mut e = RadioEnvironment::new(cfg, hex_layout(1, 500.0, 25.0, 46.0), 11);
+            for k in 1..=12u16 {
+                let a = k as f64 * 0.5;
+                let d = 40.0 + 17.0 * k as f64;
+                e.add_ue(
+                    k,
+                    Mobility::fixed(Vec3::new(d * a.cos(), d * a.sin(), 1.5)),
+                    1,
+                );
+            }
+            e
+        };
+        let indoor = Some(O2iConfig {
+            indoor_share: 1.0,
+            high_loss_share: 0.5,
+        });
+        for interference in [false, true] {
+            let mut out = env(None, interference);
+            let mut inn = env(indoor, interference);
+            let mut buildings = [0, 0];
+            for k in 1..=12u16 {
+                let o = inn.o2i(k).expect("indoor_share 1: every UE indoors");
+                assert!(out.o2i(k).is_none());
+                assert!((0.0..=25.0).contains(&o.d_2d_in_m));
+                buildings[(o.building == Building::HighLoss) as usize] += 1;
+                let (a, b) = (out.large_scale(k), inn.large_scale(k));
+                assert_eq!(a.serving_cell, b.serving_cell);
+                assert_eq!(a.shadowing_db, b.shadowing_db, "other draws unchanged");
+                assert!((b.pathloss_db - a.pathloss_db - o.loss_db).abs() < 1e-9);
+                assert!((a.rx_power_dbm - b.rx_power_dbm - o.loss_db).abs() < 1e-9);
+                let ul = inn.ul_pathloss_db(k) - out.ul_pathloss_db(k);
+                assert!((ul - o.loss_db).abs() < 1e-9, "uplink path loss +{ul}");
+                if interference {
+                    // Same loss on every link: the SIR is untouched.
+                    let sir = |s: LargeScaleState| s.rx_power_dbm - s.interference_dbm;
+                    assert!((sir(a) - sir(b)).abs() < 1e-9);
+                } else {
+                    // Noise-limited: the downlink SINR falls by exactly the loss.
+                    let t = Time::from_millis(1);
+                    let ds = out.sinr_db(k, t) - inn.sinr_db(k, t);
+                    assert!((ds - o.loss_db).abs() < 1e-9, "{ds} vs {}", o.loss_db);
+                }
+                // Uplink power control compensates α·PL up to P_CMAX: the SINR at the base
+                // station never rises and falls by at most the loss.
+                let t = Time::from_millis(2);
+                let du = out.ul_sinr_db(k, t, 10) - inn.ul_sinr_db(k, t, 10);
+                assert!((-1e-9..=o.loss_db + 1e-9).contains(&du), "{du}");
+            }
+            assert!(buildings[0] > 0 && buildings[1] > 0, "{buildings:?}");
+        }
+        // indoor_share 0: the draws are made, nobody is indoors, and the outputs are those
+        // without O2I; set_indoor moves a UE in and out again.
+        let mut none = env(
+            Some(O2iConfig {
+                indoor_share: 0.0,
+                high_loss_share: 0.5,
+            }),
+            true,
+        );
+        let out = env(None, true);
+        for k in 1..=12u16 {
+            assert!(none.o2i(k).is_none());
+            assert_eq!(none.large_scale(k), out.large_scale(k));
+        }
+        none.set_indoor(3, true);
+        let o = none.o2i(3).unwrap();
+        let inn = env(indoor, true);
+        assert_eq!(
+            Some(o),
+            inn.o2i(3),
+            "the UE's own draws, whatever the share"
+        );
+        assert_eq!(none.large_scale(3), inn.large_scale(3));
+        none.set_indoor(3, false);
+        assert_eq!(none.large_scale(3), out.large_scale(3));
     }
 
     #[test]
