@@ -612,6 +612,20 @@ fn radio_summary(sims: &[(String, Sim)], end: Time) -> Value {
                         o.insert(k.into(), v);
                     }
                 }
+                if dev.radio().config().o2i.is_some() {
+                    // Indoor UEs (ue.indoor): TR 38.901 §7.4.3.1 building and O2I loss.
+                    let o2i = dev.radio().o2i(rnti);
+                    let o = ues.last_mut().and_then(|v| v.as_object_mut()).unwrap();
+                    o.insert("indoor".into(), json!(o2i.is_some()));
+                    o.insert(
+                        "o2i_building".into(),
+                        json!(o2i.map(|s| match s.building {
+                            rantcp_ran::pathloss::Building::LowLoss => "low-loss",
+                            rantcp_ran::pathloss::Building::HighLoss => "high-loss",
+                        })),
+                    );
+                    o.insert("o2i_loss_db".into(), json!(o2i.map(|s| r6(s.loss_db))));
+                }
                 if c.dl_nf_emitted > 0 {
                     // Downlink packets network functions put into the bearer (emitted or pulled).
                     let o = ues

@@ -31,7 +31,9 @@ use rantcp_ran::mac::sched::SchedulerKind;
 use rantcp_ran::mac::ul::UeMacConfig;
 use rantcp_ran::mobility::{seed004_urban_route, Mobility};
 use rantcp_ran::obstacles::{seed004_obstacles, BlockageSchedule};
-use rantcp_ran::radio::{hex_layout, CellConfig, LosSource, RadioConfig, RadioEnvironment};
+use rantcp_ran::radio::{
+    hex_layout, CellConfig, LosSource, O2iConfig, RadioConfig, RadioEnvironment,
+};
 use rantcp_ran::rlc::RlcMode;
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
@@ -95,6 +97,70 @@ impl JsonSchema for DuplexSpec {
             "pattern": "^(FDD|[CDUSFcdusf ]+)$",
         })
     }
+}
+
+/// `radio.o2i`: the buildings of the indoor UEs (`ue.indoor`), TR 38.901 §7.4.3.1 Table
+/// 7.4.3-2: "low-loss", "high-loss", or the share of high-loss buildings (0..1). Default 0.5,
+/// half and half, as QuaDRiGa's TR 38.901 UMa/UMi layouts.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct O2iSpec(pub f64);
+
+const O2I_ALLOWED: &str =
+    "\"low-loss\", \"high-loss\" or the share of indoor UEs in high-loss buildings, 0 to 1";
+
+impl Default for O2iSpec {
+    fn default() -> Self {
+        O2iSpec(0.5)
+    }
+}
+impl O2iSpec {
+    fn is_default(&self) -> bool {
+        *self == O2iSpec::default()
+    }
+}
+impl Serialize for O2iSpec {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            0.0 => s.serialize_str("low-loss"),
+            1.0 => s.serialize_str("high-loss"),
+            x => s.serialize_f64(x),
+        }
+    }
+}
+impl<'de> Deserialize<'de> for O2iSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Name(String),
+            Share(f64),
+        }
+        let share = match Raw::deserialize(d).map_err(|_| de::Error::custom(O2I_ALLOWED))? {
+            Raw::Name(n) if n == "low-loss" => 0.0,
+            Raw::Name(n) if n == "high-loss" => 1.0,
+            Raw::Share(x) if (0.0..=1.0).contains(&x) => x,
+            _ => return Err(de::Error::custom(O2I_ALLOWED)),
+        };
+        Ok(O2iSpec(share))
+    }
+}
+impl JsonSchema for O2iSpec {
+    fn schema_name() -> Cow<'static, str> {
+        "O2iSpec".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "Buildings of the indoor UEs (TR 38.901 Table 7.4.3-2): \"low-loss\", \"high-loss\", or the share of high-loss buildings 0..1 (default 0.5)",
+            "oneOf": [
+                { "type": "string", "enum": ["low-loss", "high-loss"] },
+                { "type": "number", "minimum": 0.0, "maximum": 1.0 },
+            ],
+        })
+    }
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 /// `mac.bsr`: how the base station learns the UEs' uplink buffers.
@@ -307,6 +373,12 @@ pub struct RadioSection {
     #[serde(default)]
     #[schemars(range(min = 0.0, max = 300.0))]
     pub blockage_loss_db: f64,
+    /// Buildings of the indoor UEs (`ue.indoor`; TR 38.901 §7.4.3.1 O2I penetration):
+    /// "low-loss" (30 % glass, 70 % concrete), "high-loss" (70 % IRR glass, 30 % concrete) or
+    /// the share of high-loss buildings 0..1. Default 0.5 (half and half, as QuaDRiGa's
+    /// TR 38.901 UMa/UMi layouts).
+    #[serde(default, skip_serializing_if = "O2iSpec::is_default")]
+    pub o2i: O2iSpec,
     /// Fraction of PRBs busy in every cell that serves no UE of the run (its interference is
     /// scaled by it; 1 = fully loaded, the TR 36.814 full-buffer default). Cells that serve UEs
     /// stay fully loaded.
@@ -344,6 +416,14 @@ pub struct UeSection {
     /// decorrelates at f_D = v/λ. Absent: 3 km/h scatterer motion.
     #[serde(default)]
     pub fading_speed_kmh: Option<f64>,
+    /// Share of the UEs indoors (0..1; default 0, all outdoors). Each UE is indoors with this
+    /// probability, drawn from its own random stream, and an indoor UE's every link (serving
+    /// and interfering cells, downlink and uplink) carries TR 38.901 §7.4.3.1's O2I loss:
+    /// wall loss of its building (`radio.o2i`), 0.5 dB/m over d_2D-in = min of two uniform
+    /// draws on 0..25 m, and a N(0, σ_P²) deviation. 3GPP's evaluations take 0.8.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub indoor: f64,
 }
 
 /// `[mac]`: schedulers, HARQ, PDCCH, uplink request/grant.
@@ -722,6 +802,11 @@ impl Scenario for RanScenario {
             "radio.blockage_loss_db",
             "must be between 0 and 300 dB",
         )?;
+        check(
+            (0.0..=1.0).contains(&self.ue.indoor),
+            "ue.indoor",
+            "must be the share of indoor UEs, between 0 and 1",
+        )?;
         if r.rat == RatPreset::Lte {
             check(
                 r.bandwidth_mhz.is_finite()
@@ -1098,6 +1183,12 @@ impl RanScenario {
         cfg.cqi_period = r.cqi_period.d();
         cfg.cqi_delay = r.cqi_delay.d();
         cfg.blockage_loss_db = r.blockage_loss_db;
+        if self.ue.indoor > 0.0 {
+            cfg.o2i = Some(O2iConfig {
+                indoor_share: self.ue.indoor,
+                high_loss_share: r.o2i.0,
+            });
+        }
         if self.ue.los_duration.0 .0 > 0 && self.ue.nlos_duration.0 .0 > 0 {
             cfg.los = LosSource::Schedule(BlockageSchedule::alternating(
                 self.ue.los_duration.d(),

@@ -465,3 +465,44 @@ fn sr_give_up_and_random_access_fields_name_themselves() {
         ],
     );
 }
+
+#[test]
+fn indoor_ue_fields_name_themselves() {
+    for bad in ["1.5", "-0.1", "nan", "\"most\""] {
+        let e = err("builtin:lte-7cell", &[("ue.indoor", bad)]);
+        assert!(e.starts_with("ue.indoor: "), "{e}");
+    }
+    assert_eq!(
+        err("builtin:lte-7cell", &[("ue.indoor", "1.5")]),
+        "ue.indoor: must be the share of indoor UEs, between 0 and 1"
+    );
+    let o2i = "radio.o2i: \"low-loss\", \"high-loss\" or the share of indoor UEs in high-loss buildings, 0 to 1";
+    for bad in ["\"medium\"", "1.5", "-1", "nan", "true"] {
+        assert_eq!(
+            err(
+                "builtin:lte-7cell",
+                &[("ue.indoor", "0.8"), ("radio.o2i", bad)]
+            ),
+            o2i,
+            "{bad}"
+        );
+    }
+    for good in ["low-loss", "high-loss", "0", "0.25", "1"] {
+        ok(
+            "builtin:lte-7cell",
+            &[("ue.indoor", "0.8"), ("radio.o2i", good)],
+        );
+    }
+    ok(MMW, &[("ue.indoor", "1"), ("radio.o2i", "high-loss")]);
+    // Off by default, and then absent from the config echo (summary.json unchanged).
+    let (src, text) = resolve_source("builtin:lte-7cell").unwrap();
+    let cfg = load(&text, &src, &[], None).unwrap().to_json();
+    assert!(cfg["ue"].get("indoor").is_none() && cfg["radio"].get("o2i").is_none());
+    let ov = [
+        ("ue.indoor".to_string(), "0.8".to_string()),
+        ("radio.o2i".to_string(), "high-loss".to_string()),
+    ];
+    let cfg = load(&text, &src, &ov, None).unwrap().to_json();
+    assert_eq!(cfg["ue"]["indoor"], 0.8);
+    assert_eq!(cfg["radio"]["o2i"], "high-loss");
+}
