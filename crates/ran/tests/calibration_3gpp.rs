@@ -21,12 +21,14 @@
 //! shadowing value per site, shared by its sectors), the Table 7.3-1 element and the 10-element
 //! electrically tilted column ([`AntennaPattern::VerticalArray`], d_V = 0.5 λ as QuaDRiGa
 //! models Table 7.8-1's and Table 8.2-1's antenna), a 0 dBi UE, 80 % of the UEs on floors
-//! 1..N_fl (N_fl 4..8) at 3(n_fl − 1) + 1.5 m, association to the smallest coupling loss.
+//! 1..N_fl (N_fl 4..8) at 3(n_fl − 1) + 1.5 m, association to the smallest coupling loss,
+//! and those indoor UEs' TR 38.901 §7.4.3.1 O2I penetration loss (the radio's own,
+//! [`RadioConfig::o2i`], half low-loss, half high-loss buildings as QuaDRiGa's layouts take
+//! them: the campaign's building mix is not in the transcription), which adds the same loss
+//! to every link of a UE and so leaves the geometry alone but not the coupling gain.
 //! Approximated: wrap-around, by 19 sites with the UEs dropped in the centre site's hexagon
-//! (each UE then sees the two full rings that wrap-around gives every site). Not expressible:
-//! the O2I penetration loss of the indoor UEs (rantcp's path loss has no indoor part), which
-//! adds the same loss to every link of a UE and so leaves the geometry alone but not the
-//! coupling gain. See README "Radio: 3GPP calibration".
+//! (each UE then sees the two full rings that wrap-around gives every site). See README
+//! "Radio: 3GPP calibration".
 //!
 //! `cargo test --release -p rantcp-ran --test calibration_3gpp -- --ignored --nocapture` prints
 //! the README's table and the variants that isolate each assumption.
@@ -38,7 +40,7 @@ use rantcp_ran::frame::Carrier;
 use rantcp_ran::geometry::Vec3;
 use rantcp_ran::mobility::Mobility;
 use rantcp_ran::pathloss::PathlossModel;
-use rantcp_ran::radio::{hex_layout, LosSource, RadioConfig, RadioEnvironment};
+use rantcp_ran::radio::{hex_layout, LosSource, O2iConfig, RadioConfig, RadioEnvironment};
 
 /// Percentiles of the reference tables: 5, 10, ..., 95.
 const PCT: [f64; 19] = [
@@ -107,7 +109,10 @@ struct Case {
     antenna: Antenna,
     /// UE heights of Tables 7.8-1 / 8.2-1: 80 % of the UEs indoor on floor n_fl ~ U{1..N_fl},
     /// N_fl ~ U{4..8}, at 3(n_fl − 1) + 1.5 m; 20 % outdoor at 1.5 m (`false`: all at 1.5 m).
+    /// The indoor UEs carry the radio's O2I loss (TR 38.901 §7.4.3.1).
     floors: bool,
+    /// Share of the indoor UEs in high-loss buildings (Table 7.4.3-2).
+    high_loss: f64,
     /// The reference: geometry and, where published, coupling gain.
     gf_ref: &'static [f64; 19],
     cg_ref: Option<&'static [f64; 19]>,
@@ -159,6 +164,7 @@ const UMA_6: Case = Case {
     disk: false,
     antenna: Antenna::Array { d_v: 0.5 },
     floors: true,
+    high_loss: 0.5,
     gf_ref: &GF_UMA_6,
     cg_ref: Some(&CG_UMA_6),
 };
@@ -202,12 +208,12 @@ const UMI_2_K1: Case = Case {
     ..UMI_2_K10
 };
 
-/// Per UE: coupling gain (dB: serving antenna gain − path loss − shadowing), geometry (SIR,
-/// dB), and whether it is one of the indoor UEs (for the O2I estimate).
+/// Per UE: coupling gain (dB: serving antenna gain − path loss − shadowing, with an indoor
+/// UE's O2I loss), the same without the O2I loss, and geometry (SIR, dB).
 struct Drop {
     cg_db: Vec<f64>,
+    cg_outdoor_db: Vec<f64>,
     sir_db: Vec<f64>,
-    indoor: Vec<bool>,
 }
 
 /// Inside the centre site's Voronoi hexagon: neighbour sites lie at 0°, 60°, ..., so the
@@ -232,6 +238,11 @@ fn drop_ues(c: &Case, n: usize, seed: u64) -> Drop {
     cfg.shadowing = true;
     cfg.fading.kind = FadingKind::None;
     cfg.interference = true;
+    // Who is indoors is decided below, with the floor; the radio draws the rest per UE.
+    cfg.o2i = c.floors.then_some(O2iConfig {
+        indoor_share: 0.0,
+        high_loss_share: c.high_loss,
+    });
     let cells = hex_layout(c.rings, c.isd_m, c.h_bs_m, TX_DBM)
         .into_iter()
         .map(|mut cell| {
@@ -244,8 +255,8 @@ fn drop_ues(c: &Case, n: usize, seed: u64) -> Drop {
     let mut env = RadioEnvironment::new(cfg, cells, seed);
     let mut rng = Rng::for_entity(seed, "calibration/drop");
     let r = c.isd_m / 3f64.sqrt(); // circumradius of the hexagon
-    let mut indoor = Vec::with_capacity(n);
-    while indoor.len() < n {
+    let mut added = 0;
+    while added < n {
         let x = (2.0 * rng.uniform() - 1.0) * r;
         let y = (2.0 * rng.uniform() - 1.0) * r;
         let d = x.hypot(y);
@@ -263,25 +274,27 @@ fn drop_ues(c: &Case, n: usize, seed: u64) -> Drop {
             let n_fl = 4 + rng.below(5);
             h += 3.0 * rng.below(n_fl) as f64;
         }
-        indoor.push(inside_building);
-        let rnti = indoor.len() as u16;
+        added += 1;
+        let rnti = added as u16;
         env.add_ue(rnti, Mobility::fixed(Vec3::new(x, y, h)), 1);
+        if inside_building {
+            env.set_indoor(rnti, true);
+        }
     }
-    let (cg_db, sir_db) = env
-        .rntis()
-        .map(|k| {
-            let ls = env.large_scale(k);
-            (
-                ls.rx_power_dbm - TX_DBM,
-                ls.rx_power_dbm - ls.interference_dbm,
-            )
-        })
-        .unzip();
-    Drop {
-        cg_db,
-        sir_db,
-        indoor,
+    let mut d = Drop {
+        cg_db: Vec::with_capacity(n),
+        cg_outdoor_db: Vec::with_capacity(n),
+        sir_db: Vec::with_capacity(n),
+    };
+    for k in env.rntis() {
+        let ls = env.large_scale(k);
+        let cg = ls.rx_power_dbm - TX_DBM;
+        d.cg_db.push(cg);
+        d.cg_outdoor_db
+            .push(cg + env.o2i(k).map_or(0.0, |o| o.loss_db));
+        d.sir_db.push(ls.rx_power_dbm - ls.interference_dbm);
     }
+    d
 }
 
 /// Percentile `p` (0..100) of sorted `v` by linear interpolation between order statistics.
@@ -307,14 +320,14 @@ const SEEDS: [u64; 8] = [1, 2, 3, 4, 5, 6, 7, 8];
 fn run(c: &Case) -> Drop {
     let mut all = Drop {
         cg_db: Vec::new(),
+        cg_outdoor_db: Vec::new(),
         sir_db: Vec::new(),
-        indoor: Vec::new(),
     };
     for s in SEEDS {
         let d = drop_ues(c, UES, s);
         all.cg_db.extend(d.cg_db);
+        all.cg_outdoor_db.extend(d.cg_outdoor_db);
         all.sir_db.extend(d.sir_db);
-        all.indoor.extend(d.indoor);
     }
     all
 }
@@ -360,6 +373,33 @@ fn geometry_matches_36873_phase1_calibration_uma() {
     check_geometry(&UMA_2_K10);
 }
 
+/// Coupling gain (with the radio's O2I loss on the 80 % indoor UEs) against R1-165974's,
+/// UMa and UMi at 6 GHz, at the geometry's tolerance. Not a blind check: before the O2I was
+/// in the radio, the same O2I applied by this test to the indoor UEs' gains was seen within
+/// 0.7 dB at the printed percentiles, and the building mix (half low-loss, half high-loss)
+/// is QuaDRiGa's reading, not in the transcription. What it does check: the radio's O2I
+/// (Table 7.4.3-2 wall losses at 6 GHz, d_2D-in, σ_P, one loss per UE on every link) lands
+/// on 3GPP's curve across the whole CDF, where all low-loss buildings miss it by up to 14 dB
+/// and no O2I by up to 33 dB (README "Radio: 3GPP calibration").
+#[test]
+fn coupling_gain_matches_38901_large_scale_calibration_with_o2i() {
+    for c in [UMA_6, UMI_6] {
+        let ours = percentiles(&run(&c).cg_db);
+        let cg_ref = c.cg_ref.unwrap();
+        let bad: Vec<String> = PCT
+            .iter()
+            .zip(ours.iter().zip(cg_ref))
+            .filter(|(_, (a, b))| (*a - *b).abs() > TOL_DB)
+            .map(|(p, (a, b))| format!("{p} %: rantcp {a:.2} dB, 3GPP {b:.1} dB"))
+            .collect();
+        assert!(
+            bad.is_empty(),
+            "{}: coupling gain outside ±{TOL_DB} dB of 3GPP's median: {bad:?}",
+            c.name
+        );
+    }
+}
+
 /// Documented disagreement: TR 36.873's 3D-UMi is not the model rantcp implements. 3D-UMi
 /// (TR 36.873 Table 7.2-1, from ITU-R M.2135's UMi) has σ_SF = 3 / 4 dB (LOS / NLOS) and NLOS
 /// 36.7·log10(d) + 22.7 + 26·log10(f_c); TR 38.901's UMi-Street Canyon, rantcp's, has 4 /
@@ -385,30 +425,6 @@ fn umi_2ghz_is_below_36873_3d_umi_as_documented() {
             c.name
         );
     }
-}
-
-/// TR 38.901 §7.4.3.1 O2I loss of an indoor UE at `fc_ghz`: PL_tw + 0.5·d_2D-in + N(0, σ_P),
-/// d_2D-in = 25·min(U1, U2) m (Table 7.4.3-2, UMa/UMi); low-loss (30 % glass, 70 % concrete,
-/// σ_P 4.4 dB) or high-loss (70 % IRR glass, 30 % concrete, σ_P 6.5 dB) building, Table
-/// 7.4.3-1 materials. An estimate of what rantcp cannot express, for the printed table only.
-fn o2i_db(rng: &mut Rng, high_loss: bool, fc_ghz: f64) -> f64 {
-    let glass = 2.0 + 0.2 * fc_ghz;
-    let irr_glass = 23.0 + 0.3 * fc_ghz;
-    let concrete = 5.0 + 4.0 * fc_ghz;
-    let lin = |l: f64| 10f64.powf(-l / 10.0);
-    let (tw, sigma) = if high_loss {
-        (
-            5.0 - 10.0 * (0.7 * lin(irr_glass) + 0.3 * lin(concrete)).log10(),
-            6.5,
-        )
-    } else {
-        (
-            5.0 - 10.0 * (0.3 * lin(glass) + 0.7 * lin(concrete)).log10(),
-            4.4,
-        )
-    };
-    let d_in = 25.0 * rng.uniform().min(rng.uniform());
-    tw + 0.5 * d_in + sigma * rng.normal()
 }
 
 fn print_rows(title: &str, ours: &[f64; 19], theirs: &[f64; 19]) {
@@ -460,7 +476,17 @@ fn print_table() {
             antenna: Antenna::Sector36814,
             ..UMA_6
         },
+        Case {
+            name: "38.901 UMa 6 GHz, all buildings low-loss",
+            high_loss: 0.0,
+            ..UMA_6
+        },
         UMI_6,
+        Case {
+            name: "38.901 UMi 6 GHz, all buildings low-loss",
+            high_loss: 0.0,
+            ..UMI_6
+        },
         Case {
             name: "38.901 UMi 6 GHz, d_V 0.8",
             antenna: Antenna::Array { d_v: 0.8 },
@@ -500,29 +526,26 @@ fn print_table() {
             c.name
         );
         print_rows(" geometry (SIR, dB)", &sir, c.gf_ref);
-        if let Some(cg_ref) = c.cg_ref {
-            print_rows(" coupling gain (dB)", &percentiles(&d.cg_db), cg_ref);
-            for (label, share_high) in [("low-loss", 0.0), ("50 % high-loss", 0.5)] {
-                let mut rng = Rng::for_entity(7, "calibration/o2i");
-                let with: Vec<f64> = d
-                    .cg_db
-                    .iter()
-                    .zip(&d.indoor)
-                    .map(|(g, &i)| {
-                        let high = rng.uniform() < share_high;
-                        if i {
-                            g - o2i_db(&mut rng, high, c.fc_hz / 1e9)
-                        } else {
-                            *g
-                        }
-                    })
-                    .collect();
-                print_rows(
-                    &format!(" coupling gain with an O2I estimate ({label})"),
-                    &percentiles(&with),
-                    cg_ref,
-                );
-            }
+        if let Some(cg_ref) = c.cg_ref.filter(|_| c.floors) {
+            print_rows(
+                " coupling gain without O2I (dB)",
+                &percentiles(&d.cg_outdoor_db),
+                cg_ref,
+            );
+            let cg = percentiles(&d.cg_db);
+            let worst = cg
+                .iter()
+                .zip(cg_ref)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0, f64::max);
+            print_rows(
+                &format!(
+                    " coupling gain with O2I, {:.0} % high-loss (dB; largest |diff| over 5..95 %: {worst:.2})",
+                    100.0 * c.high_loss
+                ),
+                &cg,
+                cg_ref,
+            );
         }
     }
 }
