@@ -156,9 +156,10 @@ def test_markdown_and_table_rows():
     res = synthetic()
     rs = cl.evaluate_all([claim(id="x", metric="SELECT mean_of('a') AS value", paper=100, unit="Mbit/s", holds="abs(value - paper) <= 0.1 * paper")], res)
     md = cl.markdown(rs)
-    assert "| `x`: s | §1 | 100 Mbit/s | 105 Mbit/s | holds |" in md
+    # The synthetic runs have no repetition column: the verdict says it has no interval.
+    assert "| `x`: s | §1 | 100 Mbit/s | 105 Mbit/s | no interval: the runs have no repetition column | holds (no interval) |" in md
     row = cl.table(rs).iloc[0]
-    assert (row["paper"], row["rantcp"], row["verdict"]) == (100.0, 105.0, "holds")
+    assert (row["paper"], row["rantcp"], row["verdict"], row["noise"]) == (100.0, 105.0, "holds", "no interval")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -318,6 +319,9 @@ def test_tiny_reproduction_runs_resumes_and_keeps_modes_apart(tmp_path: Path):
     assert "NewReno fills the 10 Mbit/s bottleneck." in page and 'id="ts"' in page
     m = json.loads((out / "reproduction.json").read_text())
     assert (m["mode"], m["runs"], m["runs_this_invocation"], m["verdicts"]) == ("full", 4, 4, {"holds": 3})
+    # Two repetitions: each decided claim shows its two samples and says it has no interval.
+    assert m["noise"] == {"no interval": 3}
+    assert {c.claim.id: (c.n, c.noise_note) for c in o.claims}["fills"] == (2, "2 repetitions (an interval needs 5)")
     first = (out / "claims.csv").read_text()
 
     # Resume: nothing runs again and the claims come out the same.

@@ -221,6 +221,8 @@ def reproduce(
     sweep_wall = time.perf_counter() - t0
     load1 = _loadavg()
 
+    from rantcp.reproductions import claims as cl
+
     outcome = render(repro, out, quick, runs, configs)
     outcome.wall_s = sweep_wall
     outcome.load = {"start": load0, "end": load1, "cpus": os.cpu_count()}
@@ -236,6 +238,7 @@ def reproduce(
         "dask": dask if isinstance(dask, str) else None,
         "sweeps": {s.name: {"runs": len(s.df), "ran": s.ran, "failed": int((s.df["status"] != "ok").sum()), "wall_s": round(s.wall_s, 3)} for s in runs},
         "verdicts": _count([c.verdict for c in outcome.claims]),
+        "noise": cl.noise_counts(outcome.claims),
     }
     _write(out / MANIFEST, json.dumps(manifest, indent=2) + "\n")
     from rantcp.reproductions import page

@@ -21,6 +21,34 @@ holds                 ``holds`` is true (and ``direction``, if given, too); or o
 
 plus "not run in quick mode" for a claim marked ``quick = false`` in a quick run, and "error"
 when its SQL fails (the message is kept; the command then exits 1).
+
+Noise. ``value`` is the metric over all runs, and a verdict from one number can flip between
+reruns when the effect is smaller than the run-to-run spread. So every decided claim (holds,
+holds in direction, does not hold) also gets ``noise``, one of
+
+====================  =====================================================================
+significant           the rules give the same verdict everywhere in the 95 % interval
+within noise          somewhere in the interval the rules give another verdict (named in
+                      ``noise_note`` with the value where it happens)
+no interval           the metric cannot be split by repetition, or has too few repetitions;
+                      ``noise_note`` says why
+====================  =====================================================================
+
+The interval is per repetition: every run of repetition ``r`` of a sweep uses the same seed at
+every point (common random numbers, :func:`rantcp.sweeps.spec.derive_seed`), so the metric
+evaluated on one repetition alone (``runs`` and the time series restricted to it, the prelude's
+views on top) is one paired sample of the effect, and the repetitions are independent. From the
+samples: their mean and a Student-t 95 % interval (:func:`rantcp.sweeps.stats.interval`, so none
+below ``MIN_REPETITIONS_FOR_INTERVAL`` = 5 samples, as in the figures). Per repetition rather than
+a leave-one-repetition-out jackknife: the samples are what one rerun would give and are shown,
+and many metrics are medians, percentiles, maxima or counts over points, where the jackknife's
+variance is not consistent; for a metric linear in the runs both give the same interval.
+
+The rules are evaluated at the point, at both ends of the interval, at 0 and ``paper`` when
+inside it, and at 199 evenly spaced values between the ends, each time with the detail columns
+at their all-runs values. No interval when: the runs have one repetition; the metric is NULL,
+empty or fails in some repetition; the claim depends on sweeps with different repetition counts
+(a sweep counts when leaving its runs out changes the metric); fewer than 5 repetitions.
 """
 
 from __future__ import annotations
@@ -36,7 +64,10 @@ from rantcp._native import ConfigError
 from rantcp.reproductions.results import Results, check_select
 from rantcp.reproductions.spec import Claim
 
-__all__ = ["HOLDS", "IN_DIRECTION", "NOT_HOLD", "NO_DATA", "NOT_QUICK", "ERROR", "ClaimResult", "decide", "evaluate", "evaluate_all"]
+__all__ = [
+    "HOLDS", "IN_DIRECTION", "NOT_HOLD", "NO_DATA", "NOT_QUICK", "ERROR", "SIGNIFICANT", "WITHIN_NOISE", "NO_INTERVAL",
+    "ClaimResult", "Repetitions", "decide", "evaluate", "evaluate_all",
+]
 
 HOLDS = "holds"
 IN_DIRECTION = "holds in direction"
@@ -45,6 +76,14 @@ NO_DATA = "no data"
 NOT_QUICK = "not run in quick mode"
 ERROR = "error"
 VERDICTS = (HOLDS, IN_DIRECTION, NOT_HOLD, NO_DATA, NOT_QUICK, ERROR)
+DECIDED = (HOLDS, IN_DIRECTION, NOT_HOLD)
+
+SIGNIFICANT = "significant"
+WITHIN_NOISE = "within noise"
+NO_INTERVAL = "no interval"
+NOISE = (SIGNIFICANT, WITHIN_NOISE, NO_INTERVAL)
+GRID = 199
+"""Values between the interval's ends at which the rules are evaluated (besides the ends)."""
 
 
 @dataclass
@@ -55,6 +94,19 @@ class ClaimResult:
     details: dict[str, Any] = field(default_factory=dict)
     message: str = ""
     """Why there is no verdict (no data, error)."""
+    noise: str = ""
+    """significant / within noise / no interval for a decided verdict; "" otherwise."""
+    noise_note: str = ""
+    """Why there is no interval, or the other verdicts inside it."""
+    samples: list[float] = field(default_factory=list)
+    """The metric on each repetition alone, in repetition order (empty when not decomposable)."""
+    mean: float | None = None
+    low: float | None = None
+    high: float | None = None
+
+    @property
+    def n(self) -> int:
+        return len(self.samples)
 
     def as_row(self) -> dict[str, Any]:
         c = self.claim
@@ -66,10 +118,31 @@ class ClaimResult:
             "rantcp": self.value,
             "unit": c.unit,
             "verdict": self.verdict,
+            "noise": self.noise,
+            "n": self.n,
+            "mean": self.mean,
+            "ci_low": self.low,
+            "ci_high": self.high,
+            "samples": " ".join(fmt_number(v) for v in self.samples),
+            "noise_note": self.noise_note,
             "details": ", ".join(f"{k} {fmt_number(v)}" for k, v in self.details.items()),
             "rule": rule_text(c),
             "message": self.message,
         }
+
+    def verdict_text(self) -> str:
+        """The verdict with its noise mark: "holds (within noise)", "holds (no interval)"."""
+        if self.noise in (WITHIN_NOISE, NO_INTERVAL):
+            return f"{self.verdict} ({self.noise})"
+        return self.verdict
+
+    def interval_text(self, unit: str = "") -> str:
+        """"[low, high]" with the unit, or "no interval: why"; "" for an undecided claim."""
+        if self.low is not None and self.high is not None:
+            return f"[{fmt_number(self.low)}, {fmt_number(self.high)}]{unit}, n = {self.n}"
+        if self.noise == NO_INTERVAL:
+            return f"no interval: {self.noise_note}"
+        return ""
 
 
 def fmt_number(v: Any) -> str:
@@ -121,50 +194,204 @@ def _py(v: Any) -> Any:
     return v
 
 
-def evaluate(claim: Claim, results: Results, quick: bool = False) -> ClaimResult:
-    """One claim's verdict (never raises for a claim's own SQL error: verdict "error")."""
-    if quick and not claim.quick:
-        return ClaimResult(claim, NOT_QUICK, message="needs the full run")
+def _metric_row(claim: Claim, results: Results) -> tuple[pd.DataFrame | None, dict[str, Any] | None, str]:
+    """(the metric's one-row frame, its row as Python values, "") or (None, None, why not);
+    why starts with "error:" for a failed or malformed metric, else it says there is no value."""
     where = f"claim {claim.id!r}"
     try:
         df = results.query(claim.metric, f"{where} metric")
     except ConfigError as e:
-        return ClaimResult(claim, ERROR, message=str(e))
+        return None, None, f"error:{e}"
     if len(df) > 1:
-        return ClaimResult(claim, ERROR, message=f"{where}: the metric returned {len(df)} rows; expected one")
+        return None, None, f"error:{where}: the metric returned {len(df)} rows; expected one"
     if "value" not in df.columns:
-        return ClaimResult(claim, ERROR, message=f"{where}: the metric has no column named value")
+        return None, None, f"error:{where}: the metric has no column named value"
     if "paper" in df.columns:
-        return ClaimResult(claim, ERROR, message=f"{where}: the metric may not name a column paper (the rules' name for the seed's number)")
+        return None, None, f"error:{where}: the metric may not name a column paper (the rules' name for the seed's number)"
     if len(df) == 0:
-        return ClaimResult(claim, NO_DATA, message="no matching runs")
+        return df, None, "no matching runs"
     row = {k: _py(v) for k, v in df.iloc[0].items()}
+    value = row["value"]
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        return None, None, f"error:{where}: value {value!r} is not a number"
+    return df, row, ""
+
+
+def _rules(claim: Claim, results: Results, rows: pd.DataFrame) -> list[str]:
+    """The verdict of each row of `rows` (the metric's columns); raises on a rule's SQL error."""
+    sel = ", ".join(f"({e})::BOOLEAN AS {n}" for n, e in (("h", claim.holds), ("d", claim.direction)) if e)
+    sql = f"SELECT {sel} FROM _claim_row, (SELECT CAST($paper AS DOUBLE) AS paper) ORDER BY _claim_i"
+    check_select(sql, f"claim {claim.id!r} rules")
+    rows = rows.assign(_claim_i=range(len(rows)))
+    results.con.register("_claim_row", rows)
+    try:
+        r = results.con.execute(sql, {"paper": claim.paper}).df()
+    finally:
+        results.con.unregister("_claim_row")
+    out = []
+    for i in range(len(r)):
+        h = _py(r["h"].iloc[i]) if claim.holds else None
+        d = _py(r["d"].iloc[i]) if claim.direction else None
+        out.append(decide(h, d, claim.holds is not None, claim.direction is not None))
+    return out
+
+
+def evaluate(claim: Claim, results: Results, quick: bool = False, reps: Repetitions | None = None) -> ClaimResult:
+    """One claim's verdict (never raises for a claim's own SQL error: verdict "error"), and, for
+    a decided verdict, its noise against the repetitions (`reps`, built from `results` when not
+    given)."""
+    if quick and not claim.quick:
+        return ClaimResult(claim, NOT_QUICK, message="needs the full run")
+    where = f"claim {claim.id!r}"
+    df, row, why = _metric_row(claim, results)
+    if why.startswith("error:"):
+        return ClaimResult(claim, ERROR, message=why[len("error:"):])
+    if row is None or df is None:
+        return ClaimResult(claim, NO_DATA, message=why)
     value = row.pop("value")
-    if value is not None and not isinstance(value, (int, float)):
-        return ClaimResult(claim, ERROR, message=f"{where}: value {value!r} is not a number")
     details = row
     if value is None:
         return ClaimResult(claim, NO_DATA, None, details, "the metric is NULL (no matching runs?)")
     value = float(value)
-    sel = ", ".join(f"({e})::BOOLEAN AS {n}" for n, e in (("h", claim.holds), ("d", claim.direction)) if e)
-    sql = f"SELECT {sel} FROM _claim_row, (SELECT CAST($paper AS DOUBLE) AS paper)"
     try:
-        check_select(sql, f"{where} rules")
-        results.con.register("_claim_row", df)
-        try:
-            r = results.con.execute(sql, {"paper": claim.paper}).df().iloc[0]
-        finally:
-            results.con.unregister("_claim_row")
+        verdict = _rules(claim, results, df)[0]
     except Exception as e:  # a rule's SQL error (duckdb.Error) or a non-SELECT rule
         return ClaimResult(claim, ERROR, value, details, f"{where} rules: {str(e).splitlines()[0]}")
-    h = _py(r["h"]) if claim.holds else None
-    d = _py(r["d"]) if claim.direction else None
-    verdict = decide(h, d, claim.holds is not None, claim.direction is not None)
-    return ClaimResult(claim, verdict, value, details, "a rule is NULL" if verdict == NO_DATA else "")
+    res = ClaimResult(claim, verdict, value, details, "a rule is NULL" if verdict == NO_DATA else "")
+    if verdict in DECIDED:
+        own = reps is None
+        reps = Repetitions(results) if reps is None else reps
+        try:
+            _noise(res, df, results, reps)
+        finally:
+            if own:
+                reps.close()
+    return res
+
+
+class Repetitions:
+    """A reproduction's results split for the intervals: one Results per repetition (runs and
+    time series of that repetition only) and, when sweeps differ in repetition count, one per
+    sweep left out (to see which sweeps a claim depends on). Built lazily, closed together."""
+
+    def __init__(self, results: Results) -> None:
+        self.results = results
+        runs = results.runs
+        self.reps: list[int] = sorted(int(r) for r in runs["repetition"].dropna().unique()) if "repetition" in runs else []
+        self.sweep_reps: dict[str, int] = {}
+        if "sweep" in runs and "repetition" in runs:
+            for name, g in runs.groupby("sweep", sort=True):
+                self.sweep_reps[str(name)] = int(g["repetition"].nunique())
+        self._by_rep: dict[int, Results] = {}
+        self._without: dict[str, Results] = {}
+
+    @property
+    def uneven(self) -> bool:
+        """Sweeps with different repetition counts."""
+        return len(set(self.sweep_reps.values())) > 1
+
+    def of(self, rep: int) -> Results:
+        if rep not in self._by_rep:
+            self._by_rep[rep] = self.results.subset(self.results.runs["repetition"] == rep)
+        return self._by_rep[rep]
+
+    def without(self, sweep: str) -> Results:
+        if sweep not in self._without:
+            self._without[sweep] = self.results.subset(self.results.runs["sweep"] != sweep)
+        return self._without[sweep]
+
+    def close(self) -> None:
+        for r in [*self._by_rep.values(), *self._without.values()]:
+            r.close()
+        self._by_rep.clear()
+        self._without.clear()
+
+
+def _same_row(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
+    """Equal metric rows (floats to 1e-12 relative: leaving rows out may reorder a sum)."""
+    if a is None or b is None or a.keys() != b.keys():
+        return False
+    for k, x in a.items():
+        y = b[k]
+        if isinstance(x, float) and isinstance(y, (int, float)) and not isinstance(y, bool):
+            if not math.isclose(x, float(y), rel_tol=1e-12, abs_tol=1e-300):
+                return False
+        elif x != y:
+            return False
+    return True
+
+
+def _noise(res: ClaimResult, df: pd.DataFrame, results: Results, reps: Repetitions) -> None:
+    """Fills res.noise, noise_note, samples, mean, low, high (see the module doc)."""
+    from rantcp.sweeps.stats import MIN_REPETITIONS_FOR_INTERVAL, interval
+
+    claim = res.claim
+
+    def no(why: str) -> None:
+        res.noise, res.noise_note = NO_INTERVAL, why
+
+    if not reps.reps:
+        return no("the runs have no repetition column")
+    if len(reps.reps) == 1:
+        return no("one repetition")
+    wanted = reps.reps
+    if reps.uneven:
+        full = {"value": res.value, **res.details}
+        deps = []
+        for s in reps.sweep_reps:
+            _, row, _ = _metric_row(claim, reps.without(s))
+            if not _same_row(full, row):
+                deps.append(s)
+        counts = {s: reps.sweep_reps[s] for s in deps}
+        if len(set(counts.values())) > 1:
+            return no("joins sweeps with different repetition counts (" + ", ".join(f"{s} {n}" for s, n in counts.items()) + ")")
+        if deps:
+            runs = results.runs
+            wanted = sorted(int(r) for r in runs[runs["sweep"].isin(deps)]["repetition"].dropna().unique())
+    if len(wanted) == 1:
+        return no("one repetition")
+    samples = []
+    for r in wanted:
+        _, row, why = _metric_row(claim, reps.of(r))
+        v = None if row is None else row.get("value")
+        if v is None:
+            why = why[len("error:"):].split(": ", 1)[-1] if why.startswith("error:") else (why or "the metric is NULL")
+            return no(f"no value in repetition {r} alone ({why})")
+        samples.append(float(v))
+    res.samples = samples
+    mean, lo, hi, n = interval(samples)
+    res.mean = mean
+    if lo != lo or hi != hi:
+        return no(f"{n} repetitions (an interval needs {MIN_REPETITIONS_FOR_INTERVAL})")
+    res.low, res.high = lo, hi
+    assert res.value is not None
+    cands = [res.value, lo, hi] + [lo + (hi - lo) * (i + 1) / (GRID + 1) for i in range(GRID)]
+    for special in (0.0, claim.paper):
+        if special is not None and lo <= special <= hi:
+            cands.append(float(special))
+    grid = pd.concat([df] * len(cands), ignore_index=True)
+    grid["value"] = cands
+    try:
+        verdicts = _rules(claim, results, grid)
+    except Exception as e:  # the rules ran at the point, so this is unexpected
+        return no(f"the rules fail inside the interval: {str(e).splitlines()[0]}")
+    others: dict[str, float] = {}
+    for v, c in zip(verdicts, cands):
+        if v != res.verdict and (v not in others or abs(c - res.value) < abs(others[v] - res.value)):
+            others[v] = c
+    if others:
+        res.noise = WITHIN_NOISE
+        res.noise_note = "; ".join(f"{v} at {fmt_number(c)}" for v, c in sorted(others.items(), key=lambda kv: VERDICTS.index(kv[0])))
+    else:
+        res.noise = SIGNIFICANT
 
 
 def evaluate_all(claims: Sequence[Claim], results: Results, quick: bool = False) -> list[ClaimResult]:
-    return [evaluate(c, results, quick) for c in claims]
+    reps = Repetitions(results)
+    try:
+        return [evaluate(c, results, quick, reps) for c in claims]
+    finally:
+        reps.close()
 
 
 def table(results: Sequence[ClaimResult]) -> pd.DataFrame:
@@ -174,7 +401,7 @@ def table(results: Sequence[ClaimResult]) -> pd.DataFrame:
 
 def markdown(results: Sequence[ClaimResult]) -> str:
     """The claims table in Markdown (for a README)."""
-    head = "| claim | where | seed | rantcp | verdict |\n|---|---|---|---|---|\n"
+    head = "| claim | where | seed | rantcp | 95 % interval | verdict |\n|---|---|---|---|---|---|\n"
     lines = []
     for r in results:
         c = r.claim
@@ -182,5 +409,18 @@ def markdown(results: Sequence[ClaimResult]) -> str:
         paper = "–" if c.paper is None else f"{fmt_number(c.paper)}{unit}"
         ours = "–" if r.value is None else f"{fmt_number(r.value)}{unit}"
         stmt = c.statement.replace("|", "\\|").replace("\n", " ")
-        lines.append(f"| `{c.id}`: {stmt} | {c.where} | {paper} | {ours} | {r.verdict} |")
+        ci = (r.interval_text() or "–").replace("|", "\\|")
+        verdict = r.verdict_text()
+        if r.noise == WITHIN_NOISE:
+            verdict = f"**{verdict}**: {r.noise_note}"
+        lines.append(f"| `{c.id}`: {stmt} | {c.where} | {paper} | {ours} | {ci} | {verdict} |")
     return head + "\n".join(lines) + "\n"
+
+
+def noise_counts(results: Sequence[ClaimResult]) -> dict[str, int]:
+    """How many decided claims are significant, within noise, without an interval."""
+    out: dict[str, int] = {}
+    for r in results:
+        if r.noise:
+            out[r.noise] = out.get(r.noise, 0) + 1
+    return out

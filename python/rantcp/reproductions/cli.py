@@ -90,7 +90,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def _print(o: Outcome) -> None:
-    from rantcp.reproductions.claims import fmt_number
+    from rantcp.reproductions.claims import WITHIN_NOISE, fmt_number, noise_counts
 
     claims = o.claims
     w = max(len(c.claim.id) for c in claims)
@@ -98,14 +98,20 @@ def _print(o: Outcome) -> None:
         unit = f" {c.claim.unit}" if c.claim.unit else ""
         paper = "–" if c.claim.paper is None else fmt_number(c.claim.paper) + unit
         ours = "–" if c.value is None else fmt_number(c.value) + unit
-        print(f"{c.claim.id:<{w}}  seed {paper:>16}  rantcp {ours:>16}  {c.verdict}")
+        ci = "" if c.low is None or c.high is None else f"[{fmt_number(c.low)}, {fmt_number(c.high)}]"
+        line = f"{c.claim.id:<{w}}  seed {paper:>16}  rantcp {ours:>16} {ci:>22}  {c.verdict_text()}"
+        if c.noise == WITHIN_NOISE or (c.noise and c.low is None):
+            line += f": {c.noise_note}"
+        print(line)
     counts: dict[str, int] = {}
     for c in claims:
         counts[c.verdict] = counts.get(c.verdict, 0) + 1
+    noise = noise_counts(claims)
     runs = sum(len(s.df) for s in o.sweeps)
     ran = sum(s.ran for s in o.sweeps)
     print(
         ", ".join(f"{v} {k}" for k, v in counts.items())
+        + (" (" + ", ".join(f"{v} {k}" for k, v in noise.items()) + ")" if noise else "")
         + f"; {runs} runs ({ran} now, {o.failed_runs} failed), sweeps {o.wall_s:.1f} s wall"
         + f" → {o.out / 'report.html'}"
     )

@@ -7,7 +7,7 @@ import base64
 import json
 from typing import Any
 
-from rantcp.reproductions.claims import fmt_number
+from rantcp.reproductions.claims import fmt_number, noise_counts
 
 __all__ = ["render"]
 
@@ -39,6 +39,7 @@ def render(outcome: Any, manifest: dict[str, Any]) -> str:
         unit = f" {row['unit']}" if row["unit"] else ""
         row["paper_text"] = "–" if row["paper"] is None else f"{fmt_number(row['paper'])}{unit}"
         row["rantcp_text"] = "–" if row["rantcp"] is None else f"{fmt_number(row['rantcp'])}{unit}"
+        row["interval_text"] = c.interval_text(unit) or "–"
         claims.append(row)
     figures = []
     for d in outcome.figures:
@@ -74,6 +75,7 @@ def render(outcome: Any, manifest: dict[str, Any]) -> str:
         failed=outcome.failed_runs,
         errors=outcome.errors,
         counts=counts,
+        noise=noise_counts(outcome.claims),
         claims=claims,
         claim_defs=outcome.repro.claims,
         figures=figures,

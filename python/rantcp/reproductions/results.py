@@ -56,6 +56,8 @@ class Results:
         if "run" not in runs:
             raise ValueError("runs: a `run` column (unique run key) is required")
         self.runs = runs
+        self.timeseries = dict(timeseries or {})
+        self.prelude = prelude
         # One thread: parallel aggregation sums floats in varying order (last-digit differences
         # between identical runs); the tables are small.
         self.con = duckdb.connect(":memory:", config={"enable_external_access": False, "threads": 1})
@@ -99,6 +101,14 @@ class Results:
             return self.con.execute(sql, dict(params) if params else None).df()
         except duckdb.Error as e:
             raise ConfigError(f"{where}: {str(e).splitlines()[0]}") from None
+
+    def subset(self, keep: Any) -> Results:
+        """The same tables, time series and prelude over the runs where `keep` (a boolean
+        Series over ``runs``) is true: e.g. one repetition, or every sweep but one."""
+        runs = self.runs[keep].reset_index(drop=True)
+        ids = set(runs["run"])
+        ts = {n: df[df["run"].isin(ids)].reset_index(drop=True) for n, df in self.timeseries.items()}
+        return Results(runs, ts, self.prelude)
 
     def close(self) -> None:
         self.con.close()
