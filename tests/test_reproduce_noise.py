@@ -114,13 +114,17 @@ def test_a_claim_joining_sweeps_of_different_repetition_counts_has_no_interval()
     res = paired([10.0, 11.0, 9.0, 10.5, 9.5], extra={"one": [50.0]})
     joined = cl.evaluate(claim(metric="SELECT m('s', 'b') - m('one', 'a') AS value"), res)
     assert joined.verdict == "holds"
-    assert (joined.noise, joined.noise_note) == ("no interval", "joins sweeps with different repetition counts (one 1, s 5)")
+    assert (joined.noise, joined.noise_note) == ("no interval", "joins sweeps with different repetition counts (one: 1; s: 5)")
     # A claim on one sweep of that reproduction still gets its interval; one on the short sweep
     # alone says it has one repetition.
     own = cl.evaluate(claim(), res)
     assert (own.noise, own.n) == ("significant", 5)
     short = cl.evaluate(claim(metric="SELECT m('one', 'a') AS value"), res)
     assert (short.noise, short.noise_note) == ("no interval", "one repetition")
+    # Two sweeps of the same count pair by repetition even beside a sweep of another count.
+    res = paired([10.0, 11.0, 9.0, 10.5, 9.5], extra={"one": [50.0], "t": [60.0, 61.0, 59.0, 60.5, 59.5]})
+    both = cl.evaluate(claim(metric="SELECT m('s', 'a') - m('t', 'a') AS value"), res)
+    assert (both.noise, both.n) == ("significant", 5)
 
 
 def test_undecided_claims_have_no_noise_mark_and_output_is_deterministic():

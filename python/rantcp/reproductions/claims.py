@@ -48,7 +48,8 @@ The rules are evaluated at the point, at both ends of the interval, at 0 and ``p
 inside it, and at 199 evenly spaced values between the ends, each time with the detail columns
 at their all-runs values. No interval when: the runs have one repetition; the metric is NULL,
 empty or fails in some repetition; the claim depends on sweeps with different repetition counts
-(a sweep counts when leaving its runs out changes the metric); fewer than 5 repetitions.
+(it depends on the sweeps of a count when leaving all their runs out changes the metric);
+fewer than 5 repetitions.
 """
 
 from __future__ import annotations
@@ -272,7 +273,8 @@ def evaluate(claim: Claim, results: Results, quick: bool = False, reps: Repetiti
 class Repetitions:
     """A reproduction's results split for the intervals: one Results per repetition (runs and
     time series of that repetition only) and, when sweeps differ in repetition count, one per
-    sweep left out (to see which sweeps a claim depends on). Built lazily, closed together."""
+    count without the sweeps of that count (to see which counts a claim depends on). Built
+    lazily, closed together."""
 
     def __init__(self, results: Results) -> None:
         self.results = results
@@ -283,22 +285,26 @@ class Repetitions:
             for name, g in runs.groupby("sweep", sort=True):
                 self.sweep_reps[str(name)] = int(g["repetition"].nunique())
         self._by_rep: dict[int, Results] = {}
-        self._without: dict[str, Results] = {}
+        self._without: dict[int, Results] = {}
 
     @property
-    def uneven(self) -> bool:
-        """Sweeps with different repetition counts."""
-        return len(set(self.sweep_reps.values())) > 1
+    def counts(self) -> list[int]:
+        """The sweeps' distinct repetition counts, ascending."""
+        return sorted(set(self.sweep_reps.values()))
+
+    def sweeps_with(self, count: int) -> list[str]:
+        return [s for s, n in self.sweep_reps.items() if n == count]
 
     def of(self, rep: int) -> Results:
         if rep not in self._by_rep:
             self._by_rep[rep] = self.results.subset(self.results.runs["repetition"] == rep)
         return self._by_rep[rep]
 
-    def without(self, sweep: str) -> Results:
-        if sweep not in self._without:
-            self._without[sweep] = self.results.subset(self.results.runs["sweep"] != sweep)
-        return self._without[sweep]
+    def without(self, count: int) -> Results:
+        """The results without every sweep that has `count` repetitions."""
+        if count not in self._without:
+            self._without[count] = self.results.subset(~self.results.runs["sweep"].isin(self.sweeps_with(count)))
+        return self._without[count]
 
     def close(self) -> None:
         for r in [*self._by_rep.values(), *self._without.values()]:
@@ -335,19 +341,16 @@ def _noise(res: ClaimResult, df: pd.DataFrame, results: Results, reps: Repetitio
     if len(reps.reps) == 1:
         return no("one repetition")
     wanted = reps.reps
-    if reps.uneven:
+    if len(reps.counts) > 1:
+        # The counts whose sweeps the claim depends on: leaving them out changes its metric.
         full = {"value": res.value, **res.details}
-        deps = []
-        for s in reps.sweep_reps:
-            _, row, _ = _metric_row(claim, reps.without(s))
-            if not _same_row(full, row):
-                deps.append(s)
-        counts = {s: reps.sweep_reps[s] for s in deps}
-        if len(set(counts.values())) > 1:
-            return no("joins sweeps with different repetition counts (" + ", ".join(f"{s} {n}" for s, n in counts.items()) + ")")
+        deps = [n for n in reps.counts if not _same_row(full, _metric_row(claim, reps.without(n))[1])]
+        if len(deps) > 1:
+            groups = "; ".join(f"{', '.join(reps.sweeps_with(n))}: {n}" for n in deps)
+            return no(f"joins sweeps with different repetition counts ({groups})")
         if deps:
             runs = results.runs
-            wanted = sorted(int(r) for r in runs[runs["sweep"].isin(deps)]["repetition"].dropna().unique())
+            wanted = sorted(int(r) for r in runs[runs["sweep"].isin(reps.sweeps_with(deps[0]))]["repetition"].dropna().unique())
     if len(wanted) == 1:
         return no("one repetition")
     samples = []
