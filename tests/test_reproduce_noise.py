@@ -125,6 +125,8 @@ def test_a_claim_joining_sweeps_of_different_repetition_counts_has_no_interval()
     res = paired([10.0, 11.0, 9.0, 10.5, 9.5], extra={"one": [50.0], "t": [60.0, 61.0, 59.0, 60.5, 59.5]})
     both = cl.evaluate(claim(metric="SELECT m('s', 'a') - m('t', 'a') AS value"), res)
     assert (both.noise, both.n) == ("significant", 5)
+    spread = cl.evaluate(claim(metric="SELECT stddev_samp(tput) AS value FROM runs WHERE sweep = 't'"), res)
+    assert (spread.noise, spread.noise_note) == ("no interval", "no value in repetition 0 alone (the metric is NULL)")
 
 
 def test_undecided_claims_have_no_noise_mark_and_output_is_deterministic():

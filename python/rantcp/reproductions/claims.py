@@ -48,7 +48,8 @@ The rules are evaluated at the point, at both ends of the interval, at 0 and ``p
 inside it, and at 199 evenly spaced values between the ends, each time with the detail columns
 at their all-runs values. No interval when: the runs have one repetition; the metric is NULL,
 empty or fails in some repetition; the claim depends on sweeps with different repetition counts
-(it depends on the sweeps of a count when leaving all their runs out changes the metric);
+(it depends on the sweeps of a count when leaving all their runs out of the first repetition
+changes the metric there);
 fewer than 5 repetitions.
 """
 
@@ -273,8 +274,8 @@ def evaluate(claim: Claim, results: Results, quick: bool = False, reps: Repetiti
 class Repetitions:
     """A reproduction's results split for the intervals: one Results per repetition (runs and
     time series of that repetition only) and, when sweeps differ in repetition count, one per
-    count without the sweeps of that count (to see which counts a claim depends on). Built
-    lazily, closed together."""
+    count: the first repetition without the sweeps of that count (to see which counts a claim
+    depends on). Built lazily, closed together."""
 
     def __init__(self, results: Results) -> None:
         self.results = results
@@ -300,11 +301,13 @@ class Repetitions:
             self._by_rep[rep] = self.results.subset(self.results.runs["repetition"] == rep)
         return self._by_rep[rep]
 
-    def without(self, count: int) -> Results:
-        """The results without every sweep that has `count` repetitions."""
+    def without(self, count: int) -> tuple[Results, Results]:
+        """Repetition 0 with and without every sweep that has `count` repetitions (a claim
+        depends on the same sweeps in every repetition; one repetition is the cheapest)."""
         if count not in self._without:
-            self._without[count] = self.results.subset(~self.results.runs["sweep"].isin(self.sweeps_with(count)))
-        return self._without[count]
+            runs = self.results.runs
+            self._without[count] = self.results.subset((runs["repetition"] == self.reps[0]) & ~runs["sweep"].isin(self.sweeps_with(count)))
+        return self.of(self.reps[0]), self._without[count]
 
     def close(self) -> None:
         for r in [*self._by_rep.values(), *self._without.values()]:
@@ -314,8 +317,11 @@ class Repetitions:
 
 
 def _same_row(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
-    """Equal metric rows (floats to 1e-12 relative: leaving rows out may reorder a sum)."""
-    if a is None or b is None or a.keys() != b.keys():
+    """Equal metric rows (floats to 1e-12 relative: leaving rows out may reorder a sum); two
+    missing rows are equal."""
+    if a is None or b is None:
+        return a is None and b is None
+    if a.keys() != b.keys():
         return False
     for k, x in a.items():
         y = b[k]
@@ -343,8 +349,11 @@ def _noise(res: ClaimResult, df: pd.DataFrame, results: Results, reps: Repetitio
     wanted = reps.reps
     if len(reps.counts) > 1:
         # The counts whose sweeps the claim depends on: leaving them out changes its metric.
-        full = {"value": res.value, **res.details}
-        deps = [n for n in reps.counts if not _same_row(full, _metric_row(claim, reps.without(n))[1])]
+        deps = []
+        for n in reps.counts:
+            rep0, rest = reps.without(n)
+            if not _same_row(_metric_row(claim, rep0)[1], _metric_row(claim, rest)[1]):
+                deps.append(n)
         if len(deps) > 1:
             groups = "; ".join(f"{', '.join(reps.sweeps_with(n))}: {n}" for n in deps)
             return no(f"joins sweeps with different repetition counts ({groups})")
