@@ -164,3 +164,10 @@ def test_shipped_reproductions_pair_repetitions_across_sweeps():
         r = reproductions.load(name)
         bases = {(s.data["sweep"].get("seed"), tuple(s.data["sweep"].get("seeds", ()))) for s in r.sweeps}
         assert len(bases) == 1 and None not in next(iter(bases))[:1], (name, bases)
+
+
+def test_a_count_over_runs_is_not_decomposable_by_repetition():
+    # The number of runs of scheme a: 5 over all runs, 1 per repetition.
+    r = cl.evaluate(claim(metric="SELECT count(*) AS value FROM runs WHERE scheme = 'a'"), paired([1.0] * 5))
+    assert (r.verdict, r.value, r.samples) == ("holds", 5.0, [1.0] * 5)
+    assert r.noise == "no interval" and r.noise_note.startswith("the metric over all runs (5) is outside its values on single repetitions (1 to 1)")

@@ -299,6 +299,10 @@ def results_of(repro: Reproduction, runs: list[SweepRun], configs: Mapping[str, 
     return Results(table, ts, repro.prelude)
 
 
+def _json_row(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: None if isinstance(v, float) and v != v else v for k, v in row.items()}
+
+
 def render(repro: Reproduction, out: Path, quick: bool, runs: list[SweepRun], configs: Mapping[str, Mapping[str, Any]]) -> Outcome:
     """Evaluate the claims and draw the figures from finished sweeps; write them into `out`."""
     from rantcp.reproductions import claims as cl
@@ -320,5 +324,6 @@ def render(repro: Reproduction, out: Path, quick: bool, runs: list[SweepRun], co
     t = cl.table(verdicts)
     _write(out / "claims.csv", t.to_csv(index=False))
     _write(out / "claims.md", cl.markdown(verdicts))
-    _write(out / "claims.json", json.dumps(t.where(t.notna(), None).to_dict(orient="records"), indent=1) + "\n")
+    # From the rows themselves: a DataFrame turns a missing number into NaN, which is not JSON.
+    _write(out / "claims.json", json.dumps([_json_row(r.as_row()) for r in verdicts], indent=1) + "\n")
     return Outcome(repro, out, quick, runs, verdicts, drawn, 0.0)

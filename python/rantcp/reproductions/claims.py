@@ -47,7 +47,8 @@ variance is not consistent; for a metric linear in the runs both give the same i
 The rules are evaluated at the point, at both ends of the interval, at 0 and ``paper`` when
 inside it, and at 199 evenly spaced values between the ends, each time with the detail columns
 at their all-runs values. No interval when: the runs have one repetition; the metric is NULL,
-empty or fails in some repetition; the claim depends on sweeps with different repetition counts
+empty or fails in some repetition; the all-runs value lies outside the per-repetition values
+(a count or sum over runs, n times one repetition's; an extreme of noisy means); the claim depends on sweeps with different repetition counts
 (it depends on the sweeps of a count when leaving all their runs out of the first repetition
 changes the metric there);
 fewer than 5 repetitions.
@@ -371,12 +372,22 @@ def _noise(res: ClaimResult, df: pd.DataFrame, results: Results, reps: Repetitio
             return no(f"no value in repetition {r} alone ({why})")
         samples.append(float(v))
     res.samples = samples
+    assert res.value is not None
+    lo_s, hi_s = min(samples), max(samples)
+    tol = 1e-9 * max(abs(lo_s), abs(hi_s), abs(res.value))
+    if not lo_s - tol <= res.value <= hi_s + tol:
+        # A mean, a ratio of sums, a pooled median or maximum lies among its per-repetition
+        # values; a count or a sum over runs (n times one repetition's) or an extreme of noisy
+        # means does not, and its per-repetition values measure something else.
+        return no(
+            f"the metric over all runs ({fmt_number(res.value)}) is outside its values on single repetitions "
+            f"({fmt_number(lo_s)} to {fmt_number(hi_s)}): not decomposable by repetition (a count or sum over runs?)"
+        )
     mean, lo, hi, n = interval(samples)
     res.mean = mean
     if lo != lo or hi != hi:
         return no(f"{n} repetitions (an interval needs {MIN_REPETITIONS_FOR_INTERVAL})")
     res.low, res.high = lo, hi
-    assert res.value is not None
     cands = [res.value, lo, hi] + [lo + (hi - lo) * (i + 1) / (GRID + 1) for i in range(GRID)]
     for special in (0.0, claim.paper):
         if special is not None and lo <= special <= hi:
