@@ -171,3 +171,21 @@ def test_a_count_over_runs_is_not_decomposable_by_repetition():
     r = cl.evaluate(claim(metric="SELECT count(*) AS value FROM runs WHERE scheme = 'a'"), paired([1.0] * 5))
     assert (r.verdict, r.value, r.samples) == ("holds", 5.0, [1.0] * 5)
     assert r.noise == "no interval" and r.noise_note.startswith("the metric over all runs (5) is outside its values on single repetitions (1 to 1)")
+
+
+def test_rules_over_detail_columns_use_each_repetitions_own_row():
+    # "b is the largest": b beats c in every repetition but one. The detail (the largest mean)
+    # moves with the value, so the value's interval alone says nothing; each repetition decides.
+    def res(pairs: list[tuple[float, float]]) -> Results:
+        rows = []
+        for r, (b, c) in enumerate(pairs):
+            rows += [{"sweep": "s", "run": f"s/{k}{r}", "repetition": r, "status": "ok", "scheme": k, "tput": v} for k, v in (("b", b), ("c", c))]
+        return Results(pd.DataFrame(rows), {}, "")
+
+    b, c = "avg(tput) FILTER (WHERE scheme = 'b')", "avg(tput) FILTER (WHERE scheme = 'c')"
+    largest = claim(metric=f"SELECT {b} AS value, greatest({b}, {c}) AS max_all FROM runs", direction=None, holds="value >= max_all - 1e-9")
+    r = cl.evaluate(largest, res([(12.0, 10.0), (11.0, 10.0), (9.0, 10.0), (12.0, 10.0), (13.0, 10.0)]))
+    assert r.verdict == "holds" and r.noise == "within noise"
+    assert r.noise_note == "does not hold in repetition 2 alone (9) (the rules compare with max_all)"
+    r = cl.evaluate(largest, res([(12.0, 10.0), (11.0, 10.0), (10.5, 10.0), (12.0, 10.0), (13.0, 10.0)]))
+    assert (r.verdict, r.noise) == ("holds", "significant")

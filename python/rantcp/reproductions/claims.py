@@ -45,8 +45,10 @@ and many metrics are medians, percentiles, maxima or counts over points, where t
 variance is not consistent; for a metric linear in the runs both give the same interval.
 
 The rules are evaluated at the point, at both ends of the interval, at 0 and ``paper`` when
-inside it, and at 199 evenly spaced values between the ends, each time with the detail columns
-at their all-runs values. No interval when: the runs have one repetition; the metric is NULL,
+inside it, and at 199 evenly spaced values between the ends. Rules that compare the value with
+detail columns of the metric (``value >= max_all``: "the largest of all points") cannot move the
+value alone, since the details move with it: there each repetition's own row (value and details)
+decides, and a repetition whose verdict differs from the point's is noise. No interval when: the runs have one repetition; the metric is NULL,
 empty or fails in some repetition; the all-runs value lies outside the per-repetition values
 (a count or sum over runs, n times one repetition's; an extreme of noisy means); the claim depends on sweeps with different repetition counts
 (it depends on the sweeps of a count when leaving all their runs out of the first repetition
@@ -57,6 +59,7 @@ fewer than 5 repetitions.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -364,13 +367,15 @@ def _noise(res: ClaimResult, df: pd.DataFrame, results: Results, reps: Repetitio
     if len(wanted) == 1:
         return no("one repetition")
     samples = []
+    rows = []
     for r in wanted:
-        _, row, why = _metric_row(claim, reps.of(r))
+        rdf, row, why = _metric_row(claim, reps.of(r))
         v = None if row is None else row.get("value")
-        if v is None:
+        if v is None or rdf is None:
             why = why[len("error:"):].split(": ", 1)[-1] if why.startswith("error:") else (why or "the metric is NULL")
             return no(f"no value in repetition {r} alone ({why})")
         samples.append(float(v))
+        rows.append(rdf)
     res.samples = samples
     assert res.value is not None
     lo_s, hi_s = min(samples), max(samples)
@@ -388,6 +393,23 @@ def _noise(res: ClaimResult, df: pd.DataFrame, results: Results, reps: Repetitio
     if lo != lo or hi != hi:
         return no(f"{n} repetitions (an interval needs {MIN_REPETITIONS_FOR_INTERVAL})")
     res.low, res.high = lo, hi
+    rules = " ".join(e for e in (claim.holds, claim.direction) if e)
+    shared = [k for k in res.details if re.search(rf"(?<![A-Za-z0-9_]){re.escape(k)}(?![A-Za-z0-9_])", rules)]
+    if shared:
+        # The rules compare the value with detail columns of the same runs ("the largest of
+        # all points"), which move with it: moving the value alone would be meaningless. Each
+        # repetition's own row decides instead, and any repetition disagreeing is noise.
+        try:
+            per_rep = _rules(claim, results, pd.concat(rows, ignore_index=True))
+        except Exception as e:
+            return no(f"the rules fail on one repetition: {str(e).splitlines()[0]}")
+        differ = [(r, v, x) for r, v, x in zip(wanted, per_rep, samples) if v != res.verdict]
+        if differ:
+            res.noise = WITHIN_NOISE
+            res.noise_note = "; ".join(f"{v} in repetition {r} alone ({fmt_number(x)})" for r, v, x in differ) + f" (the rules compare with {', '.join(shared)})"
+        else:
+            res.noise = SIGNIFICANT
+        return None
     cands = [res.value, lo, hi] + [lo + (hi - lo) * (i + 1) / (GRID + 1) for i in range(GRID)]
     for special in (0.0, claim.paper):
         if special is not None and lo <= special <= hi:
