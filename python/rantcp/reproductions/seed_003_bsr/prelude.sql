@@ -44,3 +44,13 @@ SELECT r.*,
     bsrs / greatest(transactions, 1) AS bsr_per_tx
 FROM r;
 
+
+-- Per point: the mean over its repetitions (drops) of the per-run figures the load claims use.
+-- With one repetition this is pt itself; the claims' per-repetition intervals evaluate it on
+-- each repetition alone.
+CREATE VIEW pm AS
+SELECT sweep, ues, periodic_ms, retx_ms, enh, bsr, count(*) AS runs,
+    avg(full_pct) AS full_pct, avg(idle_pct) AS idle_pct,
+    avg(up_mean) AS up_mean, avg(up_p95) AS up_p95, avg(down_mean) AS down_mean, avg(down_p95) AS down_p95
+FROM pt
+GROUP BY sweep, ues, periodic_ms, retx_ms, enh, bsr;
