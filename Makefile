@@ -80,7 +80,8 @@ bench: develop
 	$(VENV)/bin/python -m rantcp._bench_reproduce
 	$(VENV)/bin/python -m rantcp._bench_emulate
 
-# Opt-in (253 runs of 60 s: 14-30 min on this shared 2-core machine): the whole seed-004
+# Opt-in (421 runs of 60 s, 5 repetitions per point: 21 min with one worker at load 3.5-6 on
+# this shared 2-core machine; 253 runs and 14-30 min with 3): the whole seed-004
 # reproduction from scratch; `make bench` then reports its wall time.
 bench-reproduce: develop
 	$(VENV)/bin/python -m rantcp._bench_reproduce --run

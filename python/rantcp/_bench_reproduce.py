@@ -1,7 +1,7 @@
 """`make bench-reproduce`: the full seed-004 matrix from scratch, its wall time and event rate.
 `make bench` prints the last such measurement (it is too long to run every time).
 
-    python -m rantcp._bench_reproduce --run    # rerun into out/bench/seed-004 (≈ 250 runs of 60 s)
+    python -m rantcp._bench_reproduce --run    # rerun into out/bench/seed-004 (421 runs of 60 s)
     python -m rantcp._bench_reproduce          # print the last measurement
 """
 
