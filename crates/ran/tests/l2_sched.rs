@@ -390,3 +390,114 @@ fn test_dl_loop_with_harq_bler() {
         retx_allocs
     );
 }
+
+fn full_buffer_ue(rnti: u16, bytes_per_prb: f64, backlog_bytes: u64) -> SchedUe {
+    SchedUe {
+        rnti,
+        bytes_per_prb,
+        backlog_bytes,
+        harq_retx: None,
+        free_harq: Some(0),
+        max_prb: u16::MAX,
+        min_prb: 0,
+    }
+}
+
+/// A UE with nothing to send is left out of the scheduler's input. Its PF average must decay
+/// as if it had been in the input and served nothing (Sesia et al. §12.3.1.2; ns-3's
+/// `PfFfMacScheduler` updates every configured UE each TTI), not stay frozen at its level
+/// from before it went idle.
+#[test]
+fn test_pf_average_of_an_absent_ue_decays_as_if_present_and_unserved() {
+    // Scheduler `present` sees UE 2 every slot with an empty buffer; `absent` does not see
+    // it at all between slot 300 and slot 700.
+    let mut present = Scheduler::new(cfg(pf()));
+    let mut absent = Scheduler::new(cfg(pf()));
+    let mut out = Vec::new();
+    for t in 0..700u64 {
+        let now = Time::from_millis(t);
+        let busy = t < 300;
+        let a = full_buffer_ue(1, 30.0, 1 << 30);
+        let b = full_buffer_ue(2, 50.0, if busy { 1 << 30 } else { 0 });
+        out.clear();
+        present.schedule(now, &[a, b], 10, &mut out);
+        out.clear();
+        if busy {
+            absent.schedule(now, &[a, b], 10, &mut out);
+        } else {
+            absent.schedule(now, &[a], 10, &mut out);
+        }
+    }
+    let now = Time::from_millis(700);
+    let want = present.average_rate_at(2, now).unwrap();
+    let got = absent.average_rate_at(2, now).unwrap();
+    let before = absent.average_rate(2).unwrap();
+    assert!(
+        before > 1000.0,
+        "UE 2 was served before going idle: {before}"
+    );
+    // 400 slots with τ = 100 slots: e^-4 of the level before.
+    assert!(
+        want < 0.03 * before,
+        "present-and-unserved decays: {want} vs {before}"
+    );
+    assert!(
+        (got - want).abs() <= 1e-9 * want,
+        "absent UE's average {got} != present-and-unserved {want}"
+    );
+    // UE 1, in both inputs throughout, is unaffected by the bookkeeping.
+    assert_eq!(present.average_rate(1), absent.average_rate(1));
+}
+
+/// The decay has consequences: a UE back from a long idle period has a small average and so
+/// the highest PF metric. UE 2 alone for 1000 slots, then UE 1 alone for 100 (UE 2 idle), then
+/// both with full buffers: UE 2's average has decayed over those 100 slots (to e^-1 of its
+/// level) while UE 1's has risen to 1 - e^-1 of its, so UE 2 is served first. With its average
+/// frozen UE 2's metric would be ~1 against UE 1's ~1.6.
+#[test]
+fn test_pf_ue_back_from_idle_is_served_first() {
+    let mut s = Scheduler::new(cfg(pf()));
+    let mut out = Vec::new();
+    for t in 0..1100u64 {
+        let ue = if t < 1000 {
+            full_buffer_ue(2, 40.0, 1 << 30)
+        } else {
+            full_buffer_ue(1, 40.0, 1 << 30)
+        };
+        out.clear();
+        s.schedule(Time::from_millis(t), &[ue], 10, &mut out);
+        assert_eq!(out.len(), 1);
+    }
+    out.clear();
+    let both = [
+        full_buffer_ue(1, 40.0, 1 << 30),
+        full_buffer_ue(2, 40.0, 1 << 30),
+    ];
+    s.schedule(Time::from_millis(1100), &both, 10, &mut out);
+    // Full buffers: the first UE in PF order takes every PRB.
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].rnti, 2, "UE back from idle first: {out:?}");
+}
+
+/// Under TDD the PF average decays once per scheduling opportunity: with every other slot an
+/// opportunity, an absent UE loses `(1 - 1/τ)` per opportunity missed, not per slot.
+#[test]
+fn test_pf_decay_counts_opportunities_not_slots() {
+    let mut s = Scheduler::new(cfg(pf()));
+    s.set_opportunities(vec![true, false]);
+    let mut out = Vec::new();
+    // Served in slot 0 only (its average is then 1/τ of the TB), then absent.
+    s.schedule(
+        Time::ZERO,
+        &[full_buffer_ue(1, 10.0, 1 << 30)],
+        10,
+        &mut out,
+    );
+    let r0 = s.average_rate(1).unwrap();
+    assert_eq!(r0, out[0].tb_bytes as f64 / 100.0);
+    // At slot 200 (opportunity 100) it has missed opportunities 1..=99.
+    let keep: f64 = 1.0 - 1.0 / 100.0;
+    let got = s.average_rate_at(1, Time::from_millis(200)).unwrap();
+    let want = r0 * keep.powi(99);
+    assert!((got - want).abs() <= 1e-12 * want, "{got} vs {want}");
+}

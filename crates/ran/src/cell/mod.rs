@@ -82,6 +82,7 @@ pub use config::{RanConfig, DRB_LCID};
 pub use counters::{LinkCounters, UeCounters};
 pub use series::{CellSeries, PacketSeries, PdcchSeries, UeSeries, UlDelaySeries};
 
+use crate::frame::Duplex;
 use crate::mac::harq::HarqConfig;
 use crate::mac::sap::{TxOpportunity, UlGrant};
 use crate::mac::sched::{Allocation, PdcchBudget, SchedConfig, SchedUe, Scheduler};
@@ -235,10 +236,29 @@ impl RanDevice {
             slot: carrier.slot,
             min_prb: cfg.min_prb,
         };
+        // The schedulers' opportunities (their PF averages decay once per opportunity): under
+        // TDD the downlink slots, and the slots whose uplink grant lands k2 slots later in an
+        // uplink slot (the slot loop runs each scheduler exactly there).
+        let duplex = radio.duplex().clone();
+        let pattern_len = match &duplex {
+            Duplex::Fdd => 0,
+            Duplex::Tdd(p) => p.len() as u64,
+        };
+        let k2 = cfg.k2_slots as u64;
+        let dl_opp: Vec<bool> = (0..pattern_len).map(|s| duplex.is_dl(s)).collect();
+        let ul_opp: Vec<bool> = (0..pattern_len).map(|s| duplex.is_ul(s + k2)).collect();
         let cells = (0..radio.cells().len())
             .map(|_| Cell {
-                dl_sched: Scheduler::new(mk(cfg.dl_scheduler)),
-                ul_sched: UlScheduler::new(mk(cfg.ul_scheduler), cfg.sr_grant_bytes),
+                dl_sched: {
+                    let mut s = Scheduler::new(mk(cfg.dl_scheduler));
+                    s.set_opportunities(dl_opp.clone());
+                    s
+                },
+                ul_sched: {
+                    let mut s = UlScheduler::new(mk(cfg.ul_scheduler), cfg.sr_grant_bytes);
+                    s.sched.set_opportunities(ul_opp.clone());
+                    s
+                },
                 pdcch: PdcchBudget::new(cfg.pdcch_grants_per_slot),
                 ues: Vec::new(),
                 slots: 0,
