@@ -19,4 +19,5 @@ pub mod obstacles;
 pub mod pathloss;
 pub mod phy;
 pub mod radio;
+pub mod shadowing;
 pub mod ul_phy;

@@ -64,11 +64,12 @@ use crate::mobility::Mobility;
 use crate::obstacles::{BlockageSchedule, Obstacles};
 use crate::pathloss::{Building, LinkGeometry, PathlossModel};
 use crate::phy::{BlerModel, HarqSoftBuffers, McsTable, NrAllocation, TbsMemo};
+use crate::shadowing::{LosDrawTrack, ShadowingTrack};
 use crate::ul_phy::{
     grant_limit, lowest_mcs_for, mcs_thresholds, min_useful_grant, pusch_sizes, McsThresholds,
     UlPowerConfig,
 };
-use rantcp_core::{Duration, Rng, Time};
+use rantcp_core::{entity_id, Duration, Rng, Time};
 use std::collections::VecDeque;
 
 /// A cell (sector): where its antenna is, how it radiates and how loud.
@@ -377,14 +378,20 @@ pub struct LargeScaleState {
     pub sinr_db: f64,
 }
 
+/// The large-scale random state of one (UE, site), functions of the distance the UE has
+/// travelled ([`crate::shadowing`]).
 #[derive(Clone, Debug)]
 struct SiteState {
-    /// Unit-variance shadowing value (scaled by σ at use).
-    z: f64,
-    z_pos: Option<Vec3>,
-    /// Probabilistic LOS: the uniform draw and where it was drawn.
-    u: f64,
-    u_pos: Option<Vec3>,
+    /// The UE's first draw for this site (from `ran/ue/<rnti>/channel` when it is added):
+    /// z_0 of the shadowing track of the LOS state the link starts in.
+    z_init: f64,
+    /// Unit-variance shadowing (scaled by σ at use) in NLOS (`[0]`) and LOS (`[1]`): two
+    /// independent fields, as TR 38.901 generates the LSPs of each LOS condition separately
+    /// (§7.5 step 4 / §7.6.3.1; ns-3's ThreeGppPropagationLossModel draws an independent value
+    /// when the condition changes). Made at first use.
+    sf: [Option<ShadowingTrack>; 2],
+    /// Probabilistic LOS: the uniform compared with the LOS probability.
+    u: LosDrawTrack,
 }
 
 #[derive(Clone, Debug)]
@@ -402,7 +409,6 @@ struct Ue {
     mobility: Mobility,
     serving: usize,
     layers: u8,
-    chan_rng: Rng,
     /// Decode draws of the downlink (the UE's receiver) and of the uplink (the base station's
     /// receiver for this UE): separate streams, so neither direction's traffic moves the
     /// other's draws.
@@ -412,8 +418,8 @@ struct Ue {
     /// The second branch of transmit diversity (`FadingConfig::tx_diversity` = 2).
     fading2: Option<FadingProcess>,
     sites: Vec<SiteState>,
-    // Cache of the large-scale state.
-    cache_key: Option<(u64, u64, u64, bool)>,
+    // Cache of the large-scale state: position, distance travelled, LOS schedule state.
+    cache_key: Option<(u64, u64, u64, u64, bool)>,
     recomputations: u64,
     rx_mw: Vec<f64>,
     interference_mw: f64,
@@ -479,7 +485,16 @@ impl SlotTbs<'_> {
 
 const NO_UE: u32 = u32::MAX;
 
-fn los_for(cfg: &RadioConfig, ue: &mut Ue, cell: &CellConfig, pos: Vec3, now: Time) -> bool {
+/// The LOS state of the link from `cell` to a UE at `pos` after `s_m` metres travelled, at
+/// `now`.
+fn los_for(
+    cfg: &RadioConfig,
+    site: &mut SiteState,
+    cell: &CellConfig,
+    pos: Vec3,
+    s_m: f64,
+    now: Time,
+) -> bool {
     match &cfg.los {
         LosSource::Geometry(o) => o.los(cell.position, pos),
         LosSource::Geometry2d(o) => o.los_2d(cell.position, pos),
@@ -487,21 +502,10 @@ fn los_for(cfg: &RadioConfig, ue: &mut Ue, cell: &CellConfig, pos: Vec3, now: Ti
         LosSource::AlwaysLos => true,
         LosSource::AlwaysNlos => false,
         LosSource::Probabilistic => {
-            let st = &mut ue.sites[cell.site];
-            let corr = cfg.pathloss.los_corr_distance_m();
-            match st.u_pos {
-                Some(p) if p.distance(pos) < corr => {}
-                _ => {
-                    if st.u_pos.is_some() {
-                        st.u = ue.chan_rng.uniform();
-                    }
-                    st.u_pos = Some(pos);
-                }
-            }
             let p = cfg
                 .pathloss
                 .los_probability(cell.position.distance_2d(pos), pos.z);
-            st.u < p
+            site.u.at(s_m) < p
         }
     }
 }
@@ -617,15 +621,22 @@ impl RadioEnvironment {
     pub fn add_ue_on(&mut self, rnti: u16, mobility: Mobility, layers: u8, site: Option<usize>) {
         assert!(self.ue_index(rnti).is_none(), "rnti {rnti} already present");
         let mut chan_rng = Rng::for_entity(self.seed, &format!("ran/ue/{rnti}/channel"));
+        let los_corr = self.cfg.pathloss.los_corr_distance_m();
         let dl_decode_rng = Rng::for_entity(self.seed, &format!("ran/ue/{rnti}/decode/dl"));
         let ul_decode_rng = Rng::for_entity(self.seed, &format!("ran/ue/{rnti}/decode/ul"));
         let fading = FadingProcess::new(self.cfg.fading.sinusoids, &mut chan_rng);
+        // Two draws per site as ever (z_0, u_0: a static UE's channel is unchanged), the
+        // moving UE's later draws from per-(UE, site) streams.
         let sites = (0..self.n_sites)
-            .map(|_| SiteState {
-                z: chan_rng.normal(),
-                z_pos: None,
-                u: chan_rng.uniform(),
-                u_pos: None,
+            .map(|site| {
+                let z_init = chan_rng.normal();
+                let u0 = chan_rng.uniform();
+                let id = entity_id(&format!("ran/ue/{rnti}/site/{site}/los-draw"));
+                SiteState {
+                    z_init,
+                    sf: [None, None],
+                    u: LosDrawTrack::new(u0, los_corr, self.seed, id),
+                }
             })
             .collect();
         // Drawn after everything else so a single-branch run's draws are unchanged.
@@ -645,7 +656,6 @@ impl RadioEnvironment {
             mobility,
             serving: 0,
             layers: layers.clamp(1, 4),
-            chan_rng,
             dl_decode_rng,
             ul_decode_rng,
             fading,
@@ -779,11 +789,18 @@ impl RadioEnvironment {
     /// loads changed since the last evaluation.
     fn update_large_scale(&mut self, i: usize, now: Time) {
         let pos = self.ues[i].mobility.position(now);
+        let s_m = self.ues[i].mobility.path_length_m(now);
         let sched_los = match &self.cfg.los {
             LosSource::Schedule(s) => s.los_at(now),
             _ => true,
         };
-        let key = (pos.x.to_bits(), pos.y.to_bits(), pos.z.to_bits(), sched_los);
+        let key = (
+            pos.x.to_bits(),
+            pos.y.to_bits(),
+            pos.z.to_bits(),
+            s_m.to_bits(),
+            sched_los,
+        );
         let cfg = &self.cfg;
         let ue = &mut self.ues[i];
         if ue.cache_key != Some(key) {
@@ -799,7 +816,8 @@ impl RadioEnvironment {
                         (los, g, pl, sf)
                     }
                     _ => {
-                        let los = los_for(cfg, ue, cell, pos, now);
+                        let st = &mut ue.sites[cell.site];
+                        let los = los_for(cfg, st, cell, pos, s_m, now);
                         let g = LinkGeometry {
                             d2d_m: cell.position.distance_2d(pos),
                             d3d_m: cell.position.distance(pos),
@@ -811,20 +829,34 @@ impl RadioEnvironment {
                             + if los { 0.0 } else { self.cfg.blockage_loss_db }
                             + ue.o2i.map_or(0.0, |o| o.loss_db);
                         let sf = if self.cfg.shadowing {
-                            let st = &mut ue.sites[cell.site];
-                            // Gudmundson AR(1) in distance travelled: ρ = exp(−Δd/d_corr).
-                            if let Some(p0) = st.z_pos {
-                                let dd = p0.distance(pos);
-                                if dd > 0.0 {
-                                    let rho = (-dd
-                                        / self.cfg.pathloss.shadowing_corr_distance_m(los))
-                                    .exp();
-                                    st.z = rho * st.z
-                                        + (1.0 - rho * rho).sqrt() * ue.chan_rng.normal();
-                                }
-                            }
-                            st.z_pos = Some(pos);
-                            st.z * self.cfg.pathloss.shadowing_sigma_db(los, &g)
+                            // Gudmundson AR(1) on a grid of distance travelled, one track per
+                            // LOS state ([`crate::shadowing`]).
+                            let first = st.sf.iter().all(Option::is_none);
+                            let z = st.sf[los as usize]
+                                .get_or_insert_with(|| {
+                                    // z_0 of the state the link starts in is the UE's own
+                                    // first draw; the other state's track starts afresh.
+                                    let name = format!(
+                                        "ran/ue/{}/site/{}/shadowing/{}",
+                                        ue.rnti,
+                                        cell.site,
+                                        if los { "los" } else { "nlos" }
+                                    );
+                                    let z0 = if first {
+                                        st.z_init
+                                    } else {
+                                        Rng::for_entity(self.seed, &format!("{name}/start"))
+                                            .normal()
+                                    };
+                                    ShadowingTrack::new(
+                                        z0,
+                                        self.cfg.pathloss.shadowing_corr_distance_m(los),
+                                        self.seed,
+                                        entity_id(&name),
+                                    )
+                                })
+                                .at(s_m);
+                            z * self.cfg.pathloss.shadowing_sigma_db(los, &g)
                         } else {
                             0.0
                         };
