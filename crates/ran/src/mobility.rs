@@ -66,6 +66,18 @@ impl Mobility {
             }
         }
     }
+    /// [`Self::position`] and [`Self::path_length_m`] at `t` with one leg lookup.
+    #[inline]
+    pub fn position_and_path_length(&self, t: Time) -> (Vec3, f64) {
+        match self.leg_at(t) {
+            None => (self.start, 0.0),
+            Some(l) => {
+                let dt = t.as_nanos().clamp(l.t0.as_nanos(), l.t1.as_nanos()) - l.t0.as_nanos();
+                let s = dt as f64 * 1e-9;
+                (l.p0 + l.v * s, l.s0 + l.speed_mps * s)
+            }
+        }
+    }
     /// Speed at `t` (m/s): the speed of the leg under way, zero when paused or finished.
     pub fn speed_mps(&self, t: Time) -> f64 {
         match self.leg_at(t) {

@@ -18,8 +18,18 @@
 //! are recomputed only when the position or LOS state changed or a cell load changed; a static
 //! UE costs one fading evaluation per slot.
 //!
-//! Randomness: each UE draws from its own streams `ran/ue/<rnti>/channel` (shadowing, LOS
-//! draws, fading realisation), `ran/ue/<rnti>/decode/dl` (downlink decode draws, including
+//! The channel is a function of (seed, UE, time): shadowing and the probabilistic LOS draw
+//! follow the distance travelled on a fixed grid with per-(UE, site) streams
+//! ([`crate::shadowing`]), the fast fading is a function of the distance travelled and the
+//! time spent stationary ([`crate::fading`]), and the CQI reports are measured at the
+//! multiples of the period ([`RadioEnvironment::sinr_db`]); none depends on when, or how
+//! often, the channel is evaluated (that is, on traffic), apart from the interference, which
+//! follows the cell loads.
+//!
+//! Randomness: each UE draws from its own streams `ran/ue/<rnti>/channel` (fading
+//! realisation, the first shadowing value and LOS draw per site),
+//! `ran/ue/<rnti>/site/<site>/shadowing/{los,nlos}` and `…/los-draw` (a moving UE's later
+//! shadowing innovations and LOS draws), `ran/ue/<rnti>/decode/dl` (downlink decode draws, including
 //! the fixed-BLER ones), `ran/ue/<rnti>/decode/ul` (uplink decode draws) and
 //! `ran/ue/<rnti>/o2i` (indoor or not, building type, d_2D-in and the O2I deviation, drawn once
 //! when [`RadioConfig::o2i`] is set), derived from the run seed, so adding a UE never changes another's channel or decodes, and a change that only
@@ -788,8 +798,7 @@ impl RadioEnvironment {
     /// Recompute the per-cell mean received powers if the position, LOS schedule state or cell
     /// loads changed since the last evaluation.
     fn update_large_scale(&mut self, i: usize, now: Time) {
-        let pos = self.ues[i].mobility.position(now);
-        let s_m = self.ues[i].mobility.path_length_m(now);
+        let (pos, s_m) = self.ues[i].mobility.position_and_path_length(now);
         let sched_los = match &self.cfg.los {
             LosSource::Schedule(s) => s.los_at(now),
             _ => true,
@@ -932,8 +941,52 @@ impl RadioEnvironment {
         lin2db(ue.rx_mw[ue.serving] * self.fade(i, now) / (ue.interference_mw + self.noise_mw))
     }
 
+    /// The channel of UE index `i` at `t`: advance the large-scale state to `t` and apply the
+    /// fast fading there. Returns the SINR (dB).
+    #[inline]
+    fn evaluate(&mut self, i: usize, t: Time) -> f64 {
+        self.update_large_scale(i, t);
+        let fade = self.fade(i, t);
+        let noise = self.noise_mw;
+        let ue = &mut self.ues[i];
+        let sinr = lin2db(ue.rx_mw[ue.serving] * fade / (ue.interference_mw + noise));
+        ue.large.sinr_db = sinr;
+        ue.fade = fade;
+        sinr
+    }
+
+    /// Queue the CQI report the UE measured at `t` from wideband SINR `sinr` (all layers).
+    fn measure_cqi(&mut self, i: usize, t: Time, sinr: f64) {
+        let ue = &mut self.ues[i];
+        let per_layer = sinr - lin2db(ue.layers as f64);
+        // Same as phy::cqi_from_sinr, with the thresholds precomputed.
+        let cqi = self
+            .cqi_thr_db
+            .iter()
+            .take_while(|&&th| per_layer >= th)
+            .count() as u8;
+        ue.cqi.pending.push_back(CqiReport {
+            rnti: ue.rnti,
+            measured_at: t,
+            available_at: t + ue.cqi.delay,
+            cqi,
+            mcs: self.cqi_mcs[cqi as usize],
+            sinr_db: per_layer,
+        });
+    }
+
     /// Wideband SINR (dB) of `rnti` at `now`, including fast fading, all layers together.
-    /// Cached per `now`; also feeds the UE's periodic CQI measurement.
+    /// Cached per `now`.
+    ///
+    /// Also takes the UE's periodic CQI measurements (TS 36.213 §7.2.2 periodic reporting,
+    /// TS 38.214 §5.2.1.4): the UE measures at every multiple of the period whether or not it
+    /// has data (DRX is not modelled), so the reports are those of the grid instants, however
+    /// rarely the channel is evaluated. Those not yet taken are taken here, each at its own
+    /// instant (large scale and fading there, in increasing time): the one the scheduler holds
+    /// by `now` (the last grid point ≤ now − delay) and those still under way (grid points
+    /// in (now − delay, now]); earlier ones would be superseded unread and are skipped. The
+    /// interference of a report taken late is that of the cell loads in force at `now` (loads
+    /// are not kept as a history; they only change when a scenario sets them).
     pub fn sinr_db(&mut self, rnti: u16, now: Time) -> f64 {
         let i = self.idx(rnti);
         if let Some((t, s)) = self.ues[i].last_eval {
@@ -941,37 +994,33 @@ impl RadioEnvironment {
                 return s;
             }
         }
-        self.update_large_scale(i, now);
-        let fade = self.fade(i, now);
-        let noise = self.noise_mw;
-        let ue = &mut self.ues[i];
-        let sinr = lin2db(ue.rx_mw[ue.serving] * fade / (ue.interference_mw + noise));
-        ue.large.sinr_db = sinr;
-        ue.fade = fade;
-        ue.last_eval = Some((now, sinr));
-        // Periodic CQI measurement (per layer).
-        if now >= ue.cqi.next {
-            let per_layer = sinr - lin2db(ue.layers as f64);
-            // Same as phy::cqi_from_sinr, with the thresholds precomputed.
-            let cqi = self
-                .cqi_thr_db
-                .iter()
-                .take_while(|&&t| per_layer >= t)
-                .count() as u8;
-            let rep = CqiReport {
-                rnti: ue.rnti,
-                measured_at: now,
-                available_at: now + ue.cqi.delay,
-                cqi,
-                mcs: self.cqi_mcs[cqi as usize],
-                sinr_db: per_layer,
-            };
-            ue.cqi.pending.push_back(rep);
-            let p = ue.cqi.period.as_nanos().max(1);
-            // Next measurement instant on the period grid strictly after `now`.
-            ue.cqi.next = Time::from_nanos((now.as_nanos() / p + 1) * p);
+        let q = &self.ues[i].cqi;
+        let due = now >= q.next;
+        let (p, mut t, mut last) = (q.period.as_nanos().max(1), q.next.as_nanos(), 0);
+        if due {
+            last = now.as_nanos() / p * p;
+            // The report in hand at `now`, if the grid has one by now − delay.
+            if let Some(held) = now.as_nanos().checked_sub(q.delay.as_nanos()) {
+                t = t.max(held / p * p);
+            }
+            while t < now.as_nanos() {
+                let at = Time::from_nanos(t);
+                let s = self.evaluate(i, at);
+                self.measure_cqi(i, at, s);
+                t += p;
+            }
         }
-        // Deliver reports that have arrived, so the queue holds at most delay/period entries.
+        let sinr = self.evaluate(i, now);
+        if due && last == now.as_nanos() {
+            self.measure_cqi(i, now, sinr);
+        }
+        let ue = &mut self.ues[i];
+        ue.last_eval = Some((now, sinr));
+        if due {
+            // Next measurement instant on the period grid strictly after `now`.
+            ue.cqi.next = Time::from_nanos(last + p);
+        }
+        // Deliver reports that have arrived, so the queue holds at most delay/period + 1.
         let q = &mut ue.cqi;
         while q.pending.front().is_some_and(|r| r.available_at <= now) {
             q.latest = q.pending.pop_front();
@@ -1326,7 +1375,9 @@ mod tests {
         for k in 1..=10 {
             env.sinr_db(8, Time::from_millis(k));
         }
-        assert_eq!(env.large_scale_recomputations(8), b8 + 10);
+        // At every instant evaluated: the ten asked for and the CQI measurement instants
+        // (every 125 µs slot) in between, 80 in all (t = 0 was computed when it was added).
+        assert_eq!(env.large_scale_recomputations(8), b8 + 80);
     }
 
     #[test]
@@ -1487,6 +1538,92 @@ mod tests {
                 crate::phy::cqi::DEFAULT_GAP_DB
             )
         );
+    }
+
+    /// A UE driving through the 7-site layout with shadowing, probabilistic LOS (UMa) and
+    /// Rayleigh fading, CQI every 5 ms reported 4 ms later.
+    fn drive_env(seed: u64, with_other: bool) -> RadioEnvironment {
+        let mut cfg = RadioConfig::lte_macro();
+        cfg.pathloss = PathlossModel::Uma;
+        cfg.los = LosSource::Probabilistic;
+        let mut env = RadioEnvironment::new(cfg, hex_layout(1, 500.0, 25.0, 46.0), seed);
+        env.add_ue(
+            1,
+            Mobility::route(Vec3::new(-150.0, 40.0, 1.5))
+                .walk_for(Vec3::new(1.0, 0.2, 0.0), 15.0, Duration::from_secs(8))
+                .pause(Duration::from_secs(1))
+                .walk_for(Vec3::new(-0.3, 1.0, 0.0), 15.0, Duration::from_secs(8))
+                .build(),
+            1,
+        );
+        if with_other {
+            env.add_ue(2, Mobility::fixed(Vec3::new(80.0, -30.0, 1.5)), 1);
+        }
+        env
+    }
+
+    /// What the scheduler can see of UE 1 at `t` after evaluating it there.
+    fn seen(env: &mut RadioEnvironment, t: Time) -> (u64, Option<CqiReport>, LargeScaleState) {
+        let s = env.sinr_db(1, t);
+        let r = env.cqi_report(1, t);
+        (s.to_bits(), r, env.large_scale(1))
+    }
+
+    /// The channel and the CQI reports of a UE are functions of (seed, UE, time): evaluated
+    /// every 1 ms slot, or only now and then with idle gaps of up to 2 s (another UE's traffic
+    /// taking the slots), it has the same SINR, LOS state, shadowing and CQI report in hand at
+    /// every instant both evaluate. Fails with the channel advanced per evaluation.
+    #[test]
+    fn channel_and_cqi_do_not_depend_on_when_the_ue_is_evaluated() {
+        let ms = Time::from_millis;
+        let mut dense = drive_env(5, false);
+        let mut sparse = drive_env(5, true);
+        let mut pick = Rng::new(99, 1);
+        let mut next_sparse = 0u64;
+        let (mut compared, mut los_changes, mut last_los) = (0, 0, None);
+        for k in 0..17_500u64 {
+            let t = ms(k);
+            let d = seen(&mut dense, t);
+            if last_los.is_some_and(|l| l != d.2.los) {
+                los_changes += 1;
+            }
+            last_los = Some(d.2.los);
+            // The other UE is evaluated every slot in the sparse run.
+            sparse.sinr_db(2, t);
+            if k == next_sparse {
+                // Off-slot instants too: the grid, not the slot, fixes the measurements.
+                let t2 = t + Duration::from_micros(pick.below(1000));
+                let d2 = seen(&mut dense, t2);
+                let s2 = seen(&mut sparse, t2);
+                assert_eq!(d2, s2, "at {t2:?}");
+                compared += 1;
+                // Runs of consecutive slots and idle gaps up to 2 s.
+                next_sparse = k + if pick.bernoulli(0.5) {
+                    1
+                } else {
+                    1 + pick.below(2000)
+                };
+            }
+        }
+        assert!(compared > 20, "{compared}");
+        assert!(los_changes > 0, "the drive crosses LOS draws");
+        let ls = dense.large_scale(1);
+        assert!(ls.shadowing_db != 0.0);
+    }
+
+    /// After an idle gap the report in hand is the one measured at the last grid point
+    /// ≤ now − delay, and the next arrives from the grid point after it (not from "now").
+    #[test]
+    fn cqi_after_idle_is_measured_on_the_period_grid() {
+        let mut env = drive_env(3, false);
+        let us = Time::from_micros;
+        assert!(env.cqi_report(1, us(2_000)).is_none());
+        let r = env.cqi_report(1, us(103_700)).unwrap();
+        assert_eq!((r.measured_at, r.available_at), (us(95_000), us(99_000)));
+        // Grid point 100 ms was measured too (under way at 103.7 ms).
+        let r = env.latest_cqi(1, us(104_000)).unwrap();
+        assert_eq!(r.measured_at, us(100_000));
+        assert_eq!(env.cqi_report(1, us(104_000)), Some(r));
     }
 
     /// The 3GPP hexagonal layout (three hexagonal cells per site, the site at their common
