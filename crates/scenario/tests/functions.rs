@@ -240,12 +240,14 @@ fn uplink_acks_are_seen_at_ul_egress_and_downlink_data_at_dl_egress() {
         .sum();
     assert_eq!(imp["matched"].as_u64().unwrap(), up);
     assert_eq!(base.summary["flows"], acks.summary["flows"]);
-    // Data held 10 ms after the UE's RLC delivered it: the minimum RTT grows by the hold, less
-    // at most the k2 = 4 ms grant wait: an ACK may ride an uplink grant already given for
-    // earlier data (issue 18's grant sizing at the UE's link-adapted MCS leaves room for one
-    // more ACK often enough that the minimum sample does). One UE: with two, a flow's minimum
-    // sample also carries downlink queueing behind the other UE, which the hold reshuffles
-    // (ue1 +10 ms and ue2 +9 ms before PF averages decayed while idle, ue1 +12 ms after).
+    // Data held 10 ms after the UE's RLC delivered it: the minimum RTT grows by the hold, give
+    // or take the k2 = 4 ms grant wait (+1 ms of slot alignment): an ACK may ride an uplink
+    // grant already given for earlier data (issue 18's grant sizing at the UE's link-adapted
+    // MCS leaves room for one more ACK often enough that a minimum sample does), and that luck
+    // may fall to either run's minimum. Seeds 1-10 before the traffic-independent channel:
+    // +7 … +13 ms (seed 9: +13, its base minimum rode a grant); after: +8 … +13. One UE: with
+    // two, a flow's minimum also carries downlink queueing behind the other UE, which the hold
+    // reshuffles.
     let one_ue = |stack: &str| {
         run(
             "builtin:lte-cell",
@@ -272,16 +274,12 @@ fn uplink_acks_are_seen_at_ul_egress_and_downlink_data_at_dl_egress() {
     assert_eq!(imp["consumed"], imp["matched"]);
     let min = |o: &RunOutput| flow(o, "ue1")["rtt_min_ms"].as_f64().unwrap();
     let diff = min(&rfc_held) - min(&rfc_base);
-    assert!(
-        (10.0 - 4.0 - 1.0..=10.0 + 1.0).contains(&diff),
-        "rfc: RTT grew by {diff} ms"
-    );
-    // With the linux stack's quick-ACKs an ACK may instead ride an uplink grant already given
-    // for earlier data rather than wait k2 = 4 slots (4 ms in LTE) for its own: the growth is
-    // then the hold less at most those 4 ms, never more than the hold.
+    let grown_by_hold = 10.0 - 4.0 - 1.0..=10.0 + 4.0 + 1.0;
+    assert!(grown_by_hold.contains(&diff), "rfc: RTT grew by {diff} ms");
+    // The linux stack's quick-ACKs: the same bound.
     let diff = min(&held("linux")) - min(&one_ue("linux"));
     assert!(
-        (10.0 - 4.0 - 1.0..=10.0 + 1.0).contains(&diff),
+        grown_by_hold.contains(&diff),
         "linux: RTT grew by {diff} ms"
     );
 }
