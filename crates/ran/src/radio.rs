@@ -955,6 +955,22 @@ impl RadioEnvironment {
         sinr
     }
 
+    /// Is the period grid point at `t_ns` a CSI measurement instant? Only in a slot with
+    /// downlink symbols: the CSI reference resource is a valid downlink slot, one with at least
+    /// one downlink or flexible symbol (TS 38.214 §5.2.2.5; a valid downlink subframe, TS 36.213
+    /// §7.2.3), so under TDD a grid point in an uplink-only slot is skipped ('C' control and
+    /// 'S' special slots carry downlink symbols and count). Every slot under FDD.
+    #[inline]
+    fn csi_instant(&self, t_ns: u64) -> bool {
+        match &self.cfg.duplex {
+            Duplex::Fdd => true,
+            d => {
+                let slot = self.cfg.carrier.slot_index(Time::from_nanos(t_ns));
+                d.slot_type(slot) != SlotType::Uplink
+            }
+        }
+    }
+
     /// Queue the CQI report the UE measured at `t` from wideband SINR `sinr` (all layers).
     fn measure_cqi(&mut self, i: usize, t: Time, sinr: f64) {
         let ue = &mut self.ues[i];
@@ -996,22 +1012,33 @@ impl RadioEnvironment {
         }
         let q = &self.ues[i].cqi;
         let due = now >= q.next;
-        let (p, mut t, mut last) = (q.period.as_nanos().max(1), q.next.as_nanos(), 0);
+        let (p, next) = (q.period.as_nanos().max(1), q.next.as_nanos());
+        let (mut t, mut last) = (next, 0);
         if due {
             last = now.as_nanos() / p * p;
-            // The report in hand at `now`, if the grid has one by now − delay.
+            // The report in hand at `now`: the last measurement instant ≤ now − delay (grid
+            // points in uplink-only slots are not instants; those before `next` were taken).
             if let Some(held) = now.as_nanos().checked_sub(q.delay.as_nanos()) {
-                t = t.max(held / p * p);
+                let mut h = held / p * p;
+                while h >= next && !self.csi_instant(h) {
+                    h = h.saturating_sub(p);
+                    if h == 0 {
+                        break;
+                    }
+                }
+                t = t.max(h);
             }
             while t < now.as_nanos() {
-                let at = Time::from_nanos(t);
-                let s = self.evaluate(i, at);
-                self.measure_cqi(i, at, s);
+                if self.csi_instant(t) {
+                    let at = Time::from_nanos(t);
+                    let s = self.evaluate(i, at);
+                    self.measure_cqi(i, at, s);
+                }
                 t += p;
             }
         }
         let sinr = self.evaluate(i, now);
-        if due && last == now.as_nanos() {
+        if due && last == now.as_nanos() && self.csi_instant(last) {
             self.measure_cqi(i, now, sinr);
         }
         let ue = &mut self.ues[i];
@@ -1375,9 +1402,11 @@ mod tests {
         for k in 1..=10 {
             env.sinr_db(8, Time::from_millis(k));
         }
-        // At every instant evaluated: the ten asked for and the CQI measurement instants
-        // (every 125 µs slot) in between, 80 in all (t = 0 was computed when it was added).
-        assert_eq!(env.large_scale_recomputations(8), b8 + 80);
+        // At every instant evaluated: the ten asked for and the CQI measurement instants in
+        // between (every 125 µs slot with downlink symbols: 'C', 'C', 'D', 'D' of CCDDUUUU),
+        // 4 per millisecond, the ten asked for among them: 40 in all (t = 0 was computed when
+        // it was added).
+        assert_eq!(env.large_scale_recomputations(8), b8 + 40);
     }
 
     #[test]
@@ -1624,6 +1653,56 @@ mod tests {
         let r = env.latest_cqi(1, us(104_000)).unwrap();
         assert_eq!(r.measured_at, us(100_000));
         assert_eq!(env.cqi_report(1, us(104_000)), Some(r));
+    }
+
+    /// Under TDD the UE measures CSI only in slots with downlink symbols (TS 38.214 §5.2.2.5):
+    /// with `CCDDUUUU` and a one-slot period, no report is measured in a 'U' slot, and after an
+    /// idle gap the report in hand is the one of the last non-'U' grid point ≤ now − delay.
+    /// Densely and sparsely evaluated UEs still hold the same report at every instant.
+    #[test]
+    fn tdd_cqi_is_measured_only_in_slots_with_downlink_symbols() {
+        let cfg = RadioConfig::mmwave_28ghz();
+        assert_eq!(cfg.duplex, Duplex::tdd("CCDDUUUU").unwrap());
+        let slot = cfg.carrier.slot;
+        let delay = cfg.cqi_delay;
+        let mk = || {
+            let mut env = RadioEnvironment::single_cell(
+                RadioConfig::mmwave_28ghz(),
+                Vec3::new(0.0, 0.0, 15.0),
+                30.0,
+                7,
+            );
+            env.add_ue(1, Mobility::fixed(Vec3::new(60.0, 0.0, 1.5)), 1);
+            env
+        };
+        let (mut dense, mut sparse) = (mk(), mk());
+        let at = |k: u64| Time::from_nanos(k * slot.as_nanos());
+        let mut measured = std::collections::BTreeSet::new();
+        for k in 0..4_000u64 {
+            let d = dense.cqi_report(1, at(k));
+            if let Some(r) = d {
+                measured.insert(r.measured_at);
+            }
+            // The sparse UE is evaluated in one slot of 37 (gaps across whole TDD periods).
+            if k % 37 == 0 {
+                assert_eq!(sparse.cqi_report(1, at(k)), d, "report in hand at slot {k}");
+            }
+        }
+        assert!(measured.len() > 1_500, "{} instants", measured.len());
+        for t in &measured {
+            let k = t.as_nanos() / slot.as_nanos();
+            assert_ne!(
+                k % 8 / 4,
+                1,
+                "measured in uplink slot {k} (pattern CCDDUUUU)"
+            );
+        }
+        // At slot 8·500 + 6 (a 'U' slot) with a 10-slot delay the held report is the last
+        // non-'U' grid point ≤ now − delay: slot 3996 (index 4 of its period is 'U', 3 is 'D').
+        let now = at(8 * 500 + 6);
+        let r = sparse.cqi_report(1, now).unwrap();
+        assert!(now - delay >= at(3996));
+        assert_eq!(r.measured_at, at(3_995));
     }
 
     /// The 3GPP hexagonal layout (three hexagonal cells per site, the site at their common

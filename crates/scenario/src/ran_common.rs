@@ -831,6 +831,23 @@ impl Scenario for RanScenario {
                 Dur(slot)
             ),
         )?;
+        // Under TDD the UE measures CSI only in slots with downlink symbols (TS 38.214
+        // §5.2.2.5): some CQI grid instant must fall in one.
+        let rc = self.radio_config();
+        if let Duplex::Tdd(pattern) = &rc.duplex {
+            let p = r.cqi_period.0.as_nanos().max(1);
+            let measures = (0..4 * pattern.len() as u64 + 64).any(|k| {
+                let s = rc.carrier.slot_index(Time::from_nanos(k * p));
+                rc.duplex.slot_type(s) != rantcp_ran::frame::SlotType::Uplink
+            });
+            check(
+                measures,
+                "radio.cqi_period",
+                "every CQI instant falls in an uplink-only slot of the TDD pattern, where the UE \
+                 measures nothing (TS 38.214 §5.2.2.5): pick a period that reaches a slot with \
+                 downlink symbols (e.g. one slot)",
+            )?;
+        }
         check(
             r.cqi_delay.0 + r.cqi_period.0 < run,
             "radio.cqi_delay",

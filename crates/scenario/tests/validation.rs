@@ -126,6 +126,31 @@ fn cqi_reports_must_arrive_within_the_run() {
     );
 }
 
+/// Under TDD the UE measures CSI only in slots with downlink symbols: a period whose every
+/// instant falls in an uplink-only slot would leave the UE without a CQI report.
+#[test]
+fn tdd_cqi_instants_must_reach_a_downlink_slot() {
+    let msg = "radio.cqi_period: every CQI instant falls in an uplink-only slot of the TDD \
+               pattern, where the UE measures nothing (TS 38.214 §5.2.2.5): pick a period that \
+               reaches a slot with downlink symbols (e.g. one slot)";
+    assert_eq!(
+        err(
+            MMW,
+            &[("radio.duplex", "UUUUCCDD"), ("radio.cqi_period", "1ms")]
+        ),
+        msg
+    );
+    // The same pattern with a one-slot period, or the shipped pattern with 1 ms, is fine.
+    ok(
+        MMW,
+        &[("radio.duplex", "UUUUCCDD"), ("radio.cqi_period", "125us")],
+    );
+    ok(
+        MMW,
+        &[("radio.duplex", "CCDDUUUU"), ("radio.cqi_period", "1ms")],
+    );
+}
+
 #[test]
 fn queues_must_hold_a_packet() {
     assert_eq!(
