@@ -418,6 +418,33 @@ impl PathlossModel {
             _ => 25.0,
         }
     }
+
+    /// LOS probability of an indoor UT `d_2d_in_m` metres inside its building: the outdoor
+    /// formula of Table 7.4.2-1 at d_2D-out = d_2D − d_2D-in (TR 38.901 Table 7.4.2-1 note:
+    /// "For indoor users d_2D-out shall be used instead of d_2D"), h_UT the UT's own height.
+    /// d_2D-out is clamped at 0 (a UT nearer the mast than its own d_2D-in, which the TR's
+    /// geometry does not produce: probability 1).
+    pub fn los_probability_o2i(&self, d2d_m: f64, d_2d_in_m: f64, h_ut_m: f64) -> f64 {
+        self.los_probability((d2d_m - d_2d_in_m).max(0.0), h_ut_m)
+    }
+
+    /// Shadow fading of an O2I link (indoor UT, outdoor BS): (σ_SF dB, decorrelation distance
+    /// m) from the O2I columns of TR 38.901 Table 7.5-6 (Part-1 UMi-Street Canyon and UMa:
+    /// σ_SF = 7 dB, 7 m; Part-2 RMa: 8 dB, 120 m), the same for the LOS and the NLOS outdoor
+    /// path loss PL_b the link's LOS state selects (QuaDRiGa's `3GPP_38.901_*_{LOS,NLOS}_O2I`
+    /// configurations carry the same σ and distance in both). `None` for the models without
+    /// an O2I column: COST 231-Hata's 8 dB is TR 36.814's σ for every UE of a macro layout
+    /// whose UEs all carry a penetration loss, seed 004's σ is its own measurement, and
+    /// InH-Office UEs are not O2I; their indoor UEs keep the outdoor σ and distance.
+    pub fn o2i_shadowing(&self) -> Option<(f64, f64)> {
+        match self {
+            PathlossModel::UmiStreetCanyon | PathlossModel::Uma => Some((7.0, 7.0)),
+            PathlossModel::Rma { .. } => Some((8.0, 120.0)),
+            PathlossModel::InhOffice { .. }
+            | PathlossModel::Cost231Hata { .. }
+            | PathlossModel::Seed004Mmwave => None,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -566,5 +593,44 @@ mod tests {
         assert_eq!(PathlossModel::Uma.o2i_max_d_2d_in_m(), 25.0);
         assert_eq!(PathlossModel::UmiStreetCanyon.o2i_max_d_2d_in_m(), 25.0);
         assert_eq!(PathlossModel::RMA_DEFAULT.o2i_max_d_2d_in_m(), 10.0);
+    }
+
+    /// Table 7.4.2-1 note: an indoor UT's LOS probability is the outdoor formula at
+    /// d_2D-out = d_2D − d_2D-in. The expected values are the hand-computed ones of
+    /// `los_probabilities_table_7_4_2_1` at d_2D-out (UMi 50 m, UMa 100 m).
+    #[test]
+    fn indoor_los_probability_at_d_2d_out() {
+        let umi = PathlossModel::UmiStreetCanyon;
+        // UMi, d_2D = 60 m, 10 m inside: 18/50 + exp(-50/36)·(1 - 18/50) = 0.519585.
+        assert!((umi.los_probability_o2i(60.0, 10.0, 1.5) - 0.519585).abs() < 1e-5);
+        // UMa, d_2D = 120.5 m, 20.5 m inside: 18/100 + exp(-100/63)·(1 - 18/100) = 0.347671.
+        let uma = PathlossModel::Uma;
+        assert!((uma.los_probability_o2i(120.5, 20.5, 1.5) - 0.347671).abs() < 1e-5);
+        // Outdoors (d_2D-in = 0) it is the outdoor formula; a UT nearer than d_2D-in: LOS.
+        assert_eq!(
+            uma.los_probability_o2i(100.0, 0.0, 1.5),
+            uma.los_probability(100.0, 1.5)
+        );
+        assert_eq!(umi.los_probability_o2i(15.0, 20.0, 1.5), 1.0);
+        // And it is not the d_2D formula: UMi at 60 m is 18/60 + exp(-60/36)·0.7 = 0.432213.
+        assert!((umi.los_probability(60.0, 1.5) - 0.432213).abs() < 1e-5);
+    }
+
+    #[test]
+    fn o2i_shadowing_table_7_5_6() {
+        assert_eq!(PathlossModel::Uma.o2i_shadowing(), Some((7.0, 7.0)));
+        assert_eq!(
+            PathlossModel::UmiStreetCanyon.o2i_shadowing(),
+            Some((7.0, 7.0))
+        );
+        assert_eq!(
+            PathlossModel::RMA_DEFAULT.o2i_shadowing(),
+            Some((8.0, 120.0))
+        );
+        let cost = PathlossModel::Cost231Hata {
+            metropolitan: false,
+        };
+        assert_eq!(cost.o2i_shadowing(), None);
+        assert_eq!(PathlossModel::Seed004Mmwave.o2i_shadowing(), None);
     }
 }

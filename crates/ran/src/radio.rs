@@ -160,9 +160,17 @@ pub enum LosSource {
 /// generates d_2D-in and the building type per UT. So raising a share only moves UEs
 /// indoors (or into high-loss buildings), and no other stream is touched.
 ///
-/// Not modelled: the indoor UE's LOS probability from d_2D-out (Table 7.4.2-1 note) and
-/// PL_b over d_3D-out + d_3D-in (eq. 7.4-2) are evaluated at the UE's position as for an
-/// outdoor UE; O2I car penetration (§7.4.3.2).
+/// An indoor UE's links are O2I links: with probabilistic LOS its LOS probability is taken at
+/// d_2D-out = d_2D − d_2D-in (Table 7.4.2-1 note; [`PathlossModel::los_probability_o2i`]),
+/// and its shadowing has the O2I σ_SF and decorrelation distance of Table 7.5-6 (UMa, UMi
+/// 7 dB / 7 m, RMa 8 dB / 120 m; [`PathlossModel::o2i_shadowing`]; models without an O2I
+/// column keep their own) on the same per-(UE, site, LOS state) tracks. The basic path loss
+/// PL_b of eq. 7.4-2 is the outdoor one of the link's LOS state over d_3D-out + d_3D-in =
+/// √((d_2D-out + d_2D-in)² + (h_BS − h_UT)²) (§7.4.1, Figure 7.4.1-2), i.e. over the UE's
+/// own d_3D, as for an outdoor UE. The UE's height (h_UT = 3(n_fl − 1) + 1.5 on floor n_fl,
+/// Table 7.4.1-1 note) is its mobility's: the drop places it, the radio does not.
+///
+/// Not modelled: O2I car penetration (§7.4.3.2).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct O2iConfig {
     /// Probability that a UE is indoors (0..=1).
@@ -446,6 +454,8 @@ struct Ue {
     /// The O2I draws (with [`RadioConfig::o2i`]) and the UE's O2I state if it is indoors.
     o2i_draw: Option<O2iDraw>,
     o2i: Option<O2iState>,
+    /// The site whose cells the UE may attach to ([`RadioEnvironment::add_ue_on`]).
+    attach_site: Option<usize>,
 }
 
 /// The radio side of a run: cells, UEs, channel and PHY abstraction. See the module docs.
@@ -496,7 +506,7 @@ impl SlotTbs<'_> {
 const NO_UE: u32 = u32::MAX;
 
 /// The LOS state of the link from `cell` to a UE at `pos` after `s_m` metres travelled, at
-/// `now`.
+/// `now`; `o2i` the UE's O2I state if it is indoors.
 fn los_for(
     cfg: &RadioConfig,
     site: &mut SiteState,
@@ -504,6 +514,7 @@ fn los_for(
     pos: Vec3,
     s_m: f64,
     now: Time,
+    o2i: Option<O2iState>,
 ) -> bool {
     match &cfg.los {
         LosSource::Geometry(o) => o.los(cell.position, pos),
@@ -512,9 +523,12 @@ fn los_for(
         LosSource::AlwaysLos => true,
         LosSource::AlwaysNlos => false,
         LosSource::Probabilistic => {
-            let p = cfg
-                .pathloss
-                .los_probability(cell.position.distance_2d(pos), pos.z);
+            let d2d = cell.position.distance_2d(pos);
+            let p = match o2i {
+                // TR 38.901 Table 7.4.2-1 note: an indoor UE's LOS probability at d_2D-out.
+                Some(o) => cfg.pathloss.los_probability_o2i(d2d, o.d_2d_in_m, pos.z),
+                None => cfg.pathloss.los_probability(d2d, pos.z),
+            };
             site.u.at(s_m) < p
         }
     }
@@ -705,6 +719,7 @@ impl RadioEnvironment {
             fade: 1.0,
             o2i_draw,
             o2i,
+            attach_site: site,
         };
         let idx = self.ues.len();
         self.ues.push(ue);
@@ -712,9 +727,15 @@ impl RadioEnvironment {
             self.rnti_index.resize(rnti as usize + 1, NO_UE);
         }
         self.rnti_index[rnti as usize] = idx as u32;
-        // Attach to the strongest cell by mean received power without the serving-link
-        // beamforming gain (which only cell 0 carries at this point).
+        self.attach_strongest(idx);
+    }
+
+    /// Attach UE `idx` to the strongest cell (of its `attach_site` if given) by mean received
+    /// power at t = 0 without the serving-link beamforming gain (which only the current
+    /// serving cell carries).
+    fn attach_strongest(&mut self, idx: usize) {
         self.update_large_scale(idx, Time::ZERO);
+        let site = self.ues[idx].attach_site;
         let bf = db2lin(self.cfg.bf_gain_db);
         let ue = &mut self.ues[idx];
         let rx = |c: usize| {
@@ -752,10 +773,11 @@ impl RadioEnvironment {
 
     /// Put `rnti` indoors or outdoors regardless of its `indoor_share` draw, keeping its own
     /// building, d_2D-in and deviation draws (for a drop that decides who is indoors itself,
-    /// e.g. together with the UE's floor). Call right after adding the UE: the large-scale
-    /// state is recomputed at t = 0, and the serving cell is kept (the O2I loss is the same
-    /// on every link, so it does not change which cell is strongest). Panics without
-    /// [`RadioConfig::o2i`].
+    /// e.g. together with the UE's floor). Call right after adding the UE: its shadowing
+    /// tracks are restarted, the large-scale state is recomputed at t = 0 and the UE attaches
+    /// to the strongest cell again (an indoor UE's LOS states and shadowing σ differ from an
+    /// outdoor one's), so the UE is as if it had been drawn indoors (outdoors) when added.
+    /// Panics without [`RadioConfig::o2i`].
     pub fn set_indoor(&mut self, rnti: u16, indoor: bool) {
         let i = self.idx(rnti);
         let c = self.cfg.o2i.expect("set_indoor needs RadioConfig::o2i");
@@ -763,9 +785,12 @@ impl RadioEnvironment {
         let o2i = indoor.then(|| self.o2i_state(&c, &d));
         let ue = &mut self.ues[i];
         ue.o2i = o2i;
+        for st in &mut ue.sites {
+            st.sf = [None, None];
+        }
         ue.cache_key = None;
         ue.last_eval = None;
-        self.update_large_scale(i, Time::ZERO);
+        self.attach_strongest(i);
     }
 
     fn ue_index(&self, rnti: u16) -> Option<usize> {
@@ -812,6 +837,9 @@ impl RadioEnvironment {
         );
         let cfg = &self.cfg;
         let ue = &mut self.ues[i];
+        // An indoor UE's links are O2I links: σ_SF and decorrelation distance of TR 38.901
+        // Table 7.5-6's O2I column where the model has one ([`PathlossModel::o2i_shadowing`]).
+        let o2i_sf = ue.o2i.and_then(|_| cfg.pathloss.o2i_shadowing());
         if ue.cache_key != Some(key) {
             ue.cache_key = Some(key);
             ue.recomputations += 1;
@@ -826,7 +854,7 @@ impl RadioEnvironment {
                     }
                     _ => {
                         let st = &mut ue.sites[cell.site];
-                        let los = los_for(cfg, st, cell, pos, s_m, now);
+                        let los = los_for(cfg, st, cell, pos, s_m, now, ue.o2i);
                         let g = LinkGeometry {
                             d2d_m: cell.position.distance_2d(pos),
                             d3d_m: cell.position.distance(pos),
@@ -859,13 +887,19 @@ impl RadioEnvironment {
                                     };
                                     ShadowingTrack::new(
                                         z0,
-                                        self.cfg.pathloss.shadowing_corr_distance_m(los),
+                                        o2i_sf.map_or_else(
+                                            || self.cfg.pathloss.shadowing_corr_distance_m(los),
+                                            |(_, d)| d,
+                                        ),
                                         self.seed,
                                         entity_id(&name),
                                     )
                                 })
                                 .at(s_m);
-                            z * self.cfg.pathloss.shadowing_sigma_db(los, &g)
+                            z * o2i_sf.map_or_else(
+                                || self.cfg.pathloss.shadowing_sigma_db(los, &g),
+                                |(sigma, _)| sigma,
+                            )
                         } else {
                             0.0
                         };
@@ -1537,6 +1571,170 @@ mod tests {
         assert_eq!(none.large_scale(3), inn.large_scale(3));
         none.set_indoor(3, false);
         assert_eq!(none.large_scale(3), out.large_scale(3));
+    }
+
+    /// `n` UEs at d_2D = `d_m` from a single isotropic 25 m cell (UMa or UMi at 6 GHz,
+    /// shadowing on, no fading), indoors with probability `indoor`.
+    fn o2i_ring(
+        model: PathlossModel,
+        los: LosSource,
+        indoor: Option<f64>,
+        d_m: f64,
+        n: u16,
+    ) -> RadioEnvironment {
+        let mut cfg = RadioConfig::lte_macro();
+        cfg.carrier = Carrier::lte(6e9, 20_000).unwrap();
+        cfg.pathloss = model;
+        cfg.los = los;
+        cfg.shadowing = true;
+        cfg.fading = FadingConfig::NONE;
+        cfg.interference = false;
+        cfg.o2i = indoor.map(|indoor_share| O2iConfig {
+            indoor_share,
+            high_loss_share: 0.5,
+        });
+        let mut e = RadioEnvironment::single_cell(cfg, Vec3::new(0.0, 0.0, 25.0), 46.0, 5);
+        for k in 1..=n {
+            let a = k as f64 * 0.01;
+            e.add_ue(
+                k,
+                Mobility::fixed(Vec3::new(d_m * a.cos(), d_m * a.sin(), 1.5)),
+                1,
+            );
+        }
+        e
+    }
+
+    /// TR 38.901 Table 7.4.2-1 note: an indoor UE's LOS state is drawn with the LOS
+    /// probability at d_2D-out = d_2D − d_2D-in. UMi at d_2D = 40 m: outdoors p = 0.631, an
+    /// indoor UE ~8.3 m inside on average has p ≈ 0.74. The LOS count of n UEs is a sum of
+    /// independent Bernoullis (each UE's own draw): within 4 standard deviations of Σ p_k.
+    #[test]
+    fn indoor_ue_los_probability_at_d_2d_out() {
+        let (n, d) = (4000u16, 40.0);
+        let m = PathlossModel::UmiStreetCanyon;
+        let inn = o2i_ring(m, LosSource::Probabilistic, Some(1.0), d, n);
+        let out = o2i_ring(m, LosSource::Probabilistic, None, d, n);
+        let (mut e_in, mut v_in, mut e_d2d, mut hits) = (0.0, 0.0, 0.0, 0.0);
+        for k in 1..=n {
+            let o = inn.o2i(k).unwrap();
+            let p = m.los_probability(d - o.d_2d_in_m, 1.5);
+            e_in += p;
+            v_in += p * (1.0 - p);
+            e_d2d += m.los_probability(d, 1.5);
+            hits += inn.large_scale(k).los as u8 as f64;
+        }
+        let sd = v_in.sqrt();
+        assert!(
+            (hits - e_in).abs() < 4.0 * sd,
+            "{hits} LOS, expected {e_in:.0} ± {sd:.0}"
+        );
+        // The test tells d_2D-out from d_2D: their expectations are > 8 sd apart.
+        assert!(e_in - e_d2d > 8.0 * sd, "{e_in} vs {e_d2d}");
+        // Outdoor UEs: the d_2D formula.
+        let p = m.los_probability(d, 1.5);
+        let sd_out = (n as f64 * p * (1.0 - p)).sqrt();
+        let hits_out = (1..=n).filter(|&k| out.large_scale(k).los).count() as f64;
+        assert!(
+            (hits_out - e_d2d).abs() < 4.0 * sd_out,
+            "{hits_out} vs {e_d2d}"
+        );
+    }
+
+    /// TR 38.901 Table 7.5-6: an O2I link's σ_SF is 7 dB (UMa) in LOS and NLOS alike, where
+    /// an outdoor UE's is 4 dB (LOS) or 6 dB (NLOS). Each UE's shadowing is its own
+    /// standard normal times σ, so the sample standard deviation over n UEs has a standard
+    /// error σ/√(2n) (0.078 dB for σ = 7 dB, n = 4000); the tolerance, fixed before
+    /// looking, is 4 standard errors. Outdoor UEs of a run with indoor UEs are bit-identical
+    /// to those of a run without O2I.
+    #[test]
+    fn o2i_link_shadowing_sigma_7_db() {
+        let n = 4000u16;
+        let std = |e: &RadioEnvironment| {
+            let v: Vec<f64> = (1..=n).map(|k| e.large_scale(k).shadowing_db).collect();
+            let mean = v.iter().sum::<f64>() / n as f64;
+            let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n as f64 - 1.0);
+            (mean, var.sqrt())
+        };
+        for (los, sigma_out) in [(LosSource::AlwaysLos, 4.0), (LosSource::AlwaysNlos, 6.0)] {
+            for (indoor, sigma) in [(Some(1.0), 7.0), (None, sigma_out)] {
+                let e = o2i_ring(PathlossModel::Uma, los.clone(), indoor, 150.0, n);
+                let (mean, s) = std(&e);
+                let se = sigma / (2.0 * n as f64).sqrt();
+                assert!(
+                    (s - sigma).abs() < 4.0 * se,
+                    "{los:?} {indoor:?}: σ {s:.3} vs {sigma}"
+                );
+                assert!(mean.abs() < 4.0 * sigma / (n as f64).sqrt(), "mean {mean}");
+            }
+        }
+        // Half the UEs indoors, probabilistic LOS: the outdoor ones are untouched.
+        let mixed = o2i_ring(
+            PathlossModel::Uma,
+            LosSource::Probabilistic,
+            Some(0.5),
+            150.0,
+            400,
+        );
+        let none = o2i_ring(
+            PathlossModel::Uma,
+            LosSource::Probabilistic,
+            None,
+            150.0,
+            400,
+        );
+        let mut outdoors = 0;
+        for k in 1..=400u16 {
+            if mixed.o2i(k).is_none() {
+                outdoors += 1;
+                assert_eq!(mixed.large_scale(k), none.large_scale(k));
+            }
+        }
+        assert!((150..250).contains(&outdoors), "{outdoors}");
+    }
+
+    /// set_indoor gives the UE the state it would have had if drawn indoors when added: same
+    /// LOS states, shadowing (restarted tracks) and serving cell, on the 7-site UMa layout.
+    #[test]
+    fn set_indoor_is_an_indoor_draw() {
+        let env = |share: f64| {
+            let mut cfg = RadioConfig::lte_macro();
+            cfg.carrier = Carrier::lte(6e9, 20_000).unwrap();
+            cfg.pathloss = PathlossModel::Uma;
+            cfg.los = LosSource::Probabilistic;
+            cfg.fading = FadingConfig::NONE;
+            cfg.o2i = Some(O2iConfig {
+                indoor_share: share,
+                high_loss_share: 0.5,
+            });
+            let mut e = RadioEnvironment::new(cfg, hex_layout(1, 500.0, 25.0, 46.0), 11);
+            for k in 1..=40u16 {
+                let a = k as f64 * 0.7;
+                let d = 20.0 + 11.0 * k as f64;
+                e.add_ue(
+                    k,
+                    Mobility::fixed(Vec3::new(d * a.cos(), d * a.sin(), 1.5)),
+                    1,
+                );
+            }
+            e
+        };
+        let inn = env(1.0);
+        let out = env(0.0);
+        let mut moved = env(0.0);
+        let mut differs = 0;
+        for k in 1..=40u16 {
+            moved.set_indoor(k, true);
+            assert_eq!(moved.large_scale(k), inn.large_scale(k), "UE {k}");
+            differs += (inn.large_scale(k).shadowing_db != out.large_scale(k).shadowing_db) as u32;
+            moved.set_indoor(k, false);
+            assert_eq!(
+                moved.large_scale(k),
+                out.large_scale(k),
+                "UE {k} back outdoors"
+            );
+        }
+        assert!(differs > 30, "{differs}");
     }
 
     #[test]
