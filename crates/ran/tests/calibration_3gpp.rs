@@ -387,8 +387,12 @@ fn geometry_matches_36873_phase1_calibration_uma() {
 /// at 10–20 %) and UMi 0.98 dB. Pointing the sectors at the neighbour sites raises the
 /// serving gain of the cell-edge UEs; the building mix the low tail depends on is an
 /// assumption. The tolerance stays; the disagreement is reported in the README.
+///
+/// Since an indoor UE's links are O2I links (LOS probability at d_2D-out, Table 7.4.2-1 note;
+/// σ_SF 7 dB, Table 7.5-6) both lie further above: UMa up to +1.42 dB (+1.1–1.4 dB from 5 %
+/// to 60 %), UMi up to +1.63 dB (+1.2–1.5 dB at 5–50 %).
 #[test]
-#[ignore = "xfail: UMa coupling gain +1.14 dB at 5 % after the hex_layout orientation fix"]
+#[ignore = "xfail: coupling gain above 3GPP's by up to 1.42 dB (UMa) / 1.63 dB (UMi) at 5-60 %"]
 fn coupling_gain_matches_38901_large_scale_calibration_with_o2i() {
     for c in [UMA_6, UMI_6] {
         let ours = percentiles(&run(&c).cg_db);
@@ -418,6 +422,13 @@ fn coupling_gain_matches_38901_large_scale_calibration_with_o2i() {
 /// is the model, not the code. This asserts the gap as documented: never above 3GPP by more
 /// than the tolerance, below it by more than the tolerance at the 80th percentile (where the
 /// wider shadowing shows most; the 10-element median gap is 0.7 dB since the layout fix).
+///
+/// Since the indoor UEs' links are O2I links (σ_SF 7 dB in both models, TR 38.901 / TR 36.873
+/// Table 7.5-6 / 7.3-6 O2I columns; LOS probability at d_2D-out) the gap is 0.6–2.4 dB with
+/// one element and at most 0.8 dB with the column (0.6 at the median, 0.8 at the 80th
+/// percentile): the 80 % indoor UEs no longer carry 38.901's outdoor 7.82 dB, so the model
+/// difference left is the 20 % outdoor UEs' σ and the NLOS formula. The column's 80th
+/// percentile gap is now within the tolerance; only the one-element one is asserted below it.
 #[test]
 fn umi_2ghz_is_below_36873_3d_umi_as_documented() {
     for c in [UMI_2_K1, UMI_2_K10] {
@@ -425,12 +436,14 @@ fn umi_2ghz_is_below_36873_3d_umi_as_documented() {
         for ((p, a), b) in PCT.iter().zip(&ours).zip(c.gf_ref) {
             assert!(a - b <= TOL_DB, "{} {p} %: {a:.2} vs {b}", c.name);
         }
-        let (a, b) = (ours[15], c.gf_ref[15]);
-        assert!(
-            a - b < -TOL_DB,
-            "{}: 80th percentile {a:.2} vs {b}: gap closed?",
-            c.name
-        );
+        if c.name == UMI_2_K1.name {
+            let (a, b) = (ours[15], c.gf_ref[15]);
+            assert!(
+                a - b < -TOL_DB,
+                "{}: 80th percentile {a:.2} vs {b}: gap closed?",
+                c.name
+            );
+        }
     }
 }
 
