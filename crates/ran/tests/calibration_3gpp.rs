@@ -25,7 +25,9 @@
 //! and those indoor UEs' TR 38.901 §7.4.3.1 O2I penetration loss (the radio's own,
 //! [`RadioConfig::o2i`], half low-loss, half high-loss buildings as QuaDRiGa's layouts take
 //! them: the campaign's building mix is not in the transcription), which adds the same loss
-//! to every link of a UE and so leaves the geometry alone but not the coupling gain.
+//! to every link of a UE and so leaves the geometry alone but not the coupling gain, and
+//! their O2I links' LOS probability at d_2D-out and σ_SF of 7 dB (Table 7.4.2-1 note,
+//! Table 7.5-6; `set_indoor` re-attaches the UE), which move both.
 //! Approximated: wrap-around, by 19 sites with the UEs dropped in the centre site's hexagon
 //! (each UE then sees the two full rings that wrap-around gives every site). See README
 //! "Radio: 3GPP calibration".
