@@ -1488,7 +1488,9 @@ mod tests {
 
     /// TR 38.901 §7.4.3.1 O2I: an indoor UE's every link carries the same loss, so its SIR and
     /// serving cell stay, its SINR against noise, its uplink path-loss estimate and its uplink
-    /// SINR move by the loss, and no other random draw moves.
+    /// SINR move by the loss, and no other random draw moves. (COST 231-Hata: no LOS and no
+    /// O2I shadowing column, so the shadowing is the outdoor one; for the TR 38.901 models see
+    /// `o2i_link_shadowing_sigma_7_db`.)
     #[test]
     fn o2i_loss_on_every_link_of_an_indoor_ue() {
         let env = |o2i: Option<O2iConfig>, interference: bool| {
