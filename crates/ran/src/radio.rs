@@ -1055,10 +1055,8 @@ impl RadioEnvironment {
             if let Some(held) = now.as_nanos().checked_sub(q.delay.as_nanos()) {
                 let mut h = held / p * p;
                 while h >= next && !self.csi_instant(h) {
-                    h = h.saturating_sub(p);
-                    if h == 0 {
-                        break;
-                    }
+                    let Some(prev) = h.checked_sub(p) else { break };
+                    h = prev;
                 }
                 t = t.max(h);
             }

@@ -24,10 +24,11 @@
 //! slot for every UE the scheduler knows (served rate `r` = 0 when not scheduled), as in the
 //! textbook PF (Sesia et al., *LTE – The UMTS Long Term Evolution*, §12.3.1.2) and ns-3's
 //! `PfFfMacScheduler`, which updates every configured UE's average each TTI. A UE that has
-//! nothing to send is not in the input: its average decays by `(1 − 1/τ)` for each slot it was
-//! absent, applied when it next appears (`(1 − 1/τ)^k` at once; slots in which the scheduler
-//! does not run at all count too). The scheduler keeps its scratch vectors: no allocation per
-//! slot in steady state.
+//! nothing to send is not in the input: its average decays by `(1 − 1/τ)` for each scheduling
+//! opportunity it was absent from ([`Scheduler::set_opportunities`]: every slot, or under TDD
+//! the slots of the scheduler's direction), applied when it next appears (`(1 − 1/τ)^k` at
+//! once; opportunities in which the scheduler does not run at all count too). The scheduler
+//! keeps its scratch vectors: no allocation per slot in steady state.
 
 use super::sap::Rnti;
 use rantcp_core::{Duration, Time};
@@ -91,14 +92,13 @@ pub struct Allocation {
 #[derive(Debug)]
 pub struct Scheduler {
     pub cfg: SchedConfig,
-    /// PF average served rate (bytes per slot) per UE and the slot index it was last updated
+    /// PF average served rate (bytes per slot) per UE and the opportunity it was last updated
     /// in. Only looked up, never iterated, so the hasher does not matter to outputs: FxHash
     /// (with std's SipHash, two lookups per UE per slot, lte-cell 40 UEs took 4 % more
     /// instructions).
     avg: FxHashMap<Rnti, PfAverage>,
-    /// Which slots of a repeating pattern are scheduling opportunities (empty: every slot),
-    /// and the count of opportunities before each pattern position.
-    opp_pattern: Vec<bool>,
+    /// Opportunities before each position of the repeating opportunity pattern, the whole
+    /// pattern's count last (`pattern.len() + 1` entries; empty: every slot is one).
     opp_prefix: Vec<u64>,
     rr_next: usize,
     order: Vec<(f64, usize)>,
@@ -168,7 +168,6 @@ impl Scheduler {
         Scheduler {
             cfg,
             avg: FxHashMap::default(),
-            opp_pattern: Vec::new(),
             opp_prefix: Vec::new(),
             rr_next: 0,
             order: Vec::new(),
@@ -178,14 +177,14 @@ impl Scheduler {
         }
     }
 
-    /// Average served rate the PF metric uses (bytes per slot) at the end of the last slot the
-    /// UE was in the scheduler's input, if known ([`Self::average_rate_at`] decays it to `now`).
+    /// Average served rate the PF metric uses (bytes per slot) at the end of the last
+    /// opportunity the UE was in the scheduler's input, if known ([`Self::average_rate_at`] decays it to `now`).
     pub fn average_rate(&self, rnti: Rnti) -> Option<f64> {
         self.avg.get(&rnti).map(|a| a.rate)
     }
 
     /// Average served rate the PF metric would use for `rnti` in the slot starting at `now`:
-    /// the stored average decayed over the slots since the UE was last in the input.
+    /// the stored average decayed over the opportunities since the UE was last in the input.
     pub fn average_rate_at(&self, rnti: Rnti, now: Time) -> Option<f64> {
         let keep = 1.0 - 1.0 / self.pf_tau()?;
         let k = self.opportunity_index(now);
@@ -198,24 +197,27 @@ impl Scheduler {
     /// default): every slot. The PF average decays once per opportunity, so a UE
     /// backlogged throughout is averaged over exactly the slots it could be served in.
     pub fn set_opportunities(&mut self, pattern: Vec<bool>) {
-        self.opp_prefix = std::iter::once(0)
-            .chain(pattern.iter().scan(0u64, |n, &o| {
-                *n += o as u64;
-                Some(*n)
-            }))
-            .collect();
-        self.opp_pattern = pattern;
+        self.opp_prefix = if pattern.is_empty() {
+            Vec::new()
+        } else {
+            std::iter::once(0)
+                .chain(pattern.iter().scan(0u64, |n, &o| {
+                    *n += o as u64;
+                    Some(*n)
+                }))
+                .collect()
+        };
     }
 
     /// Number of scheduling opportunities in the slots before the one at `now`.
     #[inline]
     fn opportunity_index(&self, now: Time) -> u64 {
         let s = self.slot_index(now);
-        let n = self.opp_pattern.len() as u64;
-        if n == 0 {
+        let Some((&per_pattern, _)) = self.opp_prefix.split_last() else {
             return s;
-        }
-        (s / n) * self.opp_prefix[n as usize] + self.opp_prefix[(s % n) as usize]
+        };
+        let n = self.opp_prefix.len() as u64 - 1;
+        (s / n) * per_pattern + self.opp_prefix[(s % n) as usize]
     }
 
     /// The PF time constant in slots (`None` for the other policies).
