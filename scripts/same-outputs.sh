@@ -8,6 +8,9 @@
 #   scripts/same-outputs.sh /tmp/outputs-before target/release/examples/outputs [/tmp/same-out]
 #
 # Exit 0 when every run's outputs are identical; otherwise the differing files are listed.
+# A run whose outputs are identical is deleted at once (with pcaps the 20 runs take ~2.7 GB;
+# kept, a few comparisons filled /tmp); only the differing runs are left under the folder, and
+# the folder itself goes when nothing differs.
 set -euo pipefail
 before=$1 after=$2 work=${3:-/tmp/same-outputs}
 rm -rf "$work"; mkdir -p "$work"
@@ -45,8 +48,10 @@ for r in "${runs[@]}"; do
   wait
   if diff -rq "$work/before/$name" "$work/after/$name" >/dev/null; then
     echo "same  $name ($(find "$work/after/$name" -type f | wc -l) files)"
+    rm -rf "${work:?}/before/$name" "${work:?}/after/$name"
   else
     echo "DIFF  $name"; diff -rq "$work/before/$name" "$work/after/$name" || true; fail=1
   fi
 done
+if [ $fail = 0 ]; then rm -rf "$work"; else echo "differing runs kept under $work"; fi
 exit $fail
