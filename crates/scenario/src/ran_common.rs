@@ -316,7 +316,10 @@ pub struct RadioSection {
     /// Carrier frequency (GHz).
     #[schemars(extend("exclusiveMinimum" = 0.0), range(max = 300.0))]
     pub carrier_ghz: f64,
-    /// LTE channel bandwidth (MHz: 1.4, 3, 5, 10, 15, 20). Ignored for mmWave (1 GHz carrier).
+    /// Channel bandwidth (MHz). LTE: 1.4, 3, 5, 10, 15, 20 (TS 36.101 Table 5.6-1). mmWave with
+    /// frame "nr": 50, 100, 200, 400 (TS 38.101-2 Table 5.3.2-1 at 120 kHz: 32, 66, 132, 264
+    /// PRBs) or 1000, the seeds' non-standard 1 GHz carrier (660 PRBs, the default); with frame
+    /// "ns3-mmwave": 1000 only.
     pub bandwidth_mhz: f64,
     /// mmWave frame structure: "nr" (125 µs slots, the default) or "ns3-mmwave" (100 µs
     /// subframes as in the ns-3 mmWave module). LTE: "nr" only (its 1 ms TTI is fixed).
@@ -807,14 +810,26 @@ impl Scenario for RanScenario {
             "ue.indoor",
             "must be the share of indoor UEs, between 0 and 1",
         )?;
-        if r.rat == RatPreset::Lte {
-            check(
+        match (r.rat, r.frame) {
+            (RatPreset::Lte, _) => check(
                 r.bandwidth_mhz.is_finite()
                     && rantcp_ran::frame::lte_n_prb((r.bandwidth_mhz * 1000.0).round() as u32)
                         .is_some(),
                 "radio.bandwidth_mhz",
                 "1.4, 3, 5, 10, 15 or 20",
-            )?;
+            )?,
+            (RatPreset::Mmwave, FramePreset::Nr) => check(
+                r.bandwidth_mhz == MMWAVE_1GHZ_MHZ || mmwave_n_prb(r.bandwidth_mhz).is_some(),
+                "radio.bandwidth_mhz",
+                "50, 100, 200 or 400 (TS 38.101-2 Table 5.3.2-1 at 120 kHz), or 1000 (the \
+                 seeds' 1 GHz carrier, 660 PRBs)",
+            )?,
+            (RatPreset::Mmwave, FramePreset::Ns3Mmwave) => check(
+                r.bandwidth_mhz == MMWAVE_1GHZ_MHZ,
+                "radio.bandwidth_mhz",
+                "1000 with radio.frame = \"ns3-mmwave\" (the ns-3 mmWave module's 1008 MHz \
+                 frame); other bandwidths need radio.frame = \"nr\"",
+            )?,
         }
         check(
             r.isd_m > 10.0 && r.isd_m <= MAX_DISTANCE_M,
@@ -1155,6 +1170,23 @@ impl Scenario for RanScenario {
     }
 }
 
+/// `radio.bandwidth_mhz` of the mmWave preset's non-standard 1 GHz carrier
+/// ([`Carrier::mmwave_1ghz`], 660 PRBs; seeds 001 and 004).
+const MMWAVE_1GHZ_MHZ: f64 = 1000.0;
+
+/// N_RB of a standard FR2 channel of `bandwidth_mhz` at 120 kHz (μ = 3, the mmWave frame's
+/// numerology): TS 38.101-2 Table 5.3.2-1 (50, 100, 200, 400 MHz).
+fn mmwave_n_prb(bandwidth_mhz: f64) -> Option<u16> {
+    if !(bandwidth_mhz.is_finite() && bandwidth_mhz.fract() == 0.0 && bandwidth_mhz > 0.0) {
+        return None;
+    }
+    rantcp_ran::frame::nr_n_prb(
+        rantcp_ran::frame::FrequencyRange::Fr2,
+        120,
+        bandwidth_mhz as u32,
+    )
+}
+
 impl RanScenario {
     fn radio_config(&self) -> RadioConfig {
         let r = &self.radio;
@@ -1173,6 +1205,14 @@ impl RanScenario {
                 if r.frame == FramePreset::Ns3Mmwave {
                     c.carrier = Carrier::ns3_mmwave_1ghz();
                     c.nr_alloc = rantcp_ran::phy::NrAllocation::ns3_mmwave();
+                } else if r.bandwidth_mhz != MMWAVE_1GHZ_MHZ {
+                    // A standard FR2 channel: μ = 3 as the 1 GHz carrier, N_RB from TS 38.101-2
+                    // Table 5.3.2-1; power and noise follow the occupied bandwidth.
+                    c.carrier = Carrier::nr_custom(
+                        c.carrier.fc_hz,
+                        3,
+                        mmwave_n_prb(r.bandwidth_mhz).expect("validated"),
+                    );
                 }
                 c.carrier.fc_hz = r.carrier_ghz * 1e9;
                 c

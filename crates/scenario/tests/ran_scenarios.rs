@@ -417,6 +417,50 @@ fn test_mmwave_frames_carry_what_their_resource_elements_allow() {
     );
 }
 
+#[test]
+fn test_mmwave_bandwidth_sets_the_fr2_prb_count() {
+    // `radio.bandwidth_mhz` on the mmWave preset: a standard FR2 channel at 120 kHz has
+    // TS 38.101-2 Table 5.3.2-1's N_RB (400 MHz: 264, 100 MHz: 66) against the 1 GHz carrier's
+    // 660. At a fixed MCS without decoding errors, UDP goodput follows the TB size per slot,
+    // and the same 30 dBm over fewer subcarriers raises the SINR by 10·log10(660 / N_RB).
+    let udp = |bw: &str| {
+        run(
+            "builtin:mmwave-blockage",
+            &[
+                ("traffic", "udp-saturation"),
+                ("duration", "1s"),
+                ("ue.nlos_duration", "0s"),
+                ("radio.fixed_mcs", "27"),
+                ("radio.harq_error_rate", "0"),
+                ("radio.bandwidth_mhz", bw),
+            ],
+        )
+    };
+    let full = udp("1000");
+    let tb = |n_prb| tb_size_bits(McsTable::Nr1, 27, n_prb, 1, &NrAllocation::default()) as f64;
+    let sinr = |o: &RunOutput| {
+        o.summary["radio"]["ues"][0]["mean_sinr_db"]
+            .as_f64()
+            .unwrap()
+    };
+    for (bw, n_prb) in [("400", 264), ("100", 66)] {
+        let out = udp(bw);
+        let ratio = goodputs_mbps(&out)[0] / goodputs_mbps(&full)[0];
+        let predicted = tb(n_prb) / tb(660);
+        println!("{bw} MHz: goodput ratio {ratio:.4}, TB ratio {predicted:.4}");
+        assert!(
+            (ratio / predicted - 1.0).abs() < 0.02,
+            "{bw}: {ratio} vs {predicted}"
+        );
+        let gain = sinr(&out) - sinr(&full);
+        let expected = 10.0 * (660.0 / n_prb as f64).log10();
+        assert!(
+            (gain - expected).abs() < 0.5,
+            "{bw}: SINR +{gain} dB vs {expected}"
+        );
+    }
+}
+
 /// `ue.indoor` (TR 38.901 §7.4.3.1 O2I penetration): with the same seed, each indoor UE's
 /// downlink SINR in a single cell (noise-limited) falls by exactly its O2I loss at every
 /// sample, and the run's other draws (positions, shadowing, fading) stay where they were. In

@@ -388,6 +388,31 @@ fn the_ns3_mmwave_frame_needs_a_mmwave_carrier() {
 }
 
 #[test]
+fn mmwave_bandwidths_are_fr2_channels_or_the_seeds_1_ghz() {
+    // Was ignored for mmWave: any number, NaN included, loaded and ran the 1 GHz carrier.
+    for bw in ["300", "nan", "-1", "20", "1e300", "400.5"] {
+        assert_eq!(
+            err(MMW, &[("radio.bandwidth_mhz", bw)]),
+            "radio.bandwidth_mhz: 50, 100, 200 or 400 (TS 38.101-2 Table 5.3.2-1 at 120 kHz), \
+             or 1000 (the seeds' 1 GHz carrier, 660 PRBs)",
+            "{bw}"
+        );
+    }
+    for bw in ["50", "100", "200", "400", "1000"] {
+        ok(MMW, &[("radio.bandwidth_mhz", bw)]);
+    }
+    assert!(err(
+        MMW,
+        &[
+            ("radio.frame", "ns3-mmwave"),
+            ("radio.bandwidth_mhz", "400")
+        ]
+    )
+    .starts_with("radio.bandwidth_mhz: 1000 with radio.frame = \"ns3-mmwave\""));
+    assert!(err(LTE, &[("radio.bandwidth_mhz", "400")]).starts_with("radio.bandwidth_mhz: 1.4,"));
+}
+
+#[test]
 fn uplink_and_neighbour_knobs() {
     assert_eq!(
         err("builtin:lte-7cell", &[("radio.neighbour_load", "1.5")]),
