@@ -35,7 +35,8 @@
 //! **Handshake and FIN** (what the seed and RFC 3135 leave to the implementer; RFC 3135 §3.5
 //! and §4.4 on end-to-end semantics): the three-way handshake passes untouched, so both ends
 //! negotiate their own options; the proxy learns the initial sequence numbers and the UE's
-//! window scale from it. Data is cached and early-acknowledged only once the connection is
+//! window scale from it, whichever end opens (the UE's ACK that completes a handshake it
+//! opened passes: the proxy consumes the UE's pure ACKs only once it has sent an early ACK). Data is cached and early-acknowledged only once the connection is
 //! established. The server's FIN is cached (so it can be retransmitted) but never
 //! early-acknowledged: the UE's ACK that covers the FIN is forwarded to the server, so the
 //! server learns the transfer is over only when the UE has every byte. Segments from the UE
@@ -971,6 +972,12 @@ impl Proxy {
         }
         let fin_covered = c.fin_off.is_some_and(|f| a > f);
         let plain = p.payload_len == 0 && !t.flags.fin();
+        // Until the proxy has sent an early ACK, the UE's ACKs are the only ones the server
+        // gets: the ACK that completes a handshake the UE opened (RFC 9293 §3.5; an M2M device
+        // connecting to its server), and any repeat of it, pass untouched.
+        if plain && c.last_early.is_none() {
+            return Verdict::Pass;
+        }
         if !plain || fin_covered {
             if fin_covered {
                 c.fin_acked = true;

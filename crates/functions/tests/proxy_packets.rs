@@ -487,6 +487,62 @@ fn test_fin_is_cached_not_early_acked_and_its_ack_goes_end_to_end() {
 }
 
 #[test]
+fn test_a_handshake_the_ue_opens_completes_end_to_end() {
+    // An M2M device connects to its server: SYN up, SYN-ACK down, and the UE's ACK that
+    // completes the handshake must reach the server (it was consumed as a UE ACK, so the
+    // server never left SYN-RECEIVED and lte-m2m with a proxy delivered nothing).
+    for mode in [ProxyMode::Pep, ProxyMode::Mmpep] {
+        let params = ProxyParams {
+            mode,
+            cache: 1_000_000,
+            alpha: Some(1.12),
+            beta: 10,
+            sigma: 0.1,
+            confidence: 0.99,
+            timer: Duration::from_millis(200),
+            rlc_hold: 0,
+        };
+        let mut h = H {
+            px: Proxy::new(params, vec![FlowKey::tcp(SRV, UE)]),
+            ran: StubRan {
+                rlc_empty: Cell::new(true),
+                rlc_queue: Cell::new(0),
+            },
+            now: Time::ZERO,
+        };
+        let syn = tcp_packet(UE, SRV, UE_ISS, 0, TcpFlags::SYN, 65535, 0);
+        assert_eq!(h.feed(Point::UlEgress, syn), Verdict::Pass);
+        let synack = tcp_packet(
+            SRV,
+            UE,
+            IRS,
+            UE_ISS + 1,
+            TcpFlags(TcpFlags::SYN.0 | TcpFlags::ACK.0),
+            65535,
+            0,
+        );
+        assert_eq!(h.feed(Point::DlIngress, synack), Verdict::Pass);
+        assert_eq!(
+            h.ue_ack(0),
+            Verdict::Pass,
+            "{mode:?}: the handshake's last ACK"
+        );
+        assert_eq!(h.ue_ack(0), Verdict::Pass, "{mode:?}: a repeat of it too");
+        assert!(h.drain().is_empty());
+        // From the server's first data on, the proxy acknowledges and the UE's ACKs stop here.
+        assert_eq!(h.data(0), Verdict::Pass);
+        assert_eq!(
+            h.drain(),
+            vec![Out::Ack {
+                ack: 1000,
+                window: 65535
+            }]
+        );
+        assert_eq!(h.ue_ack(1000), Verdict::Consume, "{mode:?}");
+    }
+}
+
+#[test]
 fn test_mode_none_only_counts_and_measures_the_delivery_ratio() {
     let mut h = H::new(ProxyMode::None, 1_000_000);
     for k in 0..4 {
