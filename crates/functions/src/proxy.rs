@@ -8,7 +8,8 @@
 //!   connection's cache and passed on towards PDCP; the proxy answers the server at once with an
 //!   *early ACK* for the contiguous data it holds, whose receive window is the free cache space
 //!   (flow control, §III.A; scaled by the window scale the UE announced, RFC 7323 §2.3, and so
-//!   at most 65535 << shift). When an early ACK had to advertise less than one segment (the
+//!   at most 65535 << shift), and with SACK blocks for out-of-order data it holds when both
+//!   ends permitted SACK (RFC 2018 §4). When an early ACK had to advertise less than one segment (the
 //!   cache is full) and the UE's ACKs free at least one segment, the last early ACK is sent
 //!   again with the new window (RFC 9293 §3.8.6.2.2, receiver SWS avoidance). ACKs from the UE
 //!   free the cache and are not forwarded: the server already believes the data delivered.
@@ -62,7 +63,9 @@ use rantcp_nf::{
     Attach, Ctx, FlowKey, NetworkFunction, Outbox, Output, Point, Points, RanView, Rnti,
     SampleSink, SampleValue, Site, Verdict,
 };
-use rantcp_wire::{Packet, TcpFlags, IPV4_HEADER_LEN, MAX_OPTIONS_LEN, PROTO_TCP, TCP_HEADER_LEN};
+use rantcp_wire::{
+    Packet, SackBlock, TcpFlags, IPV4_HEADER_LEN, MAX_OPTIONS_LEN, PROTO_TCP, TCP_HEADER_LEN,
+};
 use rustc_hash::FxHashMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -419,6 +422,8 @@ struct Conn {
     cache: VecDeque<Seg>,
     ooo: Vec<Seg>,
     ooo_bytes: u64,
+    /// Offset of the out-of-order segment that arrived last (the first SACK block's).
+    ooo_recent: u64,
     fin_off: Option<u64>,
     /// Largest data segment seen (the SWS rule's MSS; the delivered-packet unit).
     mss: u32,
@@ -452,6 +457,7 @@ impl Conn {
             cache: VecDeque::new(),
             ooo: Vec::new(),
             ooo_bytes: 0,
+            ooo_recent: 0,
             fin_off: None,
             mss: 0,
             last_early: None,
@@ -497,6 +503,40 @@ impl Conn {
         let free = cache.saturating_sub(self.rcv_nxt.saturating_sub(self.una));
         let field = (free >> self.shift()).min(u16::MAX as u64) as u16;
         ((field as u64) << self.shift(), field)
+    }
+    /// An early ACK's SACK blocks: the proxy is the server's receiver, so when both SYNs
+    /// permitted SACK it reports the out-of-order data it holds (RFC 2018 §4: SACK options
+    /// SHOULD be in every ACK that does not acknowledge the highest sequence number held; the
+    /// first block contains the most recently received segment, the rest follow, here highest
+    /// first). Without them a SACK sender never sees a duplicate ACK (RFC 6675 §2 counts only
+    /// ACKs whose SACK blocks report new data) and recovers a loss upstream of the proxy by
+    /// its retransmission timer alone.
+    fn sack_blocks(&self, o: &mut rantcp_wire::TcpOptions) {
+        o.sack_len = 0;
+        if !(self.server_sack && self.ue_sack) || self.ooo.is_empty() {
+            return;
+        }
+        let cap = o.sack_capacity();
+        // Contiguous runs of the (sorted) out-of-order segments, as data offsets.
+        let mut runs: Vec<(u64, u64)> = Vec::new();
+        for s in &self.ooo {
+            match runs.last_mut() {
+                Some(r) if s.off <= r.1 => r.1 = r.1.max(s.end()),
+                _ => runs.push((s.off, s.end())),
+            }
+        }
+        let first = runs
+            .iter()
+            .position(|r| (r.0..r.1).contains(&self.ooo_recent))
+            .unwrap_or(runs.len() - 1);
+        let order = std::iter::once(first).chain((0..runs.len()).rev().filter(|&i| i != first));
+        for i in order.take(cap) {
+            let (l, r) = runs[i];
+            o.push_sack(SackBlock {
+                left: self.seq(l),
+                right: self.seq(r),
+            });
+        }
     }
 }
 
@@ -674,7 +714,7 @@ impl Proxy {
             _ => None,
         };
         let f = &self.flows[ci];
-        let a = c.last_early.get_or_insert_with(|| {
+        let mut a = c.last_early.take().unwrap_or_else(|| {
             tcp_packet(
                 (f.dst, f.dst_port),
                 (f.src, f.src_port),
@@ -690,10 +730,12 @@ impl Proxy {
         t.ack = ack;
         t.window = field;
         t.options.timestamps = ts;
+        c.sack_blocks(&mut t.options);
+        c.last_early = Some(a);
         c.window_closed = w_bytes < c.mss.max(1) as u64;
         c.c.early_acks += 1;
         self.out_down_packets += self.ack_is_down[ci] as usize;
-        self.out.emit(*a);
+        self.out.emit(a);
     }
 
     /// Retransmit up to `n` cached segments from data offset `from` on (the first one that
@@ -819,6 +861,7 @@ impl Proxy {
                 c.ooo.insert(at, seg);
                 c.ooo_bytes += len as u64;
             }
+            c.ooo_recent = seg.off;
             self.early_ack(ci, tsecr);
             self.note_cache(ci);
             if self.conns[ci].timer.is_none() {

@@ -634,6 +634,56 @@ fn test_with_sack_only_a_duplicate_reporting_data_above_the_hole_is_a_loss() {
 }
 
 #[test]
+fn test_early_acks_carry_sack_blocks_for_data_held_above_a_hole() {
+    // A loss between the server and the proxy: the proxy, the server's receiver, reports what
+    // it holds above the hole (RFC 2018 §4), most recent block first, so that a SACK sender
+    // sees duplicate ACKs (RFC 6675 §2) and retransmits without waiting for its RTO.
+    let early = |h: &mut H| -> Vec<(u64, Vec<(u64, u64)>)> {
+        std::iter::from_fn(|| h.px.poll_output())
+            .filter_map(|o| match o {
+                Output::Emit(e) if e.packet.ip.dst == SRV.0 => {
+                    let t = *e.packet.as_tcp().unwrap();
+                    let off = |x: u32| x.wrapping_sub(IRS.wrapping_add(1)) as u64;
+                    let blocks = t
+                        .options
+                        .sack_blocks()
+                        .iter()
+                        .map(|b| (off(b.left), off(b.right)))
+                        .collect();
+                    Some((off(t.ack), blocks))
+                }
+                _ => None,
+            })
+            .collect()
+    };
+    let mut h = H::build(ProxyMode::Mmpep, 1_000_000, 0, true);
+    h.data(0);
+    assert_eq!(early(&mut h), vec![(1000, vec![])]);
+    // Segment 1 lost upstream; 2 and 3 arrive, then 5 (4 lost too).
+    h.data(2);
+    h.data(3);
+    h.data(5);
+    assert_eq!(
+        early(&mut h),
+        vec![
+            (1000, vec![(2000, 3000)]),
+            (1000, vec![(2000, 4000)]),
+            (1000, vec![(5000, 6000), (2000, 4000)]),
+        ]
+    );
+    // The server's retransmission of 1 fills the first hole: the ACK moves, 5 is still held.
+    h.data(1);
+    assert_eq!(early(&mut h), vec![(4000, vec![(5000, 6000)])]);
+    h.data(4);
+    assert_eq!(early(&mut h), vec![(6000, vec![])]);
+    // Without SACK on both SYNs: no blocks.
+    let mut h = H::build(ProxyMode::Pep, 1_000_000, 0, false);
+    h.data(0);
+    h.data(2);
+    assert_eq!(early(&mut h), vec![(1000, vec![]), (1000, vec![])]);
+}
+
+#[test]
 fn test_a_flow_among_many_is_served_as_if_alone() {
     // Beyond a few flows the proxy finds a packet's flow by an index instead of comparing it
     // with each: the driven flow, fourth of eight (other UEs, another port of the same UE,
