@@ -80,6 +80,7 @@ use crate::ul_phy::{
     UlPowerConfig,
 };
 use rantcp_core::{entity_id, Duration, Rng, Time};
+use std::cell::RefCell;
 use std::collections::VecDeque;
 
 /// A cell (sector): where its antenna is, how it radiates and how loud.
@@ -435,9 +436,12 @@ struct Ue {
     fading: FadingProcess,
     /// The second branch of transmit diversity (`FadingConfig::tx_diversity` = 2).
     fading2: Option<FadingProcess>,
-    sites: Vec<SiteState>,
+    /// Behind a `RefCell` so that the read-only views ([`RadioEnvironment::sinr_db_observed`],
+    /// [`RadioEnvironment::latest_cqi`]) can advance the tracks too: they are functions of
+    /// the distance travelled, so reading them anywhere changes no value the run sees.
+    sites: RefCell<Vec<SiteState>>,
     // Cache of the large-scale state: position, distance travelled, LOS schedule state.
-    cache_key: Option<(u64, u64, u64, u64, bool)>,
+    cache_key: Option<LargeScaleKey>,
     recomputations: u64,
     rx_mw: Vec<f64>,
     interference_mw: f64,
@@ -456,6 +460,134 @@ struct Ue {
     o2i: Option<O2iState>,
     /// The site whose cells the UE may attach to ([`RadioEnvironment::add_ue_on`]).
     attach_site: Option<usize>,
+}
+
+/// What the large-scale state of a UE depends on: position, distance travelled and the LOS
+/// schedule's state ([`RadioEnvironment::update_large_scale`]).
+type LargeScaleKey = (u64, u64, u64, u64, bool);
+
+/// The large-scale budget of one cell's link to a UE ([`link_budgets`]).
+struct LinkBudget {
+    los: bool,
+    geometry: LinkGeometry,
+    pathloss_db: f64,
+    shadowing_db: f64,
+    antenna_gain_dbi: f64,
+    rx_dbm: f64,
+}
+
+/// The large-scale budget of the link from every cell of `cells` to UE `rnti` (served by
+/// `serving`, O2I state `o2i`) at `pos` after `s_m` metres travelled, at `now`, handed to
+/// `each(cell, budget)` in cell order: path loss, shadowing, BS antenna gain and, on the
+/// serving link, the beamforming gain. Advances the UE's shadowing and LOS-draw tracks
+/// (`sites`) to `s_m`; draws nothing else.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn link_budgets(
+    cfg: &RadioConfig,
+    cells: &[CellConfig],
+    seed: u64,
+    rnti: u16,
+    o2i: Option<O2iState>,
+    serving: usize,
+    sites: &mut [SiteState],
+    (pos, s_m, now): (Vec3, f64, Time),
+    mut each: impl FnMut(usize, &LinkBudget),
+) {
+    // An indoor UE's links are O2I links: σ_SF and decorrelation distance of TR 38.901
+    // Table 7.5-6's O2I column where the model has one ([`PathlossModel::o2i_shadowing`]).
+    let o2i_sf = o2i.and_then(|_| cfg.pathloss.o2i_shadowing());
+    let fc = cfg.carrier.fc_hz;
+    // Sectors of one site listed consecutively share LOS state, path loss and
+    // shadowing: compute those once per site.
+    let mut memo: Option<(usize, Vec3, bool, LinkGeometry, f64, f64)> = None;
+    for (c, cell) in cells.iter().enumerate() {
+        let (los, g, pl, sf) = match memo {
+            Some((site, p, los, g, pl, sf)) if site == cell.site && p == cell.position => {
+                (los, g, pl, sf)
+            }
+            _ => {
+                let st = &mut sites[cell.site];
+                let los = los_for(cfg, st, cell, pos, s_m, now, o2i);
+                let g = LinkGeometry {
+                    d2d_m: cell.position.distance_2d(pos),
+                    d3d_m: cell.position.distance(pos),
+                    h_bs_m: cell.position.z,
+                    h_ut_m: pos.z,
+                    fc_hz: fc,
+                };
+                let pl = cfg.pathloss.pathloss_db(los, &g)
+                    + if los { 0.0 } else { cfg.blockage_loss_db }
+                    + o2i.map_or(0.0, |o| o.loss_db);
+                let sf = if cfg.shadowing {
+                    // Gudmundson AR(1) on a grid of distance travelled, one track per
+                    // LOS state ([`crate::shadowing`]).
+                    let first = st.sf.iter().all(Option::is_none);
+                    let z = st.sf[los as usize]
+                        .get_or_insert_with(|| {
+                            // z_0 of the state the link starts in is the UE's own
+                            // first draw; the other state's track starts afresh.
+                            let name = format!(
+                                "ran/ue/{}/site/{}/shadowing/{}",
+                                rnti,
+                                cell.site,
+                                if los { "los" } else { "nlos" }
+                            );
+                            let z0 = if first {
+                                st.z_init
+                            } else {
+                                Rng::for_entity(seed, &format!("{name}/start")).normal()
+                            };
+                            ShadowingTrack::new(
+                                z0,
+                                o2i_sf.map_or_else(
+                                    || cfg.pathloss.shadowing_corr_distance_m(los),
+                                    |(_, d)| d,
+                                ),
+                                seed,
+                                entity_id(&name),
+                            )
+                        })
+                        .at(s_m);
+                    z * o2i_sf.map_or_else(
+                        || cfg.pathloss.shadowing_sigma_db(los, &g),
+                        |(sigma, _)| sigma,
+                    )
+                } else {
+                    0.0
+                };
+                memo = Some((cell.site, cell.position, los, g, pl, sf));
+                (los, g, pl, sf)
+            }
+        };
+        let g_bs = cell.antenna.gain_dbi(cell.position, pos);
+        let bf = if c == serving { cfg.bf_gain_db } else { 0.0 };
+        let rx_dbm = cell.tx_power_dbm + g_bs + cfg.ue_antenna_gain_dbi + bf - pl - sf;
+        each(
+            c,
+            &LinkBudget {
+                los,
+                geometry: g,
+                pathloss_db: pl,
+                shadowing_db: sf,
+                antenna_gain_dbi: g_bs,
+                rx_dbm,
+            },
+        );
+    }
+}
+
+/// The interference (mW) at a UE served by `serving` from the other cells at their loads.
+#[inline]
+fn interference_mw(cfg: &RadioConfig, rx_mw: &[f64], load: &[f64], serving: usize) -> f64 {
+    if cfg.interference {
+        (0..rx_mw.len())
+            .filter(|&c| c != serving)
+            .map(|c| rx_mw[c] * load[c])
+            .sum()
+    } else {
+        0.0
+    }
 }
 
 /// The radio side of a run: cells, UEs, channel and PHY abstraction. See the module docs.
@@ -684,7 +816,7 @@ impl RadioEnvironment {
             ul_decode_rng,
             fading,
             fading2,
-            sites,
+            sites: RefCell::new(sites),
             cache_key: None,
             recomputations: 0,
             rx_mw: vec![0.0; self.cells.len()],
@@ -785,7 +917,7 @@ impl RadioEnvironment {
         let o2i = indoor.then(|| self.o2i_state(&c, &d));
         let ue = &mut self.ues[i];
         ue.o2i = o2i;
-        for st in &mut ue.sites {
+        for st in ue.sites.get_mut() {
             st.sf = [None, None];
         }
         ue.cache_key = None;
@@ -820,10 +952,11 @@ impl RadioEnvironment {
         }
     }
 
-    /// Recompute the per-cell mean received powers if the position, LOS schedule state or cell
-    /// loads changed since the last evaluation.
-    fn update_large_scale(&mut self, i: usize, now: Time) {
-        let (pos, s_m) = self.ues[i].mobility.position_and_path_length(now);
+    /// The key of UE `ue`'s large-scale state at `now`, with its position and distance
+    /// travelled.
+    #[inline]
+    fn large_scale_key(&self, ue: &Ue, now: Time) -> (LargeScaleKey, Vec3, f64) {
+        let (pos, s_m) = ue.mobility.position_and_path_length(now);
         let sched_los = match &self.cfg.los {
             LosSource::Schedule(s) => s.los_at(now),
             _ => true,
@@ -835,118 +968,57 @@ impl RadioEnvironment {
             s_m.to_bits(),
             sched_los,
         );
-        let cfg = &self.cfg;
+        (key, pos, s_m)
+    }
+
+    /// Recompute the per-cell mean received powers if the position, LOS schedule state or cell
+    /// loads changed since the last evaluation.
+    fn update_large_scale(&mut self, i: usize, now: Time) {
+        let (key, pos, s_m) = self.large_scale_key(&self.ues[i], now);
         let ue = &mut self.ues[i];
-        // An indoor UE's links are O2I links: σ_SF and decorrelation distance of TR 38.901
-        // Table 7.5-6's O2I column where the model has one ([`PathlossModel::o2i_shadowing`]).
-        let o2i_sf = ue.o2i.and_then(|_| cfg.pathloss.o2i_shadowing());
         if ue.cache_key != Some(key) {
             ue.cache_key = Some(key);
             ue.recomputations += 1;
-            let fc = self.cfg.carrier.fc_hz;
-            // Sectors of one site listed consecutively share LOS state, path loss and
-            // shadowing: compute those once per site.
-            let mut memo: Option<(usize, Vec3, bool, LinkGeometry, f64, f64)> = None;
-            for (c, cell) in self.cells.iter().enumerate() {
-                let (los, g, pl, sf) = match memo {
-                    Some((site, p, los, g, pl, sf)) if site == cell.site && p == cell.position => {
-                        (los, g, pl, sf)
+            let serving = ue.serving;
+            let (rx_mw, large, coupling) = (&mut ue.rx_mw, &mut ue.large, &mut ue.coupling_lin);
+            link_budgets(
+                &self.cfg,
+                &self.cells,
+                self.seed,
+                ue.rnti,
+                ue.o2i,
+                serving,
+                ue.sites.get_mut(),
+                (pos, s_m, now),
+                |c, b| {
+                    rx_mw[c] = db2lin(b.rx_dbm);
+                    if c == serving {
+                        large.position = pos;
+                        large.serving_cell = c;
+                        large.distance_m = b.geometry.d3d_m;
+                        large.los = b.los;
+                        large.pathloss_db = b.pathloss_db;
+                        large.shadowing_db = b.shadowing_db;
+                        large.antenna_gain_dbi = b.antenna_gain_dbi;
+                        large.rx_power_dbm = b.rx_dbm;
+                        *coupling = db2lin(b.rx_dbm - self.cells[c].tx_power_dbm);
                     }
-                    _ => {
-                        let st = &mut ue.sites[cell.site];
-                        let los = los_for(cfg, st, cell, pos, s_m, now, ue.o2i);
-                        let g = LinkGeometry {
-                            d2d_m: cell.position.distance_2d(pos),
-                            d3d_m: cell.position.distance(pos),
-                            h_bs_m: cell.position.z,
-                            h_ut_m: pos.z,
-                            fc_hz: fc,
-                        };
-                        let pl = self.cfg.pathloss.pathloss_db(los, &g)
-                            + if los { 0.0 } else { self.cfg.blockage_loss_db }
-                            + ue.o2i.map_or(0.0, |o| o.loss_db);
-                        let sf = if self.cfg.shadowing {
-                            // Gudmundson AR(1) on a grid of distance travelled, one track per
-                            // LOS state ([`crate::shadowing`]).
-                            let first = st.sf.iter().all(Option::is_none);
-                            let z = st.sf[los as usize]
-                                .get_or_insert_with(|| {
-                                    // z_0 of the state the link starts in is the UE's own
-                                    // first draw; the other state's track starts afresh.
-                                    let name = format!(
-                                        "ran/ue/{}/site/{}/shadowing/{}",
-                                        ue.rnti,
-                                        cell.site,
-                                        if los { "los" } else { "nlos" }
-                                    );
-                                    let z0 = if first {
-                                        st.z_init
-                                    } else {
-                                        Rng::for_entity(self.seed, &format!("{name}/start"))
-                                            .normal()
-                                    };
-                                    ShadowingTrack::new(
-                                        z0,
-                                        o2i_sf.map_or_else(
-                                            || self.cfg.pathloss.shadowing_corr_distance_m(los),
-                                            |(_, d)| d,
-                                        ),
-                                        self.seed,
-                                        entity_id(&name),
-                                    )
-                                })
-                                .at(s_m);
-                            z * o2i_sf.map_or_else(
-                                || self.cfg.pathloss.shadowing_sigma_db(los, &g),
-                                |(sigma, _)| sigma,
-                            )
-                        } else {
-                            0.0
-                        };
-                        memo = Some((cell.site, cell.position, los, g, pl, sf));
-                        (los, g, pl, sf)
-                    }
-                };
-                let g_bs = cell.antenna.gain_dbi(cell.position, pos);
-                let bf = if c == ue.serving {
-                    self.cfg.bf_gain_db
-                } else {
-                    0.0
-                };
-                let rx_dbm = cell.tx_power_dbm + g_bs + self.cfg.ue_antenna_gain_dbi + bf - pl - sf;
-                ue.rx_mw[c] = db2lin(rx_dbm);
-                if c == ue.serving {
-                    ue.large.position = pos;
-                    ue.large.serving_cell = c;
-                    ue.large.distance_m = g.d3d_m;
-                    ue.large.los = los;
-                    ue.large.pathloss_db = pl;
-                    ue.large.shadowing_db = sf;
-                    ue.large.antenna_gain_dbi = g_bs;
-                    ue.large.rx_power_dbm = rx_dbm;
-                    ue.coupling_lin = db2lin(rx_dbm - cell.tx_power_dbm);
-                }
-            }
+                },
+            );
             ue.load_epoch = u64::MAX; // force the interference sum below
         }
         if ue.load_epoch != self.load_epoch {
             ue.load_epoch = self.load_epoch;
-            ue.interference_mw = if self.cfg.interference {
-                (0..self.cells.len())
-                    .filter(|&c| c != ue.serving)
-                    .map(|c| ue.rx_mw[c] * self.load[c])
-                    .sum()
-            } else {
-                0.0
-            };
+            ue.interference_mw = interference_mw(&self.cfg, &ue.rx_mw, &self.load, ue.serving);
             ue.large.interference_dbm = lin2db(ue.interference_mw);
             ue.large.mean_sinr_db =
                 lin2db(ue.rx_mw[ue.serving] / (ue.interference_mw + self.noise_mw));
         }
     }
 
-    /// Fast-fading power gain of UE index `i` at `now` (1 without fading).
-    fn fade(&self, i: usize, now: Time) -> f64 {
+    /// Fast-fading power gain of UE index `i` at `now` (1 without fading), over a serving
+    /// link in LOS state `los` (Rician K in LOS).
+    fn fade(&self, i: usize, now: Time, los: bool) -> f64 {
         let ue = &self.ues[i];
         match self.cfg.fading.kind {
             FadingKind::None => 1.0,
@@ -954,7 +1026,7 @@ impl RadioEnvironment {
                 let env = self.cfg.fading.scatterer_speed_mps;
                 let x = (ue.mobility.path_length_m(now) + env * ue.mobility.stationary_s(now))
                     / self.lambda_m;
-                let k = if ue.large.los { self.k_los_lin } else { 0.0 };
+                let k = if los { self.k_los_lin } else { 0.0 };
                 match &ue.fading2 {
                     // TM2 (SFBC): half the power on each branch, combined.
                     Some(f2) => 0.5 * (ue.fading.power_gain(x, k) + f2.power_gain(x, k)),
@@ -972,7 +1044,10 @@ impl RadioEnvironment {
     pub fn sinr_db_observed(&self, rnti: u16, now: Time) -> f64 {
         let i = self.idx(rnti);
         let ue = &self.ues[i];
-        lin2db(ue.rx_mw[ue.serving] * self.fade(i, now) / (ue.interference_mw + self.noise_mw))
+        lin2db(
+            ue.rx_mw[ue.serving] * self.fade(i, now, ue.large.los)
+                / (ue.interference_mw + self.noise_mw),
+        )
     }
 
     /// The channel of UE index `i` at `t`: advance the large-scale state to `t` and apply the
@@ -980,7 +1055,7 @@ impl RadioEnvironment {
     #[inline]
     fn evaluate(&mut self, i: usize, t: Time) -> f64 {
         self.update_large_scale(i, t);
-        let fade = self.fade(i, t);
+        let fade = self.fade(i, t, self.ues[i].large.los);
         let noise = self.noise_mw;
         let ue = &mut self.ues[i];
         let sinr = lin2db(ue.rx_mw[ue.serving] * fade / (ue.interference_mw + noise));
@@ -1005,9 +1080,10 @@ impl RadioEnvironment {
         }
     }
 
-    /// Queue the CQI report the UE measured at `t` from wideband SINR `sinr` (all layers).
-    fn measure_cqi(&mut self, i: usize, t: Time, sinr: f64) {
-        let ue = &mut self.ues[i];
+    /// The CQI report UE index `i` measures at `t` from wideband SINR `sinr` (all layers).
+    #[inline]
+    fn cqi_measured(&self, i: usize, t: Time, sinr: f64) -> CqiReport {
+        let ue = &self.ues[i];
         let per_layer = sinr - lin2db(ue.layers as f64);
         // Same as phy::cqi_from_sinr, with the thresholds precomputed.
         let cqi = self
@@ -1015,14 +1091,40 @@ impl RadioEnvironment {
             .iter()
             .take_while(|&&th| per_layer >= th)
             .count() as u8;
-        ue.cqi.pending.push_back(CqiReport {
+        CqiReport {
             rnti: ue.rnti,
             measured_at: t,
             available_at: t + ue.cqi.delay,
             cqi,
             mcs: self.cqi_mcs[cqi as usize],
             sinr_db: per_layer,
-        });
+        }
+    }
+
+    /// Queue the CQI report the UE measured at `t` from wideband SINR `sinr` (all layers).
+    fn measure_cqi(&mut self, i: usize, t: Time, sinr: f64) {
+        let r = self.cqi_measured(i, t, sinr);
+        self.ues[i].cqi.pending.push_back(r);
+    }
+
+    /// The measurement instant (ns) of the report UE index `i` holds at `now` if it is one not
+    /// yet taken (at or after the reporter's `next`): the last CSI instant
+    /// ([`Self::csi_instant`]) on the period grid ≤ now − delay. `None` if that report was
+    /// taken already (or there is none yet).
+    #[inline]
+    fn fresh_held_instant(&self, i: usize, now: Time) -> Option<u64> {
+        let q = &self.ues[i].cqi;
+        if now < q.next {
+            return None;
+        }
+        let (p, next) = (q.period.as_nanos().max(1), q.next.as_nanos());
+        let held = now.as_nanos().checked_sub(q.delay.as_nanos())?;
+        let mut h = held / p * p;
+        // Grid points in uplink-only slots are not instants; those before `next` were taken.
+        while h >= next && !self.csi_instant(h) {
+            h = h.checked_sub(p)?;
+        }
+        (h >= next).then_some(h)
     }
 
     /// Wideband SINR (dB) of `rnti` at `now`, including fast fading, all layers together.
@@ -1046,20 +1148,14 @@ impl RadioEnvironment {
         }
         let q = &self.ues[i].cqi;
         let due = now >= q.next;
-        let (p, next) = (q.period.as_nanos().max(1), q.next.as_nanos());
-        let (mut t, mut last) = (next, 0);
+        let p = q.period.as_nanos().max(1);
+        let mut last = 0;
         if due {
             last = now.as_nanos() / p * p;
-            // The report in hand at `now`: the last measurement instant ≤ now − delay (grid
-            // points in uplink-only slots are not instants; those before `next` were taken).
-            if let Some(held) = now.as_nanos().checked_sub(q.delay.as_nanos()) {
-                let mut h = held / p * p;
-                while h >= next && !self.csi_instant(h) {
-                    let Some(prev) = h.checked_sub(p) else { break };
-                    h = prev;
-                }
-                t = t.max(h);
-            }
+            // From the report in hand at `now` on ([`Self::fresh_held_instant`]).
+            let mut t = self
+                .fresh_held_instant(i, now)
+                .unwrap_or(self.ues[i].cqi.next.as_nanos());
             while t < now.as_nanos() {
                 if self.csi_instant(t) {
                     let at = Time::from_nanos(t);

@@ -6,8 +6,11 @@
 //! lazily and in order through every grid point crossed, so a value is a function of (run seed,
 //! UE, site, distance) only: the same however often, and whenever, the channel is evaluated
 //! (TR 38.901 §7.6.3.1, spatial consistency: the channel of a UT at a position does not depend
-//! on the simulation's sampling of it). Going back (evaluating a shorter distance than the
-//! last) replays the stream from the start, so even that gives the same values.
+//! on the simulation's sampling of it). The last [`WINDOW`] shadowing grid values and the
+//! previous LOS draw are kept, so going a little back (an observer reading the channel at an
+//! instant before the scheduler's last evaluation of it, a CQI report measured `cqi_delay`
+//! ago) costs nothing; going further back replays the stream from the start, so even that
+//! gives the same values.
 //!
 //! * [`ShadowingTrack`]: Gudmundson's AR(1) in distance (TR 38.901 §7.4.4, Table 7.5-6 /
 //!   Table 7.4.1-1 correlation distances), z_{k+1} = ρ z_k + √(1−ρ²) n_k on grid points
@@ -53,6 +56,11 @@ impl Stream {
     }
 }
 
+/// Shadowing grid values a track keeps (the last ones drawn): 16 steps = 0.32·d_corr, e.g.
+/// 3.2 m of UMi LOS shadowing (d_corr 10 m), 0.3 s of driving at 10 m/s; read back further,
+/// the track replays its stream from the start.
+pub const WINDOW: usize = 16;
+
 /// Unit-variance shadowing of one (UE, site, LOS state) on a grid of distance travelled
 /// (module docs). Scale by σ_SF at use.
 #[derive(Clone, Debug)]
@@ -62,10 +70,12 @@ pub struct ShadowingTrack {
     innov: f64,
     z0: f64,
     stream: Stream,
-    /// Grid index k held and z_k, z_{k+1}.
+    /// The highest grid index drawn, k, and z_j for j in (k − WINDOW, k] at `zs[j % WINDOW]`.
     k: u64,
-    zk: f64,
+    zs: [f64; WINDOW],
+    /// z_{k+1} once drawn (an evaluation between grid points k and k + 1 needs it).
     zk1: Option<f64>,
+    replays: u64,
 }
 
 impl ShadowingTrack {
@@ -74,6 +84,8 @@ impl ShadowingTrack {
     pub fn new(z0: f64, corr_m: f64, seed: u64, entity: u64) -> Self {
         let step_m = corr_m / GRID_PER_CORR;
         let rho = (-1.0 / GRID_PER_CORR).exp();
+        let mut zs = [0.0; WINDOW];
+        zs[0] = z0;
         ShadowingTrack {
             step_m,
             rho,
@@ -81,8 +93,9 @@ impl ShadowingTrack {
             z0,
             stream: Stream::new(seed, entity),
             k: 0,
-            zk: z0,
+            zs,
             zk1: None,
+            replays: 0,
         }
     }
 
@@ -91,8 +104,19 @@ impl ShadowingTrack {
         self.step_m
     }
 
+    /// How many times the track went back beyond its window and replayed its stream.
+    pub fn replays(&self) -> u64 {
+        self.replays
+    }
+
+    #[inline]
+    fn z(&self, j: u64) -> f64 {
+        self.zs[(j % WINDOW as u64) as usize]
+    }
+
+    /// z_{k+1}, drawn at the first call.
     fn next_z(&mut self) -> f64 {
-        let (rho, innov, zk) = (self.rho, self.innov, self.zk);
+        let (rho, innov, zk) = (self.rho, self.innov, self.z(self.k));
         *self.zk1.get_or_insert_with(|| {
             let n = self.stream.get().normal();
             rho * zk + innov * n
@@ -104,30 +128,37 @@ impl ShadowingTrack {
         let x = (s_m / self.step_m).max(0.0);
         let k = x.floor() as u64;
         let f = x - k as f64;
-        if k < self.k {
+        if k + (WINDOW as u64) <= self.k {
             self.stream.rewind();
             self.k = 0;
-            self.zk = self.z0;
+            self.zs[0] = self.z0;
             self.zk1 = None;
+            self.replays += 1;
         }
         while self.k < k {
-            self.zk = self.next_z();
-            self.zk1 = None;
+            let z = self.next_z();
             self.k += 1;
+            self.zs[(self.k % WINDOW as u64) as usize] = z;
+            self.zk1 = None;
         }
+        let zk = self.z(k);
         if f == 0.0 {
-            return self.zk;
+            return zk;
         }
-        let z1 = self.next_z();
+        let z1 = if k < self.k {
+            self.z(k + 1)
+        } else {
+            self.next_z()
+        };
         let a = 1.0 - f;
         // Var(a·z_k + f·z_{k+1}) = a² + f² + 2·a·f·ρ: renormalise to unit variance.
-        (a * self.zk + f * z1) / (a * a + f * f + 2.0 * a * f * self.rho).sqrt()
+        (a * zk + f * z1) / (a * a + f * f + 2.0 * a * f * self.rho).sqrt()
     }
 }
 
 /// The uniform draw of the probabilistic LOS state of one (UE, site): u_0 given (drawn by the
 /// caller), u_j for j ≥ 1 from its own stream, u_j in force for distances travelled in
-/// [j·d, (j+1)·d).
+/// [j·d, (j+1)·d). Keeps u_j and u_{j−1}.
 #[derive(Clone, Debug)]
 pub struct LosDrawTrack {
     corr_m: f64,
@@ -135,6 +166,8 @@ pub struct LosDrawTrack {
     stream: Stream,
     j: u64,
     uj: f64,
+    /// u_{j−1} (for j ≥ 1).
+    prev: f64,
 }
 
 impl LosDrawTrack {
@@ -145,18 +178,23 @@ impl LosDrawTrack {
             stream: Stream::new(seed, entity),
             j: 0,
             uj: u0,
+            prev: u0,
         }
     }
 
     /// The uniform in force after `s_m` metres travelled.
     pub fn at(&mut self, s_m: f64) -> f64 {
         let j = (s_m / self.corr_m).max(0.0).floor() as u64;
+        if j + 1 == self.j {
+            return self.prev;
+        }
         if j < self.j {
             self.stream.rewind();
             self.j = 0;
             self.uj = self.u0;
         }
         while self.j < j {
+            self.prev = self.uj;
             self.uj = self.stream.get().uniform();
             self.j += 1;
         }
@@ -226,6 +264,21 @@ mod tests {
                 assert_eq!(d.to_bits(), back.at(s).to_bits(), "after rewinding");
             }
         }
+        assert_eq!(back.replays(), 1, "95 m back to 0 m is beyond the window");
+        // Back and forth within the window (an observer ahead of the scheduler, a CQI report
+        // measured a delay ago): the same values, and no replay.
+        let mut zigzag = ShadowingTrack::new(0.3, 10.0, 1, 2);
+        let step = zigzag.step_m();
+        for i in 0..500 {
+            let s = i as f64 * 0.37;
+            let behind = (s - (WINDOW as f64 - 1.5) * step).max(0.0);
+            for x in [s, behind, s - 0.01, behind + 0.5 * step] {
+                let x = x.max(0.0);
+                let mut fresh = ShadowingTrack::new(0.3, 10.0, 1, 2);
+                assert_eq!(zigzag.at(x).to_bits(), fresh.at(x).to_bits(), "at {x} m");
+            }
+        }
+        assert_eq!(zigzag.replays(), 0);
         assert_eq!(dense.at(0.0), 0.3);
         let mut a = LosDrawTrack::new(0.25, 15.0, 1, 3);
         let mut b = LosDrawTrack::new(0.25, 15.0, 1, 3);
@@ -234,5 +287,14 @@ mod tests {
         assert_eq!(b.at(99.0 * 1.3), seq[99]);
         assert_eq!(b.at(50.0 * 1.3), seq[50]);
         assert_ne!(seq[99], 0.25);
+        // One draw back (a read just behind a boundary crossed) and forward again.
+        let mut c = LosDrawTrack::new(0.25, 15.0, 1, 3);
+        for (i, &u) in seq.iter().enumerate().skip(1) {
+            let s = i as f64 * 1.3;
+            assert_eq!(c.at(s), u);
+            let behind = (s - 2.0).max(0.0);
+            let mut fresh = LosDrawTrack::new(0.25, 15.0, 1, 3);
+            assert_eq!(c.at(behind), fresh.at(behind));
+        }
     }
 }
