@@ -10,8 +10,9 @@ pub struct UeReport {
     pub rnti: Rnti,
     /// Serving cell index.
     pub cell: usize,
-    /// Latest downlink CQI report that reached the base station (0 before the first), and the
-    /// MCS the scheduler picks from it.
+    /// Latest downlink CQI report that reached the base station by `now` (0 before the first),
+    /// and the MCS the scheduler picks from it: the report the scheduler would use at `now`,
+    /// whether or not the UE was scheduled since its measurement.
     pub cqi: u8,
     pub mcs: u8,
     /// Downlink rate the UE can expect now, bit/s: transport-block bits per PRB at `mcs` ×

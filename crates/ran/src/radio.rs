@@ -26,6 +26,14 @@
 //! often, the channel is evaluated (that is, on traffic), apart from the interference, which
 //! follows the cell loads.
 //!
+//! Read-only views: [`RadioEnvironment::latest_cqi`] (the report in hand) and
+//! [`RadioEnvironment::sinr_db_observed`] (the SINR) take `&self` and give, at any instant,
+//! what an evaluation there would, however long ago the UE was last evaluated, without
+//! changing anything the evaluation path holds: they compute the large-scale state at that
+//! instant in caches of their own and advance only the distance tracks, whose values are
+//! functions of the distance travelled. So reading them, ahead of the scheduler or behind
+//! it, moves no later draw or result (`crates/ran/tests/channel_views.rs`).
+//!
 //! Randomness: each UE draws from its own streams `ran/ue/<rnti>/channel` (fading
 //! realisation, the first shadowing value and LOS draw per site),
 //! `ran/ue/<rnti>/site/<site>/shadowing/{los,nlos}` and `…/los-draw` (a moving UE's later
@@ -80,7 +88,7 @@ use crate::ul_phy::{
     UlPowerConfig,
 };
 use rantcp_core::{entity_id, Duration, Rng, Time};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 
 /// A cell (sector): where its antenna is, how it radiates and how loud.
@@ -422,6 +430,14 @@ struct CqiReporter {
     latest: Option<CqiReport>,
 }
 
+impl Ue {
+    /// Drop the read-only views' caches (the serving cell or O2I state changed).
+    fn forget_observed(&mut self) {
+        self.observed.get_mut().key = None;
+        self.observed_cqi.set(None);
+    }
+}
+
 #[derive(Clone, Debug)]
 struct Ue {
     rnti: u16,
@@ -460,11 +476,26 @@ struct Ue {
     o2i: Option<O2iState>,
     /// The site whose cells the UE may attach to ([`RadioEnvironment::add_ue_on`]).
     attach_site: Option<usize>,
+    /// The read-only views' own caches: the large-scale state at the last instant observed and
+    /// the last report computed for the CQI view. Never read by the evaluation path.
+    observed: RefCell<ObservedLarge>,
+    observed_cqi: Cell<Option<(Time, u64, CqiReport)>>,
 }
 
 /// What the large-scale state of a UE depends on: position, distance travelled and the LOS
 /// schedule's state ([`RadioEnvironment::update_large_scale`]).
 type LargeScaleKey = (u64, u64, u64, u64, bool);
+
+/// The large-scale state of a UE at an instant the read-only views asked about, kept apart
+/// from the evaluated one ([`RadioEnvironment::sinr_db_observed`]).
+#[derive(Clone, Debug, Default)]
+struct ObservedLarge {
+    key: Option<LargeScaleKey>,
+    load_epoch: u64,
+    rx_mw: Vec<f64>,
+    interference_mw: f64,
+    los: bool,
+}
 
 /// The large-scale budget of one cell's link to a UE ([`link_budgets`]).
 struct LinkBudget {
@@ -852,6 +883,8 @@ impl RadioEnvironment {
             o2i_draw,
             o2i,
             attach_site: site,
+            observed: RefCell::default(),
+            observed_cqi: Cell::new(None),
         };
         let idx = self.ues.len();
         self.ues.push(ue);
@@ -885,6 +918,7 @@ impl RadioEnvironment {
         if best != ue.serving {
             ue.serving = best;
             ue.cache_key = None;
+            ue.forget_observed();
             self.update_large_scale(idx, Time::ZERO);
         }
     }
@@ -922,6 +956,7 @@ impl RadioEnvironment {
         }
         ue.cache_key = None;
         ue.last_eval = None;
+        ue.forget_observed();
         self.attach_strongest(i);
     }
 
@@ -942,6 +977,7 @@ impl RadioEnvironment {
         self.ues[i].serving = cell;
         self.ues[i].cache_key = None;
         self.ues[i].last_eval = None;
+        self.ues[i].forget_observed();
     }
 
     /// Set the activity of `cell` (fraction of its PRBs transmitting, 0..=1) for interference.
@@ -1016,6 +1052,55 @@ impl RadioEnvironment {
         }
     }
 
+    /// The serving cell's mean received power (mW), the interference (mW) and the serving
+    /// link's LOS state of UE index `i` at `now`, read without touching its evaluated state:
+    /// that of the last evaluation if the UE has not moved since (and the LOS schedule not
+    /// switched), else the views' own cache, else computed afresh (advancing only the
+    /// distance tracks, which are functions of the distance travelled). Bit for bit what
+    /// [`Self::update_large_scale`] at `now` gives.
+    fn large_scale_observed(&self, i: usize, now: Time) -> (f64, f64, bool) {
+        let ue = &self.ues[i];
+        let (key, pos, s_m) = self.large_scale_key(ue, now);
+        if ue.cache_key == Some(key) {
+            let interference = if ue.load_epoch == self.load_epoch {
+                ue.interference_mw
+            } else {
+                interference_mw(&self.cfg, &ue.rx_mw, &self.load, ue.serving)
+            };
+            return (ue.rx_mw[ue.serving], interference, ue.large.los);
+        }
+        let mut ob = ue.observed.borrow_mut();
+        let ob = &mut *ob;
+        if ob.key != Some(key) {
+            ob.key = Some(key);
+            ob.load_epoch = u64::MAX;
+            ob.rx_mw.resize(self.cells.len(), 0.0);
+            let serving = ue.serving;
+            let (rx_mw, los) = (&mut ob.rx_mw, &mut ob.los);
+            link_budgets(
+                &self.cfg,
+                &self.cells,
+                self.seed,
+                ue.rnti,
+                ue.o2i,
+                serving,
+                &mut ue.sites.borrow_mut(),
+                (pos, s_m, now),
+                |c, b| {
+                    rx_mw[c] = db2lin(b.rx_dbm);
+                    if c == serving {
+                        *los = b.los;
+                    }
+                },
+            );
+        }
+        if ob.load_epoch != self.load_epoch {
+            ob.load_epoch = self.load_epoch;
+            ob.interference_mw = interference_mw(&self.cfg, &ob.rx_mw, &self.load, ue.serving);
+        }
+        (ob.rx_mw[ue.serving], ob.interference_mw, ob.los)
+    }
+
     /// Fast-fading power gain of UE index `i` at `now` (1 without fading), over a serving
     /// link in LOS state `los` (Rician K in LOS).
     fn fade(&self, i: usize, now: Time, los: bool) -> f64 {
@@ -1036,18 +1121,19 @@ impl RadioEnvironment {
         }
     }
 
-    /// The downlink wideband SINR (dB) [`Self::sinr_db`] would give at `now`, read without
-    /// changing anything: the fast fading at `now` over the large-scale state last computed
-    /// (path loss, shadowing and interference are not advanced, no random number is drawn, no
-    /// CQI is measured). For observers that must not perturb the run, such as the UE's radio
-    /// link monitoring.
+    /// The downlink wideband SINR (dB) of `rnti` at `now`, read without changing the run:
+    /// the large-scale state (path loss, shadowing, LOS, interference at the current cell
+    /// loads) and the fast fading at `now`, bit for bit what an evaluation at `now` gives
+    /// ([`Self::sinr_db`]), whenever the UE was last evaluated. Nothing the evaluation path
+    /// holds is changed (no CQI is measured, the state for logs and the uplink stays that of
+    /// the last evaluation) and no random number is drawn: the shadowing and LOS-draw tracks
+    /// it may advance are functions of the distance travelled ([`crate::shadowing`]). For
+    /// observers that must not perturb the run, such as the UE's radio link monitoring
+    /// (TS 36.133 §7.6: the UE monitors the downlink whether or not it is scheduled).
     pub fn sinr_db_observed(&self, rnti: u16, now: Time) -> f64 {
         let i = self.idx(rnti);
-        let ue = &self.ues[i];
-        lin2db(
-            ue.rx_mw[ue.serving] * self.fade(i, now, ue.large.los)
-                / (ue.interference_mw + self.noise_mw),
-        )
+        let (rx, interference, los) = self.large_scale_observed(i, now);
+        lin2db(rx * self.fade(i, now, los) / (interference + self.noise_mw))
     }
 
     /// The channel of UE index `i` at `t`: advance the large-scale state to `t` and apply the
@@ -1202,17 +1288,44 @@ impl RadioEnvironment {
         }
     }
 
-    /// The latest CQI report of `rnti` that has reached the scheduler by `now`, read without
-    /// evaluating the channel (so reading it never changes the run): the measurements taken
-    /// so far, i.e. up to the last time the channel was evaluated. `None` before the first.
+    /// The CQI report of `rnti` in hand at `now`, read without changing the run: exactly what
+    /// [`Self::cqi_report`] at `now` returns (the MCS fixed by [`RadioConfig::fixed_mcs`] if
+    /// set), whenever the UE was last evaluated. The report held is the one measured at the
+    /// last CSI instant ≤ now − delay (the CSI reference resource, TS 38.214 §5.2.2.5,
+    /// TS 36.213 §7.2.3: the UE measures whether or not it is scheduled); if the evaluation
+    /// path has not taken it yet (the UE idle since), it is computed here at its own instant
+    /// (large-scale state and fading there, [`Self::sinr_db_observed`]) and kept in the
+    /// view's own cache, nothing the evaluation path holds being changed. `None` before the
+    /// first report arrives.
     pub fn latest_cqi(&self, rnti: u16, now: Time) -> Option<CqiReport> {
-        let q = &self.ues[self.idx(rnti)].cqi;
-        q.pending
-            .iter()
-            .take_while(|r| r.available_at <= now)
-            .last()
-            .copied()
-            .or(q.latest)
+        let i = self.idx(rnti);
+        let ue = &self.ues[i];
+        let r = match self.fresh_held_instant(i, now) {
+            Some(h) => {
+                let at = Time::from_nanos(h);
+                match ue.observed_cqi.get() {
+                    Some((t, epoch, r)) if t == at && epoch == self.load_epoch => Some(r),
+                    _ => {
+                        let r = self.cqi_measured(i, at, self.sinr_db_observed(rnti, at));
+                        ue.observed_cqi.set(Some((at, self.load_epoch, r)));
+                        Some(r)
+                    }
+                }
+            }
+            None => {
+                let q = &ue.cqi;
+                q.pending
+                    .iter()
+                    .take_while(|r| r.available_at <= now)
+                    .last()
+                    .copied()
+                    .or(q.latest)
+            }
+        };
+        match (r, self.cfg.fixed_mcs) {
+            (Some(r), Some(mcs)) => Some(CqiReport { mcs, ..r }),
+            (r, _) => r,
+        }
     }
 
     /// Transport block size in bytes for `rnti` in slot `slot` on `n_prb` PRBs with `mcs` and
@@ -1460,6 +1573,19 @@ impl RadioEnvironment {
     /// How many times the large-scale state of `rnti` was recomputed (cache misses).
     pub fn large_scale_recomputations(&self, rnti: u16) -> u64 {
         self.ues[self.idx(rnti)].recomputations
+    }
+
+    /// How many times a shadowing track of `rnti` was read so far behind its last grid value
+    /// that it replayed its stream from the start ([`crate::shadowing::WINDOW`]): a cost
+    /// only (the values are functions of the distance travelled), expected to stay 0.
+    pub fn shadowing_replays(&self, rnti: u16) -> u64 {
+        let ue = &self.ues[self.idx(rnti)];
+        let sites = ue.sites.borrow();
+        sites
+            .iter()
+            .flat_map(|s| s.sf.iter().flatten())
+            .map(ShadowingTrack::replays)
+            .sum()
     }
 
     /// Configured MIMO layers of `rnti`.

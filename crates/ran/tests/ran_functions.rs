@@ -519,12 +519,22 @@ fn ran_reports_follow_the_phy_tables_and_the_queues() {
     d.dev.sample(ms(150.0));
     let reports = reports.lock().unwrap();
     assert_eq!(reports.len(), 6);
-    // 0.7 ms: no slot has run, so no CQI yet (rate 0); 40 SDUs of 1442 + 2 RLC header bytes
-    // each wait; RLC has begun none.
+    // 0.7 ms: no slot has run, but the UE measured its CSI at 0 ms (at every period, scheduled
+    // or not; reported without delay here), so the report in hand is that one and the rate
+    // its 50-PRB block per 1 ms slot, shared by the two backlogged UEs; 40 SDUs of 1442 + 2
+    // RLC header bytes each wait; RLC has begun none.
     let r = reports[0];
+    let cqi = cqi_from_sinr(
+        d.dev.radio().large_scale(1).mean_sinr_db,
+        McsTable::Lte.cqi_table(),
+        DEFAULT_GAP_DB,
+    );
+    let mcs = McsTable::Lte.mcs_from_cqi(cqi);
+    let rate = lte_tbs_bits_for_mcs(mcs, 50, 1).unwrap() as f64 * 1000.0 / 2.0;
+    assert!(cqi > 0);
     assert_eq!(
         (r.rnti, r.cell, r.cqi, r.mcs, r.achievable_rate_bps),
-        (1, 0, 0, 0, 0.0)
+        (1, 0, cqi, mcs, rate)
     );
     assert_eq!(
         (r.rlc_queue_bytes, r.rlc_queue_packets, r.rlc_empty),
@@ -619,11 +629,20 @@ fn feedback_actions_surface_through_poll_action() {
     dev.handle_packet(ms(0.3), ENB, dl(1, 80, 0));
     dev.handle_packet(ms(0.4), ENB, dl(1, 80, 1400));
     let flow = FlowKey::of(&dl(1, 80, 0));
+    // The report in hand from 0 ms on is the one measured at 0 ms (no delay in this radio):
+    // the whole 50-PRB block at its CQI's MCS per 1 ms slot.
+    let cqi = cqi_from_sinr(
+        dev.radio().large_scale(1).mean_sinr_db,
+        McsTable::Lte.cqi_table(),
+        DEFAULT_GAP_DB,
+    );
+    let mcs = McsTable::Lte.mcs_from_cqi(cqi);
+    let rate = lte_tbs_bits_for_mcs(mcs, 50, 1).unwrap() as f64 * 1000.0;
     let want = |t: Time, q: u64| Action::Feedback {
         flow,
         fb: Feedback {
             sampled_at: t,
-            rate_bps: Some(0.0),
+            rate_bps: Some(rate),
             queue_bytes: Some(q),
         },
         delay: Duration::from_millis(5),

@@ -241,3 +241,44 @@ fn rlc_at_max_retx_threshold_is_a_radio_link_failure() {
     assert_eq!(c.rlf, c.rlf_rlc_max_retx + c.rlf_rlm, "{c:?}");
     assert!(c.reestablishments >= 1, "{c:?}");
 }
+
+/// Radio link monitoring of a UE that is never scheduled (TS 36.133 §7.6: the UE monitors the
+/// downlink whether or not it has data): UE 1, silent, jumps at 1 s from 100 m to where the
+/// downlink is at −12 dB and stays; UE 2 at 100 m receives a datagram every 10 ms, so the
+/// device has events. The monitor sees UE 1's channel at each sample, out of sync, T310, radio
+/// link failure. (With the view of the channel as of UE 1's last evaluation, 100 m, it stayed
+/// in sync for ever.)
+#[test]
+fn a_silent_ue_that_drives_out_of_coverage_fails_its_radio_link() {
+    let bad = distance_below(-12.0);
+    let mut r: RadioEnvironment = radio(&[], |_| {});
+    let m = Mobility::route(Vec3::new(NEAR, 0.0, 1.5))
+        .pause(Duration::from_secs(1))
+        .move_to(Vec3::new(bad, 0.0, 1.5), 1e9)
+        .build();
+    r.add_ue(1, m, 1);
+    r.add_ue(2, Mobility::fixed(Vec3::new(0.0, NEAR, 1.5)), 1);
+    let mut cfg = RanConfig::lte(r.carrier().slot);
+    standard(&mut cfg);
+    cfg.rlm = Some(RlmConfig::default());
+    let mut dev = RanDevice::new(cfg, r, ENB);
+    dev.add_ue(1, 1 as NodeId, ue_addr(1));
+    dev.add_ue(2, 2 as NodeId, ue_addr(2));
+    let mut d = Driver::new(dev);
+    for k in 0..300u32 {
+        d.send(
+            ms(0.5 + 10.0 * k as f64),
+            ENB,
+            udp(SERVER, ue_addr(2), 5000, 200),
+        );
+    }
+    d.run_until(ms(3_000.0));
+    let c = d.dev.ue_counters(1).unwrap();
+    assert_eq!(
+        (c.dl_tb_new, c.ul_tb_new),
+        (0, 0),
+        "UE 1 never scheduled: {c:?}"
+    );
+    assert_eq!((c.rlf, c.rlf_rlm), (1, 1), "{bad} m: {c:?}");
+    assert_eq!(d.dev.ue_counters(2).unwrap().rlf, 0);
+}

@@ -2,8 +2,8 @@
 //! out-of-sync indications (TS 36.133 §7.6, TS 36.213 §4.2.1) and RRC's N310/N311/T310
 //! (TS 36.331 §5.3.11.1–§5.3.11.3); T310 expiry is a radio link failure.
 //!
-//! Downlink quality is the wideband downlink SINR the UE sees
-//! ([`crate::radio::RadioEnvironment::sinr_db_observed`]), sampled every 5 ms and averaged
+//! Downlink quality is the wideband downlink SINR the UE sees at the sample instant, scheduled
+//! or not ([`crate::radio::RadioEnvironment::sinr_db_observed`]), sampled every 5 ms and averaged
 //! (in dB) per radio frame. Every 10 ms (the indication period without DRX,
 //! TS 36.133 §7.6.2.1) the UE compares the mean of the last 20 frames (the 200 ms Qout
 //! evaluation period) with Qout and the mean of the last 10 (the 100 ms Qin period) with Qin:
@@ -86,7 +86,10 @@ pub struct Rlm {
 impl Rlm {
     /// The wake-up the monitor needs: T310's expiry. The indications need none: they are
     /// evaluated when anything else happens ([`Self::advance`] catches up on the frames
-    /// since), over the channel state of that interval, which only events change.
+    /// since), each sample over the channel at its own instant (a function of time, read
+    /// without changing the run), so a late catch-up gives the indications of a timely one;
+    /// only a T310 that a catch-up starts and that has already expired is declared late, at
+    /// that event.
     pub fn poll_timeout(&self) -> Option<Time> {
         self.t310_until
     }

@@ -229,11 +229,13 @@ impl RanState {
     }
 
     /// Radio link monitoring of every UE up to `now` (TS 36.133 §7.6; TS 36.331 §5.3.11),
-    /// first thing at every event of the device: the frames since the last event are evaluated
-    /// over the channel state of that interval, read without disturbing it
-    /// ([`crate::radio::RadioEnvironment::sinr_db_observed`]); only T310's expiry has a wake-up
-    /// of its own, so runs in which no UE goes out of sync see the same events as without
-    /// monitoring. T310 expiry is a radio link failure.
+    /// first thing at every event of the device: the frames since the last event are evaluated,
+    /// each sample over the channel at its instant, whether or not the UE was scheduled then,
+    /// read without disturbing the run ([`crate::radio::RadioEnvironment::sinr_db_observed`]);
+    /// only T310's expiry has a wake-up of its own, so runs in which no UE goes out of sync see
+    /// the same events as without monitoring. T310 expiry is a radio link failure (declared at
+    /// the first event at or after it if the out-of-sync indications that started T310 were
+    /// only caught up on then).
     // Inlined: it runs at every packet and timeout of the device and almost always returns at
     // once (no UE due); as a call that copied the configuration first it cost mmwave-urban
     // 0.3 % of its instructions.
