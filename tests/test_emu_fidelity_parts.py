@@ -167,3 +167,13 @@ def test_tables_say_which_runs_took_iperf3s_rate() -> None:
     # figure there is iperf3's; a table of new runs only says nothing of it.
     assert "1 of the 2 runs were saved before goodput came from the captures" in fid.tables([old, new])
     assert "iperf3's received rate" not in fid.tables([new])
+
+
+def test_iperf3_block_size_is_passed_and_marked_in_the_tables() -> None:
+    # Default: iperf3's own 128 KB block (no -l); --blksize passes -l, which also sets the
+    # server's read size, and the tables say which runs had it.
+    assert fid.iperf3_client("ue1", 10, "reno") == ["iperf3", "-c", "ue1", "-t", "10", "-C", "reno", "-J"]
+    assert fid.iperf3_client("ue1", 10, "reno", "1M")[-2:] == ["-l", "1M"]
+    rows = [_row("mmwave", 1, 51.0, 51.5, 24.7, 24.8), {**_row("mmwave", 2, 51.4, 51.7, 24.7, 24.8), "blksize": "1M"}]
+    assert "iperf3 block size (-l, the server's read size): 1M in 1 of the 2 runs, 128K in the rest." in fid.tables(rows)
+    assert "iperf3 block size" not in fid.tables(rows[:1])

@@ -250,8 +250,17 @@ class SsthreshWatch(threading.Thread):
         self._stop_ev.set()
 
 
+def iperf3_client(rcv: str, seconds: int, cc: str, blksize: str | None = None) -> list[str]:
+    """iperf3's client command line. `blksize` is its `-l`: the client's write size and the
+    server's read size (iperf3's default for TCP: 128 KB). After a blockage the RLC hands the UE
+    ~1 MB at once; a 128 KB read that finds it all queued makes Linux ACK it with the window of
+    what is still unread (`tcp_cleanup_rbuf`), which a reader of 1 MB does not (README, "Goodput:
+    one definition")."""
+    return ["iperf3", "-c", rcv, "-t", str(seconds), "-C", cc, "-J", *(["-l", blksize] if blksize else [])]
+
+
 def emulated(scenario: str, ov: dict[str, Any], snd: str, rcv: str, cc: str, seconds: int, seed: int,
-             work: Path, offload: bool = False) -> dict[str, Any]:
+             work: Path, offload: bool = False, blksize: str | None = None) -> dict[str, Any]:
     from rantcp.trace.rtt import capture_acks, capture_goodput, capture_rtt
 
     iface = capture_iface(snd)
@@ -266,7 +275,7 @@ def emulated(scenario: str, ov: dict[str, Any], snd: str, rcv: str, cc: str, sec
         watch = SsthreshWatch(emu.command(snd, ["ss", "-tinH", "state", "established"]), limit_s=min(seconds, 10))
         launched_s = emu.now_s
         watch.start()
-        r = emu.run(snd, ["iperf3", "-c", rcv, "-t", str(seconds), "-C", cc, "-J"], capture_output=True, text=True,
+        r = emu.run(snd, iperf3_client(rcv, seconds, cc, blksize), capture_output=True, text=True,
                     timeout=seconds + 60)
         watch.stop()
         watch.join(timeout=10)
@@ -439,6 +448,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--offload", action="store_true",
                     help="emulate with TCP offload on the TUN devices: a burst reaches the receiver as one "
                          "super-segment, as a modem driver's NAPI poll with GRO hands it over")
+    ap.add_argument("--blksize", help="iperf3's -l (its write size, and the server's read size; default 128K): "
+                                      "a reader that takes a whole post-blockage burst in one read")
     ap.add_argument("--from", dest="sources", nargs="+",
                     help="print the tables of saved JSON files; run nothing (a later file's runs of a case and "
                          "controller replace an earlier file's)")
@@ -478,10 +489,11 @@ def main(argv: list[str] | None = None) -> int:
                     work = Path(args.keep) / f"{label.replace(' ', '').replace(',', '_')}-{kcc}-{seed}" \
                         if args.keep else Path(tmp)
                     work.mkdir(parents=True, exist_ok=True)
-                    e = emulated(scenario, ov, snd, rcv, kcc, args.seconds, seed, work, offload=args.offload)
+                    e = emulated(scenario, ov, snd, rcv, kcc, args.seconds, seed, work, offload=args.offload,
+                                 blksize=args.blksize)
                     s = simulated(scenario, ov, snd, rcv, rcc, e["start_s"], args.seconds, seed, work)
                 row = {"case": label, "kernel_cc": kcc, "rantcp_cc": rcc, "seed": seed, "seconds": args.seconds,
-                       "offload": args.offload, "emulated": e, "simulated": s}
+                       "offload": args.offload, "blksize": args.blksize, "emulated": e, "simulated": s}
                 rows.append(row)
                 print(f"{label:<20} {kcc:<5} seed {seed}: kernel {e['goodput_mbps']:7.2f} Mbit/s "
                       f"{e['rtt']['mean_ms']:7.1f} ms {exit_text_kernel(e)} | rantcp {s['goodput_mbps']:7.2f} Mbit/s "
@@ -570,6 +582,11 @@ def tables(rows: list[dict[str, Any]]) -> str:
         "the means, beyond ±20 % in bold; goodput, RTT and retransmissions from the model's captures (same code both "
         "sides)."
     )
+    blk = sorted({r["blksize"] for r in rows if r.get("blksize")})
+    if blk:
+        n = sum(bool(r.get("blksize")) for r in rows)
+        out += (f" iperf3 block size (-l, the server's read size): {', '.join(blk)} in {n} of the {len(rows)} runs, "
+                "128K in the rest.")
     old = sum("goodput_iperf3_mbps" not in r["emulated"] for r in rows)
     if old:
         out += (f" {old} of the {len(rows)} runs were saved before goodput came from the captures: their kernel goodput is "
