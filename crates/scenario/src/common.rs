@@ -198,8 +198,8 @@ impl HystartName {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum CwndRulesName {
-    /// ssthresh from cwnd, slow start by all that is acknowledged, RTO = SRTT + max(4·RTTVAR,
-    /// min_rto) (Linux 6.x).
+    /// ssthresh from cwnd, slow start by all that is acknowledged, RTO = SRTT + Linux's
+    /// variation term (at least min_rto, decaying by a quarter per round trip) (Linux 6.x).
     Linux,
     /// ssthresh from FlightSize (RFC 5681 eq. 4), slow start by at most 2 SMSS per ACK
     /// (RFC 3465), RTO = max(SRTT + 4·RTTVAR, min_rto) (RFC 6298).

@@ -17,7 +17,7 @@ use rantcp_wire::TcpHeader;
 impl Endpoint {
     /// One RFC 6298 RTT measurement (Karn's rule already applied), also kept in the statistics.
     pub(super) fn rtt_sample(&mut self, r: Duration) {
-        self.rtt.sample(r);
+        self.rtt.sample(r, self.snd_una, self.snd_max);
         self.rack.rtt_sample_since_probe = true;
         let s = &mut self.stats;
         s.rtt_samples += 1;
@@ -320,7 +320,11 @@ impl Endpoint {
             if let Some((_, tsecr)) = tcp.options.timestamps {
                 let d_ms = ts_ms(now).wrapping_sub(tsecr);
                 if (d_ms as i32) >= 0 && d_ms < (1 << 24) {
-                    self.rtt.sample_coarse(Duration::from_millis(d_ms as u64));
+                    self.rtt.sample_coarse(
+                        Duration::from_millis(d_ms as u64),
+                        self.snd_una,
+                        self.snd_max,
+                    );
                     self.rack.rtt_sample_since_probe = true;
                 }
             }

@@ -17,10 +17,12 @@ pub enum CwndRules {
     /// Linux 6.x: ssthresh from cwnd (`ca_ops->ssthresh`, e.g. `tcp_reno_ssthresh`); slow start
     /// grows by everything acknowledged (`tcp_slow_start`); a timeout after the previous one's
     /// retransmission was acknowledged reduces ssthresh again, from the (small) cwnd
-    /// (`tcp_enter_loss` with `icsk_retransmits` reset by the ACK). RTO = SRTT +
-    /// max(4·RTTVAR, min_rto): min_rto floors the variation term, not the RTO (`__tcp_set_rto`
-    /// adds `rttvar_us`, which `tcp_rtt_estimator` keeps at least `tcp_rto_min`), so the RTO
-    /// stays min_rto above SRTT however large SRTT grows. An ACK that also covers retransmitted
+    /// (`tcp_enter_loss` with `icsk_retransmits` reset by the ACK). RTO = SRTT + Linux's
+    /// variation term (`__tcp_set_rto` adds `rttvar_us`): at least min_rto, so the RTO stays
+    /// min_rto above SRTT however large SRTT grows, and following each round trip's largest
+    /// deviation, decaying by a quarter per round trip rather than per sample
+    /// (`tcp_rtt_estimator`; `LinuxVar` in rtt.rs), so one delay spike (a window held
+    /// through a blockage) keeps the RTO up for round trips. An ACK that also covers retransmitted
     /// data gives no send-time RTT sample, only its timestamp's (`tcp_clean_rtx_queue`:
     /// `FLAG_RETRANS_DATA_ACKED`); with `Rfc`, the oldest never-retransmitted segment it covers
     /// gives one (RFC 6298 §3 forbids samples of retransmitted segments only).

@@ -353,7 +353,7 @@ impl Endpoint {
                 let rtt = RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto);
                 match cfg.cwnd_rules {
                     CwndRules::Rfc => rtt,
-                    CwndRules::Linux => rtt.with_linux_floor(),
+                    CwndRules::Linux => rtt.with_linux_rules(),
                 }
             },
             state,
