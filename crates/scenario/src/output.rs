@@ -987,13 +987,16 @@ fn semantics_summary(sims: &[(String, Sim)]) -> Value {
                 FlowKind::Download { bytes, .. } => bytes,
                 _ => continue,
             };
+            // The far host's end of this flow: its local and remote ends both (the flows of a
+            // server share its address and port).
             let local = format!("{}:{}", sim.node_addr(spec.src), spec.src_port);
+            let remote = format!("{}:{}", sim.node_addr(spec.dst), spec.dst_port);
             let freed = fh.and_then(|r| {
-                r.report["connections"]
-                    .as_array()?
-                    .iter()
-                    .find(|c| c["local"] == json!(local) && c["as_tcp"] == json!(true))?
-                    ["freed_bytes"]
+                r.report["connections"].as_array()?.iter().find(|c| {
+                    c["local"] == json!(local)
+                        && c["remote"] == json!(remote)
+                        && c["as_tcp"] == json!(true)
+                })?["freed_bytes"]
                     .as_u64()
             });
             let res = sim.flow_result(f);

@@ -108,3 +108,37 @@ fn bad_split_config_is_one_line_naming_the_field() {
         .expect("refused");
     assert!(e.to_string().contains("ran_rtt"), "{e}");
 }
+
+#[test]
+fn as_tcp_semantics_read_each_flows_own_freed_edge() {
+    // Three downloads from one server (one address, one port) through an AS-TCP host that dies
+    // at 1 s: each flow's verdict must read the far host's freed edge of its own connection.
+    // It read the first connection with the server's address and port for every flow, so a
+    // flow whose UE had less than the first one's was reported "violated".
+    let o = ov(&[
+        ("ues", "3"),
+        ("duration", "4s"),
+        ("flow.bytes", "3MB"),
+        ("functions.split.mode", "as-tcp"),
+        ("functions.split.fail_at", "1s"),
+    ]);
+    let out = run_quiet("builtin:lte-cell", &o, Some(5)).unwrap();
+    let fh = &out.summary["functions"]["split_fh"]["connections"];
+    let sem = out.summary["semantics"].as_array().unwrap();
+    assert_eq!(sem.len(), 3);
+    let mut told = Vec::new();
+    for (i, s) in sem.iter().enumerate() {
+        let remote = format!("10.1.0.{}:", i + 1);
+        let c = fh
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["remote"].as_str().unwrap().starts_with(&remote))
+            .unwrap_or_else(|| panic!("no far-host connection to {remote}: {fh}"));
+        assert_eq!(s["fh_told_delivered"], c["freed_bytes"], "{s} vs {c}");
+        assert_eq!(s["verdict"], "holds", "{s}");
+        told.push(s["fh_told_delivered"].as_u64().unwrap());
+    }
+    // The flows were at different points when the host died.
+    assert!(told.iter().any(|&t| t != told[0]), "{told:?}");
+}
