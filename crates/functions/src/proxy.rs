@@ -429,6 +429,9 @@ struct Conn {
     mss: u32,
     last_early: Option<Packet>,
     window_closed: bool,
+    /// The right edge of the UE's receive window (its ACK plus its scaled window, data
+    /// offset), once the UE has acknowledged anything after the handshake.
+    ue_edge: Option<u64>,
     /// The UE's ACK whose segment was last retransmitted on a duplicate ACK.
     rtx_una: Option<u64>,
     timer: Option<Time>,
@@ -462,6 +465,7 @@ impl Conn {
             mss: 0,
             last_early: None,
             window_closed: false,
+            ue_edge: None,
             rtx_una: None,
             timer: None,
             fin_acked: false,
@@ -493,6 +497,14 @@ impl Conn {
             (true, Some(s)) => s.min(14),
             _ => 0,
         }
+    }
+    /// Would data up to offset `end` lie beyond the UE's receive window? The proxy forwards
+    /// the server's data at once, and the server sends into the window of the early ACKs (the
+    /// free cache, §III.A), not the UE's: what lies beyond the UE's window waits in the cache
+    /// until the UE's ACKs or window updates open it (RFC 9293 §3.8.6: a sender must not send
+    /// beyond the receive window; the UE would drop it, §3.10.7.4).
+    fn beyond_ue_window(&self, end: u64) -> bool {
+        self.ue_edge.is_some_and(|e| end > e)
     }
     /// Payload bytes the cache holds.
     fn occupancy(&self) -> u64 {
@@ -843,7 +855,7 @@ impl Proxy {
         if seg.fin {
             c.fin_off = Some(seg.off + len as u64);
         }
-        let hold = self.must_hold(ci, cx, p);
+        let hold = self.must_hold(ci, cx, p, seg.off);
         let c = &mut self.conns[ci];
         seg.sent = !hold;
         if hold {
@@ -887,14 +899,15 @@ impl Proxy {
         verdict
     }
 
-    /// Must new segment `p` wait in the cache (RLC too full, or earlier data waits)?
-    fn must_hold(&self, ci: usize, cx: &Ctx, p: &Packet) -> bool {
+    /// Must new segment `p` (data offset `off`) wait in the cache (beyond the UE's receive
+    /// window, RLC too full, or earlier data waits)?
+    fn must_hold(&self, ci: usize, cx: &Ctx, p: &Packet, off: u64) -> bool {
         let c = &self.conns[ci];
+        if c.held > 0 || c.beyond_ue_window(off + p.payload_len as u64) {
+            return true;
+        }
         if self.p.rlc_hold == 0 {
             return false;
-        }
-        if c.held > 0 {
-            return true;
         }
         let q = c
             .rnti
@@ -907,7 +920,8 @@ impl Proxy {
         before + most as u64 > self.p.rlc_hold && before + p.len() as u64 > self.p.rlc_hold
     }
 
-    /// Hand held segments to PDCP, in order, while RLC has room below the hold mark.
+    /// Hand held segments to PDCP, in order, while RLC has room below the hold mark and they
+    /// lie within the UE's receive window.
     #[inline]
     fn release(&mut self, ci: usize, now: Time, ran: Option<&dyn RanView>) {
         if self.conns[ci].held > 0 {
@@ -922,7 +936,12 @@ impl Proxy {
             .rnti
             .and_then(|r| ran.and_then(|v| v.rlc_queue_bytes(r, now)))
             .unwrap_or(0);
-        let mut room = hold.saturating_sub(q + self.out_down);
+        let mut room = if hold == 0 {
+            u64::MAX
+        } else {
+            hold.saturating_sub(q + self.out_down)
+        };
+        let edge = c.ue_edge;
         let i = c.cache.partition_point(|s| s.off < c.held_from);
         let mut next = None;
         for s in c.cache.range_mut(i..).chain(c.ooo.iter_mut()) {
@@ -930,7 +949,7 @@ impl Proxy {
                 continue;
             }
             let len = s.pkt.len() as u64;
-            if len > room {
+            if len > room || edge.is_some_and(|e| s.off + s.len as u64 > e) {
                 next = Some(s.off);
                 break;
             }
@@ -990,6 +1009,13 @@ impl Proxy {
             return Verdict::Pass;
         }
         let a = c.off_near(t.ack, c.una).max(0) as u64;
+        // The UE's receive window, in its own scale (RFC 7323 §2.3; the proxy's early ACKs
+        // speak for the UE in the same scale).
+        let edge = a + ((t.window as u64) << c.shift());
+        let edge_grew = c.ue_edge.is_none_or(|e| edge > e);
+        if edge_grew {
+            c.ue_edge = Some(edge);
+        }
         if a > c.una {
             c.c.delivered_bytes =
                 c.c.delivered_bytes
@@ -1037,7 +1063,7 @@ impl Proxy {
             return Verdict::Pass;
         }
         c.c.ue_acks_consumed += 1;
-        if advanced {
+        if advanced || edge_grew {
             let (w, _) = c.window(cache);
             if c.window_closed && w >= c.mss.max(1) as u64 {
                 // §III.A: the cache frees after being full: the last early ACK, new window.
@@ -1051,6 +1077,12 @@ impl Proxy {
                     self.out_down_packets += self.ack_is_down[ci] as usize;
                     self.out.emit(last);
                 }
+            }
+            if !advanced {
+                // A window update, not a duplicate ACK (RFC 5681 §2: a duplicate ACK leaves
+                // the advertised window unchanged): it may let held data go.
+                self.release(ci, cx.now, cx.ran);
+                return Verdict::Consume;
             }
             self.arm(ci, cx.now);
             self.release(ci, cx.now, cx.ran);

@@ -158,13 +158,16 @@ impl H {
         self.feed(Point::DlIngress, data_segment(k))
     }
     fn ue_ack(&mut self, off: u64) -> Verdict {
+        self.ue_ack_window(off, 65535)
+    }
+    fn ue_ack_window(&mut self, off: u64, window: u16) -> Verdict {
         let p = tcp_packet(
             UE,
             SRV,
             UE_ISS + 1,
             IRS.wrapping_add(1).wrapping_add(off as u32),
             TcpFlags::ACK,
-            65535,
+            window,
             0,
         );
         self.feed(Point::UlEgress, p)
@@ -718,5 +721,45 @@ fn test_a_flow_among_many_is_served_as_if_alone() {
     assert_eq!(alone.report()["connections"][0], conns[3]);
     for (i, c) in conns.iter().enumerate().filter(|(i, _)| *i != 3) {
         assert_eq!(c["early_acks"], 0, "flow {i}");
+    }
+}
+
+#[test]
+fn test_data_beyond_the_ues_receive_window_waits_in_the_cache() {
+    // A cache far larger than the UE's receive window. The server sends into the early ACKs'
+    // window (the free cache), and the proxy forwarded everything at once: the UE dropped what
+    // lay beyond its own window (RFC 9293 §3.10.7.4) and the PEP brought it back one segment
+    // per 200 ms timer (a 1.5 MB download on split-tcp, 512 KB receive buffer, stuck at 0.9 MB
+    // after 30 s). Now such data waits in the cache until the UE's window opens.
+    for mode in [ProxyMode::Pep, ProxyMode::Mmpep] {
+        let mut h = H::new(mode, 1 << 26);
+        // The UE's first ACK after the handshake: nothing yet, window 3000.
+        assert_eq!(h.ue_ack_window(0, 3000), Verdict::Pass);
+        for k in 0..3 {
+            assert_eq!(h.data(k), Verdict::Pass, "{mode:?}");
+        }
+        // The fourth would end at 4000, beyond the UE's edge at 3000: cached and acknowledged
+        // (the early ACK's window is the free cache), not forwarded.
+        assert_eq!(h.data(3), Verdict::Consume, "{mode:?}");
+        let acks = h.drain();
+        assert_eq!(acks.len(), 4, "{mode:?}: {acks:?}");
+        assert!(
+            acks.iter().all(|a| matches!(a, Out::Ack { .. })),
+            "{acks:?}"
+        );
+        // The UE takes two segments: its edge moves to 5000 and the held segment goes.
+        assert_eq!(h.ue_ack_window(2000, 3000), Verdict::Consume);
+        assert_eq!(h.drain(), vec![Out::Sent { off: 3000 }], "{mode:?}");
+        assert_eq!(h.data(4), Verdict::Pass, "{mode:?}: ends at the edge");
+        assert_eq!(h.data(5), Verdict::Consume, "{mode:?}: beyond it");
+        assert_eq!(h.drain().len(), 2, "two early ACKs");
+        // A window update from the UE (same ACK, larger window) lets it go, and is no
+        // duplicate ACK (RFC 5681 §2): nothing is retransmitted.
+        assert_eq!(h.ue_ack_window(2000, 4000), Verdict::Consume);
+        assert_eq!(h.drain(), vec![Out::Sent { off: 5000 }], "{mode:?}");
+        let r = h.report();
+        assert_eq!(r["dup_acks"], 0, "{mode:?}");
+        assert_eq!(r["retx_packets"], 0, "{mode:?}");
+        assert_eq!(r["held_packets"], 2, "{mode:?}");
     }
 }
