@@ -208,6 +208,16 @@ impl Sim {
     pub fn flow_sender_state(&self, f: FlowId) -> Option<State> {
         self.flows[f].sender.map(|c| self.conns[c].ep.state())
     }
+    /// TCP state of the data receiver of flow `f` (the UE's end of a download).
+    pub fn flow_receiver_state(&self, f: FlowId) -> Option<State> {
+        self.flows[f].receiver.map(|c| self.conns[c].ep.state())
+    }
+    /// Whether a RST from the peer closed the data sender's and the data receiver's connection
+    /// of flow `f` (each `false` when the flow has no such endpoint).
+    pub fn flow_reset(&self, f: FlowId) -> (bool, bool) {
+        let reset = |c: Option<usize>| c.is_some_and(|c| self.conns[c].ep.was_reset());
+        (reset(self.flows[f].sender), reset(self.flows[f].receiver))
+    }
     pub fn link_reports(&self) -> Vec<LinkReport> {
         self.ifaces
             .iter()
