@@ -196,7 +196,10 @@ def test_malformed_files_one_line_each_exit_2_and_nothing_lost(tmp_path: Path, c
     empty = tmp_path / "empty.pcap"
     empty.write_bytes(b"")
     truncated = tmp_path / "truncated.pcap"
-    truncated.write_bytes(mid_connection_pcap(tmp_path / "m.pcap").read_bytes()[:-25])
+    whole = mid_connection_pcap(tmp_path / "m.pcap").read_bytes()
+    truncated.write_bytes(whole[:-25])
+    last_len = 16 + len(c2s(101, 13001, ACK))  # the last record: header + a 40-byte packet
+    trunc_at, trunc_left = len(whole) - last_len, last_len - 25
     ip = c2s(1, 1, ACK, 10)
     bad_ihl = bytes([0x44]) + ip[1:]
     bad_off = ip[:32] + bytes([0xF0]) + ip[33:]
@@ -216,7 +219,8 @@ def test_malformed_files_one_line_each_exit_2_and_nothing_lost(tmp_path: Path, c
         f"rantcp: error: {garbage}: not a pcap or pcapng file (unknown magic number)",
         f"rantcp: error: {wrong_magic}: not a pcap or pcapng file (unknown magic number)",
         f"rantcp: error: {empty}: not a pcap or pcapng file (empty file)",
-        f"rantcp: warning: {truncated}: truncated: file ends inside a record; 13 frames before it were read",
+        f"rantcp: warning: {truncated}: truncated: file ends inside record 14 at byte {trunc_at} "
+        f"({trunc_left} of its bytes present); 13 frames before it were read",
     ]
     assert "Traceback" not in r.stderr
     con = duckdb.connect(str(db), read_only=True)

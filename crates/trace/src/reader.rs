@@ -79,13 +79,43 @@ pub enum ReadError {
     Io(io::Error),
     /// Empty, or the first bytes are neither a pcap nor a pcapng header.
     NotACapture(&'static str),
+    /// A compressed file (gzip, zstd, …; Wireshark writes and reads them, tcpdump and
+    /// pcap-parser do not): the name of the compression.
+    Compressed(&'static str),
 }
+
+/// Magic numbers of the compressions a capture may come in (RFC 1952 §2.3.1 gzip, RFC 8878
+/// §3.1.1 zstd, the LZ4 frame format, bzip2 and xz file headers), with the command that undoes
+/// each.
+const COMPRESSED: [(&[u8], &str); 5] = [
+    (
+        &[0x1f, 0x8b],
+        "gzip-compressed; decompress it first: gunzip -k FILE",
+    ),
+    (
+        &[0x28, 0xb5, 0x2f, 0xfd],
+        "zstd-compressed; decompress it first: zstd -d FILE",
+    ),
+    (
+        &[0x04, 0x22, 0x4d, 0x18],
+        "lz4-compressed; decompress it first: lz4 -d FILE",
+    ),
+    (
+        b"BZh",
+        "bzip2-compressed; decompress it first: bunzip2 -k FILE",
+    ),
+    (
+        &[0xfd, b'7', b'z', b'X', b'Z', 0],
+        "xz-compressed; decompress it first: unxz -k FILE",
+    ),
+];
 
 impl fmt::Display for ReadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ReadError::Io(e) => write!(f, "{e}"),
             ReadError::NotACapture(why) => write!(f, "not a pcap or pcapng file ({why})"),
+            ReadError::Compressed(what) => write!(f, "not a pcap or pcapng file ({what})"),
         }
     }
 }
@@ -122,6 +152,26 @@ impl<R: Read> Read for HashingReader<R> {
         let n = self.inner.read(buf)?;
         self.hasher.update(&buf[..n]);
         self.bytes += n as u64;
+        Ok(n)
+    }
+}
+
+/// Reads until the buffer is full or the input ends: `create_reader` decides pcap or pcapng from
+/// what its first `read` returns, so a short read (the peeked head, a pipe) must not look like a
+/// short file.
+struct Full<R>(R);
+
+impl<R: Read> Read for Full<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let mut n = 0;
+        while n < buf.len() {
+            match self.0.read(&mut buf[n..]) {
+                Ok(0) => break,
+                Ok(k) => n += k,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
         Ok(n)
     }
 }
@@ -171,17 +221,39 @@ fn read_inner<R: Read + Send>(
     summary: &mut ReadSummary,
 ) -> Result<(), ReadError> {
     let mut capacity = INITIAL_BUFFER;
-    let mut reader = match create_reader(capacity, &mut *input) {
+    // The first bytes, to name a compressed file (they are read again through the chain).
+    let mut head = [0u8; 6];
+    let mut got = 0;
+    while got < head.len() {
+        match input.read(&mut head[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(ReadError::Io(e)),
+        }
+    }
+    let head = &head[..got];
+    let mut chained = Full(io::Cursor::new(head).chain(&mut *input));
+    let mut reader = match create_reader(capacity, &mut chained) {
         Ok(r) => r,
         Err(PcapError::Eof) => return Err(ReadError::NotACapture("empty file")),
         Err(PcapError::ReadError) => {
             return Err(ReadError::Io(io::Error::other("read failed")));
         }
-        Err(PcapError::Incomplete(_)) => {
-            return Err(ReadError::NotACapture("file shorter than a capture header"))
+        Err(e) => {
+            if let Some((_, what)) = COMPRESSED.iter().find(|(m, _)| head.starts_with(m)) {
+                return Err(ReadError::Compressed(what));
+            }
+            return Err(ReadError::NotACapture(match e {
+                PcapError::Incomplete(_) => "file shorter than a capture header",
+                _ => "unknown magic number",
+            }));
         }
-        Err(_) => return Err(ReadError::NotACapture("unknown magic number")),
     };
+    // Byte offset in the file of the block `reader.data()` starts with.
+    let mut pos = 0u64;
+    // Byte order of the classic pcap file, once its header was read.
+    let mut legacy_big_endian: Option<bool> = None;
     // Classic pcap state.
     let mut legacy_linktype = 0u32;
     let mut legacy_nanos = false;
@@ -191,20 +263,68 @@ fn read_inner<R: Read + Send>(
     let mut ng_big_endian: Option<bool> = None;
     let mut number = 0u64;
     loop {
-        // Every pcapng block is at least 12 bytes (type, length, length; pcapng §3.1). pcap-parser
-        // 0.17 subtracts 12 from the length before checking it for some block types, which
-        // panics in builds with overflow checks (found by fuzzing): check it here first.
+        // Where the next record or block starts, for the stop reasons ("record 14 (byte 1234)").
+        let is_ng = ng_big_endian.is_some();
+        let at = |pos: u64, number: u64| {
+            if is_ng {
+                format!("the block at byte {pos} (after record {number})")
+            } else {
+                format!("record {} at byte {pos}", number + 1)
+            }
+        };
+        let d = reader.data();
+        if let Some(be) = legacy_big_endian {
+            // A record's captured length beyond the 1 MiB the reader buffers is damage, not a
+            // packet (libpcap refuses more than 262144, Wireshark likewise; we accept up to
+            // MAX_BLOCK for TSO-sized frames). Without this check the reader would wait for more
+            // bytes and report the damaged record as the end of the file.
+            if d.len() >= 16 {
+                let caplen = u32_at(d, 8, be);
+                if caplen as usize > MAX_BLOCK - 16 {
+                    return stop(
+                        summary,
+                        &format!(
+                            "{}: captured length {caplen} is larger than the 1 MiB limit (damaged file)",
+                            at(pos, number)
+                        ),
+                    );
+                }
+            }
+        }
+        // Every pcapng block is at least 12 bytes (type, length, length; pcapng §3.1) and a
+        // multiple of 4. pcap-parser 0.17 subtracts 12 from the length before checking it for
+        // some block types, which panics in builds with overflow checks (found by fuzzing):
+        // check it here first.
         if let Some(be) = ng_big_endian {
-            let d = reader.data();
             if d.len() >= 8 && d[..4] != [0x0a, 0x0d, 0x0d, 0x0a] {
-                let l = [d[4], d[5], d[6], d[7]];
-                let len = if be {
-                    u32::from_be_bytes(l)
+                let len = u32_at(d, 4, be);
+                let why = if len < 12 {
+                    Some(format!("length {len} < 12"))
+                } else if !len.is_multiple_of(4) {
+                    Some(format!("length {len} is not a multiple of 4"))
+                } else if len as usize > MAX_BLOCK {
+                    Some(format!("length {len} is larger than the 1 MiB limit"))
                 } else {
-                    u32::from_le_bytes(l)
+                    None
                 };
-                if len < 12 {
-                    return stop(summary, &format!("malformed block (length {len} < 12)"));
+                if let Some(why) = why {
+                    return stop(
+                        summary,
+                        &format!("{}: malformed block ({why})", at(pos, number)),
+                    );
+                }
+                // The length repeated at the end of the block must agree (pcapng §3.1).
+                if d.len() >= len as usize {
+                    let trailer = u32_at(d, len as usize - 4, be);
+                    if trailer != len {
+                        return stop(
+                            summary,
+                            &format!(
+                                "{}: malformed block (length {len} at its start, {trailer} at its end)",
+                                at(pos, number)
+                            ),
+                        );
+                    }
                 }
             }
         }
@@ -213,6 +333,7 @@ fn read_inner<R: Read + Send>(
                 match block {
                     PcapBlockOwned::LegacyHeader(h) => {
                         summary.format = Some(Format::Pcap);
+                        legacy_big_endian = Some(h.is_bigendian());
                         legacy_linktype = h.network.0 as u32;
                         legacy_nanos = h.is_nanosecond_precision();
                     }
@@ -250,6 +371,7 @@ fn read_inner<R: Read + Send>(
                                 let Some(iface) = ifaces.get(epb.if_id as usize) else {
                                     summary.skipped_blocks += 1;
                                     reader.consume(offset);
+                                    pos += offset as u64;
                                     continue;
                                 };
                                 number += 1;
@@ -269,6 +391,7 @@ fn read_inner<R: Read + Send>(
                                 let Some(iface) = ifaces.first() else {
                                     summary.skipped_blocks += 1;
                                     reader.consume(offset);
+                                    pos += offset as u64;
                                     continue;
                                 };
                                 number += 1;
@@ -287,36 +410,58 @@ fn read_inner<R: Read + Send>(
                     }
                 }
                 reader.consume(offset);
+                pos += offset as u64;
             }
             Err(PcapError::Eof) => return Ok(()),
             Err(PcapError::Incomplete(_)) => {
                 if reader.refill().is_err() {
-                    return stop(summary, "read failed");
+                    return stop(summary, &format!("{}: read failed", at(pos, number)));
                 }
             }
-            Err(PcapError::UnexpectedEof) => return stop(summary, "file ends inside a record"),
+            Err(PcapError::UnexpectedEof) => {
+                let left = reader.data().len();
+                return stop(
+                    summary,
+                    &format!(
+                        "file ends inside {} ({left} of its bytes present)",
+                        at(pos, number)
+                    ),
+                );
+            }
             Err(PcapError::BufferTooSmall) => {
                 if capacity >= MAX_BLOCK {
-                    return stop(summary, "a record is larger than 1 MiB");
+                    return stop(
+                        summary,
+                        &format!("{}: larger than the 1 MiB limit", at(pos, number)),
+                    );
                 }
                 capacity *= 2;
                 reader.grow(capacity);
                 if reader.refill().is_err() {
-                    return stop(summary, "read failed");
+                    return stop(summary, &format!("{}: read failed", at(pos, number)));
                 }
             }
             Err(e) => {
                 let why = match e {
                     PcapError::HeaderNotRecognized => "unknown block".to_string(),
                     PcapError::ReadError => "read failed".to_string(),
-                    PcapError::NomError(_, k) | PcapError::OwnedNomError(_, k) => {
-                        format!("malformed block ({})", k.description())
-                    }
-                    _ => "malformed block".to_string(),
+                    // nom's error kinds name parser internals ("predicate verification"): say
+                    // only that the block's fields do not parse.
+                    _ => "malformed block (its fields do not parse)".to_string(),
                 };
-                return stop(summary, &why);
+                return stop(summary, &format!("{}: {why}", at(pos, number)));
             }
         }
+    }
+}
+
+#[inline]
+fn u32_at(d: &[u8], i: usize, big_endian: bool) -> u32 {
+    let b = [d[i], d[i + 1], d[i + 2], d[i + 3]];
+    if big_endian {
+        u32::from_be_bytes(b)
+    } else {
+        u32::from_le_bytes(b)
     }
 }
 
@@ -337,9 +482,22 @@ fn ts_to_ns(ts: u64, resolution: u64, offset_s: i64) -> i64 {
     } else {
         ((frac as u128 * 1_000_000_000) / resolution as u128) as u64
     };
-    (secs as i64 + offset_s)
-        .saturating_mul(1_000_000_000)
-        .saturating_add(frac_ns as i64)
+    clamp_ts(
+        (secs.min(i64::MAX as u64) as i64)
+            .saturating_add(offset_s)
+            .saturating_mul(1_000_000_000)
+            .saturating_add(frac_ns as i64),
+    )
+}
+
+/// Largest timestamp magnitude kept, ns (±146 years around 1970): a damaged timestamp is pinned
+/// here so differences between any two timestamps fit in an `i64` (found by fuzzing: an
+/// `if_tsoffset` of -2^63 overflowed the session code's time differences).
+pub const MAX_TS_NS: i64 = 1 << 62;
+
+#[inline]
+fn clamp_ts(ns: i64) -> i64 {
+    ns.clamp(-MAX_TS_NS, MAX_TS_NS)
 }
 
 #[cfg(test)]
