@@ -138,6 +138,13 @@ impl TraceIngest {
         cap.set_item("malformed", a.frames.malformed)?;
         cap.set_item("repaired", a.frames.repaired)?;
         cap.set_item("linktypes", a.frames.linktypes.clone())?;
+        cap.set_item("unsupported_frames", a.frames.unsupported)?;
+        cap.set_item("ts_backwards", a.frames.ts_backwards)?;
+        let unsupported = a.unsupported_linktypes();
+        cap.set_item(
+            "unsupported_note",
+            (!unsupported.is_empty()).then(|| rantcp_trace::decode::unsupported_note(&unsupported)),
+        )?;
         cap.set_item("first_ts_ns", a.frames.first_ts_ns)?;
         cap.set_item("last_ts_ns", a.frames.last_ts_ns)?;
         out.set_item("capture", cap)?;
@@ -316,6 +323,17 @@ fn session_columns<'py>(py: Python<'py>, a: &Analysis) -> PyResult<Bound<'py, Py
     Ok(d)
 }
 
+fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
+    p.downcast_ref::<String>()
+        .cloned()
+        .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "panic".into())
+        .lines()
+        .next()
+        .unwrap_or("")
+        .to_string()
+}
+
 fn open_err(path: &str, e: std::io::Error) -> PyErr {
     PyOSError::new_err(format!("{path}: {e}"))
 }
@@ -342,15 +360,27 @@ fn trace_open(
     let worker = std::thread::Builder::new()
         .name("rantcp-trace".into())
         .spawn(move || {
-            let r = rantcp_trace::analyze(
-                std::io::BufReader::with_capacity(1 << 16, file),
-                opts,
-                chunk_rows,
-                |c| {
-                    let _ = tx.send(Msg::Chunk(c));
-                },
-            );
-            let _ = tx.send(Msg::Done(r.map_err(|e| e.to_string())));
+            // A panic is a bug, but the caller still gets one line (and rolls back), not a
+            // "thread stopped" RuntimeError and a traceback.
+            let chunks = tx.clone();
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                rantcp_trace::analyze(
+                    std::io::BufReader::with_capacity(1 << 16, file),
+                    opts,
+                    chunk_rows,
+                    |c| {
+                        let _ = chunks.send(Msg::Chunk(c));
+                    },
+                )
+            }));
+            let r = match r {
+                Ok(r) => r.map_err(|e| e.to_string()),
+                Err(p) => Err(format!(
+                    "internal error in the trace reader (please report it with this file): {}",
+                    panic_text(&p)
+                )),
+            };
+            let _ = tx.send(Msg::Done(r));
         })
         .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
     Ok(TraceIngest {

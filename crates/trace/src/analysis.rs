@@ -240,7 +240,8 @@ impl Analyzer {
             }
         } else if has_ack && self.first_rtt_ns.is_none() {
             if let Some(t0) = self.last_syn_ts {
-                self.first_rtt_ns = Some(ts_ns - t0);
+                // A negative time (timestamps running backwards) is no sample.
+                self.first_rtt_ns = Some(ts_ns - t0).filter(|&t| t >= 0);
             }
         }
 
@@ -406,7 +407,7 @@ impl Analyzer {
                 while let Some(&(v, t)) = rev.tsvals.front() {
                     if le(v, tsecr) {
                         if v == tsecr {
-                            sample = Some(ts_ns - t);
+                            sample = Some(ts_ns - t).filter(|&t| t >= 0);
                         }
                         rev.tsvals.pop_front();
                     } else {
@@ -434,7 +435,7 @@ impl Analyzer {
                 }
                 if let Some(u) = newest {
                     if !u.ambiguous {
-                        out.rtt_ns = Some(ts_ns - u.ts_ns);
+                        out.rtt_ns = Some(ts_ns - u.ts_ns).filter(|&t| t >= 0);
                     }
                 }
             } else if fwd.high_ack.is_none() {

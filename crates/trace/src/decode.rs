@@ -2,7 +2,8 @@
 //! 802.1Q/802.1ad VLAN tags, Linux cooked SLL and SLL2, BSD loopback, raw IP), IPv4 (RFC 791
 //! §3.1) or IPv6 with extension headers (RFC 8200 §4), and the TCP header with its options
 //! (RFC 9293 §3.1–3.2; window scale and timestamps RFC 7323 §2–3; SACK RFC 2018 §3). Header
-//! walk accepts frames cut short by the snapshot length as long as the TCP header is whole.
+//! walk accepts frames cut short by the snapshot length as long as the fixed 20-byte TCP header
+//! is there (options are read as far as they were captured).
 //!
 //! Lengths (the dissertation's "invalid frame sizes", §5.3.1): the TCP payload length comes from
 //! the IP header, as on the wire, not from the bytes captured — a snapshot-length-truncated
@@ -66,8 +67,44 @@ pub enum Skip {
     /// first…), or of a link type we do not decode.
     NotTcp,
     /// Headers that cannot be parsed: zero-length frame, IPv4 IHL < 5, a TCP data offset below 5
-    /// or beyond the captured bytes, a header cut by the snapshot length.
+    /// or beyond the packet on the wire, fewer than the fixed 20 TCP header bytes captured.
     Malformed,
+}
+
+/// The link types [`decode`] reads, with tcpdump.org's names.
+pub const SUPPORTED_LINKTYPES: [(u32, &str); 10] = [
+    (linktype::NULL, "NULL"),
+    (linktype::ETHERNET, "ETHERNET"),
+    (linktype::RAW_BSD12, "RAW"),
+    (linktype::RAW_BSD14, "RAW"),
+    (linktype::RAW, "RAW"),
+    (linktype::LOOP, "LOOP"),
+    (linktype::LINUX_SLL, "LINUX_SLL"),
+    (linktype::IPV4, "IPV4"),
+    (linktype::IPV6, "IPV6"),
+    (linktype::LINUX_SLL2, "LINUX_SLL2"),
+];
+
+/// Whether [`decode`] reads frames of this link type (others are counted as not TCP).
+pub fn linktype_supported(linktype: u32) -> bool {
+    SUPPORTED_LINKTYPES.iter().any(|&(l, _)| l == linktype)
+}
+
+/// One line naming link types that were not decoded and the ones that are, e.g. "link type 127
+/// is not decoded (supported: 0 NULL, 1 ETHERNET, …)".
+pub fn unsupported_note(linktypes: &[u32]) -> String {
+    let which: Vec<String> = linktypes.iter().map(|l| l.to_string()).collect();
+    let supported: Vec<String> = SUPPORTED_LINKTYPES
+        .iter()
+        .map(|(l, n)| format!("{l} {n}"))
+        .collect();
+    format!(
+        "link type{} {} {} not decoded (supported: {})",
+        if which.len() > 1 { "s" } else { "" },
+        which.join(", "),
+        if which.len() > 1 { "are" } else { "is" },
+        supported.join(", ")
+    )
 }
 
 const ETH_IPV4: u16 = 0x0800;
@@ -227,10 +264,14 @@ pub fn decode(linktype: u32, data: &[u8], orig_len: u32) -> Result<Segment, Skip
         return Err(Skip::Malformed);
     }
     let tcp_hdr_len = (tcp[12] >> 4) as usize * 4;
-    if tcp_hdr_len < 20 || tcp.len() < tcp_hdr_len {
+    let min_len = (ip_hdr_len + tcp_hdr_len) as u32;
+    // A data offset below 5 words, or beyond the packet on the wire, is damage. One beyond the
+    // captured bytes but within the wire length is the snapshot length cutting the options
+    // (tcpdump -s 54/64 with timestamps): the fixed header is enough, the options are read as
+    // far as they were captured — as tshark does (found by fuzzing).
+    if tcp_hdr_len < 20 || min_len > frame_ip_len {
         return Err(Skip::Malformed);
     }
-    let min_len = (ip_hdr_len + tcp_hdr_len) as u32;
     let (ip_len, repaired) = if hdr_ip_len < min_len || hdr_ip_len > frame_ip_len {
         (frame_ip_len.max(min_len), true)
     } else {
@@ -249,7 +290,7 @@ pub fn decode(linktype: u32, data: &[u8], orig_len: u32) -> Result<Segment, Skip
         ip_len,
         payload_len: ip_len - min_len,
         repaired,
-        opts: parse_options(&tcp[20..tcp_hdr_len]),
+        opts: parse_options(&tcp[20..tcp_hdr_len.min(tcp.len())]),
     })
 }
 

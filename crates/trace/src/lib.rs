@@ -105,8 +105,13 @@ pub struct FrameStats {
     pub repaired: u64,
     /// Link types seen, in order of first appearance.
     pub linktypes: Vec<u32>,
+    /// Frames of a link type [`decode`] does not read (also counted in `not_tcp`).
+    pub unsupported: u64,
     pub first_ts_ns: Option<i64>,
     pub last_ts_ns: Option<i64>,
+    /// Frames whose timestamp is earlier than the frame before (a clock step, an unsorted
+    /// merge): analysed in file order, as tshark does.
+    pub ts_backwards: u64,
 }
 
 /// Everything one pass over a capture produced, besides the packet chunks.
@@ -114,6 +119,18 @@ pub struct Analysis {
     pub read: ReadSummary,
     pub frames: FrameStats,
     pub sessions: Vec<Session>,
+}
+
+impl Analysis {
+    /// Link types seen that [`decode`] does not read, in order of first appearance.
+    pub fn unsupported_linktypes(&self) -> Vec<u32> {
+        self.frames
+            .linktypes
+            .iter()
+            .copied()
+            .filter(|&l| !decode::linktype_supported(l))
+            .collect()
+    }
 }
 
 /// Analyse one capture: packets go to `on_chunk` in chunks of `chunk_rows` (the last one
@@ -134,9 +151,17 @@ pub fn analyze<R: Read + Send>(
         if stats.first_ts_ns.is_none() {
             stats.first_ts_ns = Some(f.ts_ns);
         }
+        if stats.last_ts_ns.is_some_and(|t| f.ts_ns < t) {
+            stats.ts_backwards += 1;
+        }
         stats.last_ts_ns = Some(f.ts_ns);
         if !stats.linktypes.contains(&f.linktype) {
             stats.linktypes.push(f.linktype);
+        }
+        if !decode::linktype_supported(f.linktype) {
+            stats.unsupported += 1;
+            stats.not_tcp += 1;
+            return;
         }
         match decode::decode(f.linktype, f.data, f.orig_len) {
             Ok(seg) => {

@@ -140,6 +140,8 @@ pub struct Session {
     pub client: ([u8; 16], u16),
     pub server: ([u8; 16], u16),
     pub start: StartReason,
+    /// Earliest and latest packet time, ns (the first and last packet unless the capture's
+    /// timestamps run backwards somewhere).
     pub first_ts: i64,
     pub last_ts: i64,
     pub first_frame: u64,
@@ -273,7 +275,8 @@ impl Session {
         } else {
             1
         };
-        self.last_ts = ts_ns;
+        self.first_ts = self.first_ts.min(ts_ns);
+        self.last_ts = self.last_ts.max(ts_ns);
         let f = s.flags;
         if f & SYN != 0 {
             if f & ACK == 0 {
@@ -431,7 +434,8 @@ impl Session {
             Some(t) if t >= last => t,
             _ => last,
         };
-        Some(end - first)
+        // Negative only when the timestamps run backwards: no download time then.
+        Some(end - first).filter(|&t| t >= 0)
     }
 
     /// Whether the last data byte's ACK was captured.

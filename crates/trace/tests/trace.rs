@@ -97,6 +97,60 @@ fn snaplen_truncated_frame_counts_its_full_payload() {
 }
 
 #[test]
+fn snaplen_cut_inside_the_tcp_options_still_decodes() {
+    // tcpdump -s 54 / -s 64 on Ethernet keeps the fixed TCP header but cuts the options of a
+    // segment with timestamps (32-byte TCP header): tshark still reads seq, ack and tcp.len
+    // (found by fuzzing: every such frame was counted malformed).
+    let mut s = Seg::s2c(7, 9, ACK, 1448);
+    s.ts = Some((5, 6));
+    let frame = ethernet(&s.ipv4(), None);
+    for snap in [54, 64] {
+        let seg = decode(linktype::ETHERNET, &frame[..snap], frame.len() as u32)
+            .unwrap_or_else(|e| panic!("snaplen {snap}: {e:?}"));
+        assert_eq!(
+            (seg.seq, seg.ack, seg.payload_len),
+            (7, 9, 1448),
+            "snaplen {snap}"
+        );
+        assert_eq!(seg.opts.timestamps, None, "the cut option is not read");
+    }
+    let seg = decode(linktype::ETHERNET, &frame[..66], frame.len() as u32).unwrap();
+    assert_eq!(seg.opts.timestamps, Some((5, 6)));
+    // Less than the fixed 20 bytes of TCP header: malformed.
+    assert_eq!(
+        decode(linktype::ETHERNET, &frame[..53], frame.len() as u32),
+        Err(Skip::Malformed)
+    );
+    // A whole capture at snaplen 54 gives the same sessions as the full one.
+    let mut full = Pcap::new(linktype::ETHERNET, 65535);
+    let mut cut = Pcap::new(linktype::ETHERNET, 54);
+    for (i, seg) in [
+        Seg::c2s(100, 0, SYN, 0),
+        Seg::s2c(5000, 101, SYN | ACK, 0),
+        Seg::c2s(101, 5001, ACK, 0),
+        Seg::s2c(5001, 101, ACK, 1448),
+        Seg::s2c(6449, 101, ACK, 1448),
+        Seg::c2s(101, 7897, ACK, 0),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut seg = seg;
+        seg.ts = Some((i as u32, i as u32));
+        let f = ethernet(&seg.ipv4(), None);
+        full.record(i as i64 * 1_000_000, &f, None);
+        cut.record(i as i64 * 1_000_000, &f, None);
+    }
+    let (a_full, _) = run(&full.bytes, Options::default());
+    let (a_cut, _) = run(&cut.bytes, Options::default());
+    assert_eq!((a_cut.frames.tcp, a_cut.frames.malformed), (6, 0));
+    assert_eq!(
+        a_cut.sessions[0].dirs[1].unique_bytes,
+        a_full.sessions[0].dirs[1].unique_bytes
+    );
+}
+
+#[test]
 fn invalid_ip_lengths_are_repaired_from_the_frame() {
     let mut ip = Seg::s2c(1, 1, ACK, 1000).ipv4();
     // TSO super-frame: total length 0.

@@ -257,6 +257,11 @@ def ingest_file(
             con.execute("ROLLBACK")
             return FileResult(shown, "failed", str(e))
         cap = res["capture"]
+        note = cap.get("unsupported_note")
+        if note and cap["unsupported_frames"] == cap["frames"]:
+            # Nothing in the file could be read: refuse it rather than store an empty capture.
+            con.execute("ROLLBACK")
+            return FileResult(shown, "failed", note)
         if con.execute("SELECT count(*) FROM captures WHERE blake3 = ?", [cap["blake3"]]).fetchall()[0][0]:
             con.execute("ROLLBACK")
             return FileResult(shown, "skipped", "already ingested (same content)")
@@ -286,9 +291,15 @@ def ingest_file(
     except BaseException:
         con.execute("ROLLBACK")
         raise
-    msg = ""
+    notes = []
     if cap["truncated"]:
-        msg = f"truncated: {cap['stop_reason']}; {cap['frames']} frames before it were read"
+        notes.append(f"truncated: {cap['stop_reason']}; {cap['frames']} frames before it were read")
+    if note:
+        notes.append(f"{cap['unsupported_frames']} frames skipped: {note}")
+    if cap["ts_backwards"]:
+        notes.append(f"{cap['ts_backwards']} frames have an earlier timestamp than the frame before "
+                     "(analysed in file order)")
+    msg = "; ".join(notes)
     return FileResult(
         shown, "ingested", msg, capture_id, n_sessions, packets, cap["frames"], cap["malformed"],
         cap["truncated"], time.perf_counter() - t0,
