@@ -169,7 +169,7 @@ CONTAINER = [
     # The SYN record is 16 + 52 bytes: record 2 starts at byte 92.
     ("cut-in-record-header", GOOD[: REC1 + 16 + 52 + 8], 0,
      r"^truncated: file ends inside record 2 at byte 92 \(8 of its bytes present\); 1 frames before it were read$"),
-    ("zero-length-records", pcap([b"", b"", conversation()[0]]), 0, None),
+    ("zero-length-records", pcap([b"", b"", conversation()[0]]), 0, r"^2 of 3 frames malformed \("),
     ("big-endian", pcap(conversation(), endian=">"), 0, None),
     ("nanosecond-magic", pcap(conversation(), magic=0xA1B23C4D), 0, None),
     ("radiotap-only", pcap([b"\0\0\x08\0\0\0\0\0"] * 3, linktype=127), 2,
@@ -226,6 +226,11 @@ def test_snaplen_54_64_96_keep_every_segment(tmp_path: Path, db: Path, capsys) -
         # The same packets, bytes, retransmissions and times; the timestamps option is cut at
         # 54 and 64, so only RTTs from sequence numbers remain (the same ones).
         assert got == full, snap
+    # -s 40 leaves 6 bytes of TCP header: nothing to read, and the warning says why.
+    rc, err = ingest(db, tmp_path / "s40.pcap", pcap(frames, linktype=1, snaplen=40), capsys)
+    n = len(frames)
+    assert (rc, err) == (0, [f"{n} of {n} frames malformed (an IP or TCP header damaged or cut short by the "
+                             "snapshot length)"])
 
 
 def test_damaged_headers_are_counted_not_fatal(tmp_path: Path, db: Path, capsys) -> None:
@@ -245,7 +250,9 @@ def test_damaged_headers_are_counted_not_fatal(tmp_path: Path, db: Path, capsys)
         data[:6] + b"\x00\xb9" + data[8:],  # a later fragment: no TCP header
     ]
     rc, err = ingest(db, tmp_path / "headers.pcap", pcap(conv[:3] + damaged + conv[3:]), capsys)
-    assert (rc, err) == (0, [])
+    n = len(conv) + len(damaged)
+    assert (rc, err) == (0, [f"5 of {n} frames malformed (an IP or TCP header damaged or cut short by the snapshot "
+                             "length)"])
     cap = last_capture(db)
     # Malformed: IHL 16, IHL 60 (its "TCP header" has data offset 0), offset 16, offset 60,
     # the 10-byte TCP header. The option damage ends the option walk only; the later fragment
@@ -275,8 +282,8 @@ def test_vlan_stack_sll_sll2_ipv6_agree(tmp_path: Path, db: Path, capsys) -> Non
         assert (rc, err) == (0, []), name
         assert last_sessions(db) == want, name
     # A frame that is nothing but VLAN tags: malformed, not a crash.
-    rc, _ = ingest(db, tmp_path / "tags.pcap", pcap([b"\2" * 12 + b"\x81\0\0\7" * 40], linktype=1), capsys)
-    assert rc == 0 and last_capture(db)["malformed"] == 1
+    rc, err = ingest(db, tmp_path / "tags.pcap", pcap([b"\2" * 12 + b"\x81\0\0\7" * 40], linktype=1), capsys)
+    assert (rc, err[0][:25]) == (0, "1 of 1 frames malformed (") and last_capture(db)["malformed"] == 1
 
 
 def test_sequence_wraparound_changes_nothing(tmp_path: Path, db: Path, capsys) -> None:

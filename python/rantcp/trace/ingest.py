@@ -296,6 +296,9 @@ def ingest_file(
         notes.append(f"truncated: {cap['stop_reason']}; {cap['frames']} frames before it were read")
     if note:
         notes.append(f"{cap['unsupported_frames']} frames skipped: {note}")
+    if cap["malformed"]:
+        notes.append(f"{cap['malformed']} of {cap['frames']} frames malformed (an IP or TCP header damaged "
+                     "or cut short by the snapshot length)")
     if cap["ts_backwards"]:
         notes.append(f"{cap['ts_backwards']} frames have an earlier timestamp than the frame before "
                      "(analysed in file order)")
