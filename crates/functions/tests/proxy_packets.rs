@@ -91,14 +91,8 @@ impl H {
     fn build(mode: ProxyMode, cache: u64, rlc_hold: u64, sack: bool) -> H {
         H::build_among(mode, cache, rlc_hold, sack, vec![FlowKey::tcp(SRV, UE)])
     }
-    /// A proxy serving `flows`, of which (SRV, UE) is the one driven.
-    fn build_among(
-        mode: ProxyMode,
-        cache: u64,
-        rlc_hold: u64,
-        sack: bool,
-        flows: Vec<FlowKey>,
-    ) -> H {
+    /// A proxy serving `flows` that has seen no packet yet.
+    fn unopened(mode: ProxyMode, cache: u64, rlc_hold: u64, flows: Vec<FlowKey>) -> H {
         let params = ProxyParams {
             mode,
             cache,
@@ -109,14 +103,24 @@ impl H {
             timer: Duration::from_millis(200),
             rlc_hold,
         };
-        let mut h = H {
+        H {
             px: Proxy::new(params, flows),
             ran: StubRan {
                 rlc_empty: Cell::new(true),
                 rlc_queue: Cell::new(0),
             },
             now: Time::ZERO,
-        };
+        }
+    }
+    /// A proxy serving `flows`, of which (SRV, UE) is the one driven.
+    fn build_among(
+        mode: ProxyMode,
+        cache: u64,
+        rlc_hold: u64,
+        sack: bool,
+        flows: Vec<FlowKey>,
+    ) -> H {
+        let mut h = H::unopened(mode, cache, rlc_hold, flows);
         // The server opens (a bulk push), the UE answers; no window scaling.
         let mut syn = tcp_packet(SRV, UE, IRS, 0, TcpFlags::SYN, 65535, 0);
         syn.as_tcp_mut().unwrap().options.sack_permitted = sack;
@@ -495,24 +499,7 @@ fn test_a_handshake_the_ue_opens_completes_end_to_end() {
     // completes the handshake must reach the server (it was consumed as a UE ACK, so the
     // server never left SYN-RECEIVED and lte-m2m with a proxy delivered nothing).
     for mode in [ProxyMode::Pep, ProxyMode::Mmpep] {
-        let params = ProxyParams {
-            mode,
-            cache: 1_000_000,
-            alpha: Some(1.12),
-            beta: 10,
-            sigma: 0.1,
-            confidence: 0.99,
-            timer: Duration::from_millis(200),
-            rlc_hold: 0,
-        };
-        let mut h = H {
-            px: Proxy::new(params, vec![FlowKey::tcp(SRV, UE)]),
-            ran: StubRan {
-                rlc_empty: Cell::new(true),
-                rlc_queue: Cell::new(0),
-            },
-            now: Time::ZERO,
-        };
+        let mut h = H::unopened(mode, 1_000_000, 0, vec![FlowKey::tcp(SRV, UE)]);
         let syn = tcp_packet(UE, SRV, UE_ISS, 0, TcpFlags::SYN, 65535, 0);
         assert_eq!(h.feed(Point::UlEgress, syn), Verdict::Pass);
         let synack = tcp_packet(
