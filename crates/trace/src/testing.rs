@@ -1,5 +1,5 @@
 //! Hand-built captures for tests, docs and the fuzzer's seed corpus: a classic pcap writer
-//! (draft-ietf-opsawg-pcap §4–5, little-endian, nanosecond magic) and builders for IPv4/IPv6 TCP
+//! (draft-ietf-opsawg-pcap §4–5, little-endian, nanosecond magic), pcapng blocks, and builders for IPv4/IPv6 TCP
 //! segments (RFC 791 §3.1, RFC 8200 §3, RFC 9293 §3.1) with zero payload bytes. Checksums are
 //! left zero: neither this crate nor tshark's default profile checks them.
 
@@ -195,6 +195,50 @@ impl Pcap {
         }
         p.bytes
     }
+}
+
+/// A pcapng block, little-endian (draft-ietf-opsawg-pcapng §3.1): type, total length, the body
+/// padded to 32 bits, total length again.
+pub fn pcapng_block(kind: u32, body: &[u8]) -> Vec<u8> {
+    let pad = (4 - body.len() % 4) % 4;
+    let len = (12 + body.len() + pad) as u32;
+    let mut b = kind.to_le_bytes().to_vec();
+    b.extend_from_slice(&len.to_le_bytes());
+    b.extend_from_slice(body);
+    b.extend(std::iter::repeat_n(0u8, pad));
+    b.extend_from_slice(&len.to_le_bytes());
+    b
+}
+
+/// A pcapng section header block (§4.1): byte-order magic, version 1.0, section length
+/// unknown, no options.
+pub fn pcapng_section_header() -> Vec<u8> {
+    let mut shb = 0x1a2b_3c4du32.to_le_bytes().to_vec();
+    shb.extend_from_slice(&[1, 0, 0, 0]);
+    shb.extend_from_slice(&(-1i64).to_le_bytes());
+    pcapng_block(0x0a0d_0d0a, &shb)
+}
+
+/// A pcapng interface description block (§4.2): `linktype`, snaplen 65536, then `options`
+/// as given (already encoded, end-of-options included if wanted).
+pub fn pcapng_interface(linktype: u16, options: &[u8]) -> Vec<u8> {
+    let mut idb = linktype.to_le_bytes().to_vec();
+    idb.extend_from_slice(&[0, 0, 0, 0, 1, 0]);
+    idb.extend_from_slice(options);
+    pcapng_block(1, &idb)
+}
+
+/// A pcapng enhanced packet block (§4.3) of `frame` on interface `iface` at timestamp `ts`
+/// (in the interface's units), captured whole.
+pub fn pcapng_packet(iface: u32, ts: u64, frame: &[u8]) -> Vec<u8> {
+    let mut b = iface.to_le_bytes().to_vec();
+    b.extend_from_slice(&((ts >> 32) as u32).to_le_bytes());
+    b.extend_from_slice(&(ts as u32).to_le_bytes());
+    b.extend_from_slice(&(frame.len() as u32).to_le_bytes());
+    b.extend_from_slice(&(frame.len() as u32).to_le_bytes());
+    b.extend_from_slice(frame);
+    b.extend(std::iter::repeat_n(0u8, (4 - frame.len() % 4) % 4));
+    pcapng_block(6, &b)
 }
 
 /// Handshake, 1000 bytes of server data in one segment, its ACK: five packets, one session.

@@ -12,7 +12,10 @@ use std::time::Duration;
 
 use rantcp_trace::decode::tcp_flags::*;
 use rantcp_trace::reader::linktype;
-use rantcp_trace::testing::{ethernet, sll, sll2, Pcap, Seg};
+use rantcp_trace::testing::{
+    ethernet, pcapng_block as block, pcapng_interface, pcapng_packet as epb, pcapng_section_header,
+    sll, sll2, Pcap, Seg,
+};
 use rantcp_trace::{analyze, Options};
 
 /// xorshift64*: deterministic, no dependency.
@@ -27,28 +30,6 @@ impl Rng {
     fn below(&mut self, n: usize) -> usize {
         (self.next() % n.max(1) as u64) as usize
     }
-}
-
-fn block(kind: u32, body: &[u8]) -> Vec<u8> {
-    let pad = (4 - body.len() % 4) % 4;
-    let len = (12 + body.len() + pad) as u32;
-    let mut b = kind.to_le_bytes().to_vec();
-    b.extend_from_slice(&len.to_le_bytes());
-    b.extend_from_slice(body);
-    b.extend(std::iter::repeat_n(0u8, pad));
-    b.extend_from_slice(&len.to_le_bytes());
-    b
-}
-
-fn epb(iface: u32, ts: u64, frame: &[u8]) -> Vec<u8> {
-    let mut b = iface.to_le_bytes().to_vec();
-    b.extend_from_slice(&((ts >> 32) as u32).to_le_bytes());
-    b.extend_from_slice(&(ts as u32).to_le_bytes());
-    b.extend_from_slice(&(frame.len() as u32).to_le_bytes());
-    b.extend_from_slice(&(frame.len() as u32).to_le_bytes());
-    b.extend_from_slice(frame);
-    b.extend(std::iter::repeat_n(0u8, (4 - frame.len() % 4) % 4));
-    block(6, &b)
 }
 
 fn conversation() -> Vec<Seg> {
@@ -119,17 +100,9 @@ fn corpus() -> Vec<(&'static str, Vec<u8>)> {
     out.push(("be-usec-snap54", be));
     // pcapng: two interfaces (Ethernet µs, raw IP ns), an unknown block type, a simple packet.
     let mut ng = Vec::new();
-    let mut shb = 0x1a2b_3c4du32.to_le_bytes().to_vec();
-    shb.extend_from_slice(&[1, 0, 0, 0]);
-    shb.extend_from_slice(&(-1i64).to_le_bytes());
-    ng.extend(block(0x0a0d_0d0a, &shb));
-    let mut idb0 = 1u16.to_le_bytes().to_vec();
-    idb0.extend_from_slice(&[0, 0, 0, 0, 1, 0]);
-    ng.extend(block(1, &idb0));
-    let mut idb1 = 101u16.to_le_bytes().to_vec();
-    idb1.extend_from_slice(&[0, 0, 0, 0, 1, 0]);
-    idb1.extend_from_slice(&[9, 0, 1, 0, 9, 0, 0, 0, 0, 0, 0, 0]);
-    ng.extend(block(1, &idb1));
+    ng.extend(pcapng_section_header());
+    ng.extend(pcapng_interface(1, &[]));
+    ng.extend(pcapng_interface(101, &[9, 0, 1, 0, 9, 0, 0, 0, 0, 0, 0, 0]));
     for (i, s) in segs.iter().enumerate() {
         if i % 2 == 0 {
             ng.extend(epb(0, 1_000_000 + i as u64, &ethernet(&s.ipv4(), None)));
@@ -307,13 +280,8 @@ fn absurd_record_length_names_the_record() {
 
 fn ng_with(mutate: impl Fn(&mut Vec<u8>, usize)) -> Vec<u8> {
     let mut ng = Vec::new();
-    let mut shb = 0x1a2b_3c4du32.to_le_bytes().to_vec();
-    shb.extend_from_slice(&[1, 0, 0, 0]);
-    shb.extend_from_slice(&(-1i64).to_le_bytes());
-    ng.extend(block(0x0a0d_0d0a, &shb));
-    let mut idb = 101u16.to_le_bytes().to_vec();
-    idb.extend_from_slice(&[0, 0, 0, 0, 1, 0]);
-    ng.extend(block(1, &idb));
+    ng.extend(pcapng_section_header());
+    ng.extend(pcapng_interface(101, &[]));
     ng.extend(epb(0, 1, &Seg::c2s(100, 0, SYN, 0).ipv4()));
     let at = ng.len();
     ng.extend(epb(0, 2, &Seg::s2c(500, 101, SYN | ACK, 0).ipv4()));
@@ -361,17 +329,12 @@ fn extreme_pcapng_timestamps_stay_in_range() {
     // overflowed (a panic with overflow checks, i64::MAX otherwise, and the session code's time
     // differences overflowed in turn).
     let mut ng = Vec::new();
-    let mut shb = 0x1a2b_3c4du32.to_le_bytes().to_vec();
-    shb.extend_from_slice(&[1, 0, 0, 0]);
-    shb.extend_from_slice(&(-1i64).to_le_bytes());
-    ng.extend(block(0x0a0d_0d0a, &shb));
-    let mut idb = 101u16.to_le_bytes().to_vec();
-    idb.extend_from_slice(&[0, 0, 0, 0, 1, 0]);
-    idb.extend_from_slice(&[9, 0, 1, 0, 0, 0, 0, 0]); // if_tsresol = 0 (seconds)
-    idb.extend_from_slice(&[14, 0, 8, 0]); // if_tsoffset
-    idb.extend_from_slice(&i64::MIN.to_le_bytes());
-    idb.extend_from_slice(&[0, 0, 0, 0]);
-    ng.extend(block(1, &idb));
+    ng.extend(pcapng_section_header());
+    let mut opts = vec![9, 0, 1, 0, 0, 0, 0, 0]; // if_tsresol = 0 (seconds)
+    opts.extend_from_slice(&[14, 0, 8, 0]); // if_tsoffset
+    opts.extend_from_slice(&i64::MIN.to_le_bytes());
+    opts.extend_from_slice(&[0, 0, 0, 0]);
+    ng.extend(pcapng_interface(101, &opts));
     ng.extend(epb(0, u64::MAX, &Seg::c2s(100, 0, SYN, 0).ipv4()));
     ng.extend(epb(0, 0, &Seg::s2c(500, 101, SYN | ACK, 0).ipv4()));
     let mut ts = Vec::new();

@@ -4,7 +4,9 @@
 
 use rantcp_trace::decode::{decode, tcp_flags::*, Skip};
 use rantcp_trace::reader::linktype;
-use rantcp_trace::testing::{ethernet, sll, sll2, Pcap, Seg};
+use rantcp_trace::testing::{
+    ethernet, pcapng_interface, pcapng_packet, pcapng_section_header, sll, sll2, Pcap, Seg,
+};
 use rantcp_trace::{analyze, flag, Analysis, Options, PacketColumns};
 
 fn run(bytes: &[u8], opts: Options) -> (Analysis, PacketColumns) {
@@ -267,55 +269,24 @@ fn wrong_magic_and_garbage_are_refused() {
     );
 }
 
-/// A pcapng block: type, total length, body (padded to 32 bits), total length.
-fn block(kind: u32, body: &[u8]) -> Vec<u8> {
-    let pad = (4 - body.len() % 4) % 4;
-    let len = (12 + body.len() + pad) as u32;
-    let mut b = kind.to_le_bytes().to_vec();
-    b.extend_from_slice(&len.to_le_bytes());
-    b.extend_from_slice(body);
-    b.extend(std::iter::repeat_n(0u8, pad));
-    b.extend_from_slice(&len.to_le_bytes());
-    b
-}
-
 #[test]
 fn pcapng_with_two_interfaces_and_nanosecond_resolution() {
-    let mut f = Vec::new();
-    // Section header: byte-order magic, version 1.0, section length unknown.
-    let mut shb = 0x1a2b_3c4du32.to_le_bytes().to_vec();
-    shb.extend_from_slice(&[1, 0, 0, 0]);
-    shb.extend_from_slice(&(-1i64).to_le_bytes());
-    f.extend(block(0x0a0d_0d0a, &shb));
+    let mut f = pcapng_section_header();
     // Interface 0: Ethernet, microseconds (default). Interface 1: raw IP, if_tsresol = 9.
-    let mut idb0 = 1u16.to_le_bytes().to_vec();
-    idb0.extend_from_slice(&[0, 0, 0, 0, 1, 0]);
-    f.extend(block(1, &idb0));
-    let mut idb1 = 101u16.to_le_bytes().to_vec();
-    idb1.extend_from_slice(&[0, 0, 0, 0, 1, 0]);
-    idb1.extend_from_slice(&[9, 0, 1, 0, 9, 0, 0, 0, 0, 0, 0, 0]); // if_tsresol=9, end of options
-    f.extend(block(1, &idb1));
-    let epb = |iface: u32, ts: u64, frame: &[u8]| {
-        let mut b = iface.to_le_bytes().to_vec();
-        b.extend_from_slice(&((ts >> 32) as u32).to_le_bytes());
-        b.extend_from_slice(&(ts as u32).to_le_bytes());
-        b.extend_from_slice(&(frame.len() as u32).to_le_bytes());
-        b.extend_from_slice(&(frame.len() as u32).to_le_bytes());
-        b.extend_from_slice(frame);
-        b.extend(std::iter::repeat_n(0u8, (4 - frame.len() % 4) % 4));
-        block(6, &b)
-    };
-    f.extend(epb(
+    f.extend(pcapng_interface(1, &[]));
+    // if_tsresol=9, end of options
+    f.extend(pcapng_interface(101, &[9, 0, 1, 0, 9, 0, 0, 0, 0, 0, 0, 0]));
+    f.extend(pcapng_packet(
         0,
         1_000_000,
         &ethernet(&Seg::c2s(100, 0, SYN, 0).ipv4(), None),
     ));
-    f.extend(epb(
+    f.extend(pcapng_packet(
         1,
         1_010_000_123,
         &Seg::s2c(500, 101, SYN | ACK, 0).ipv4(),
     ));
-    f.extend(epb(7, 5, &[1, 2, 3])); // undescribed interface: skipped
+    f.extend(pcapng_packet(7, 5, &[1, 2, 3])); // undescribed interface: skipped
     let mut ts = Vec::new();
     let a =
         rantcp_trace::reader::read_frames(&f[..], |fr| ts.push((fr.number, fr.ts_ns, fr.linktype)))
