@@ -5,9 +5,8 @@
 mod support;
 
 use rantcp_core::Duration;
-use rantcp_nf::NodeId;
 use rantcp_ran::cell::rlm::RlmConfig;
-use rantcp_ran::cell::{RanConfig, RanDevice};
+use rantcp_ran::cell::RanConfig;
 use rantcp_ran::geometry::Vec3;
 use rantcp_ran::mobility::Mobility;
 use rantcp_ran::radio::RadioEnvironment;
@@ -20,6 +19,12 @@ const HOPELESS: f64 = 8000.0;
 
 fn standard(c: &mut RanConfig) {
     c.ideal_bsr = false;
+}
+
+/// [`standard`] with radio link monitoring on, at its defaults.
+fn standard_rlm(c: &mut RanConfig) {
+    standard(c);
+    c.rlm = Some(RlmConfig::default());
 }
 
 #[test]
@@ -106,11 +111,7 @@ fn reestablishment_resumes_the_uplink_and_resends_undelivered_sdus() {
         .move_to(Vec3::new(NEAR, 0.0, 1.5), 1e6)
         .build();
     r.add_ue(1, m, 1);
-    let mut cfg = RanConfig::lte(r.carrier().slot);
-    standard(&mut cfg);
-    let mut dev = RanDevice::new(cfg, r, ENB);
-    dev.add_ue(1, 1 as NodeId, ue_addr(1));
-    let mut d = Driver::new(dev);
+    let mut d = Driver::new(device_over(r, 1, standard));
     // Uplink: an ACK every 100 ms; downlink: a segment every 50 ms, all through the outage.
     let mut ul = Vec::new();
     for k in 0..50u32 {
@@ -167,12 +168,7 @@ fn dip_run(bad: f64, dip: f64) -> rantcp_ran::cell::UeCounters {
         .move_to(Vec3::new(NEAR, 0.0, 1.5), 1e9)
         .build();
     r.add_ue(1, m, 1);
-    let mut cfg = RanConfig::lte(r.carrier().slot);
-    standard(&mut cfg);
-    cfg.rlm = Some(RlmConfig::default());
-    let mut dev = RanDevice::new(cfg, r, ENB);
-    dev.add_ue(1, 1 as NodeId, ue_addr(1));
-    let mut d = Driver::new(dev);
+    let mut d = Driver::new(device_over(r, 1, standard_rlm));
     for k in 0..400u32 {
         d.send(
             ms(0.5 + 10.0 * k as f64),
@@ -258,13 +254,7 @@ fn a_silent_ue_that_drives_out_of_coverage_fails_its_radio_link() {
         .build();
     r.add_ue(1, m, 1);
     r.add_ue(2, Mobility::fixed(Vec3::new(0.0, NEAR, 1.5)), 1);
-    let mut cfg = RanConfig::lte(r.carrier().slot);
-    standard(&mut cfg);
-    cfg.rlm = Some(RlmConfig::default());
-    let mut dev = RanDevice::new(cfg, r, ENB);
-    dev.add_ue(1, 1 as NodeId, ue_addr(1));
-    dev.add_ue(2, 2 as NodeId, ue_addr(2));
-    let mut d = Driver::new(dev);
+    let mut d = Driver::new(device_over(r, 2, standard_rlm));
     for k in 0..300u32 {
         d.send(
             ms(0.5 + 10.0 * k as f64),

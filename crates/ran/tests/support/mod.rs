@@ -46,11 +46,16 @@ pub fn radio(distances: &[f64], edit: impl FnOnce(&mut RadioConfig)) -> RadioEnv
 
 /// A device over [`radio`] with LTE defaults edited by `edit`.
 pub fn device(distances: &[f64], edit: impl FnOnce(&mut RanConfig)) -> RanDevice {
-    let r = radio(distances, |_| {});
+    device_over(radio(distances, |_| {}), distances.len() as u16, edit)
+}
+
+/// A device over radio `r` with LTE defaults edited by `edit`, serving its UEs 1..=`ues`
+/// (UE k at node k, address [`ue_addr`]`(k)`).
+pub fn device_over(r: RadioEnvironment, ues: u16, edit: impl FnOnce(&mut RanConfig)) -> RanDevice {
     let mut cfg = RanConfig::lte(r.carrier().slot);
     edit(&mut cfg);
     let mut dev = RanDevice::new(cfg, r, ENB);
-    for k in 1..=distances.len() as u16 {
+    for k in 1..=ues {
         dev.add_ue(k, k as NodeId, ue_addr(k));
     }
     dev
