@@ -9,10 +9,11 @@
 //!   *early ACK* for the contiguous data it holds, whose receive window is the free cache space
 //!   (flow control, §III.A; scaled by the window scale the UE announced, RFC 7323 §2.3, and so
 //!   at most 65535 << shift), and with SACK blocks for out-of-order data it holds when both
-//!   ends permitted SACK (RFC 2018 §4). When an early ACK had to advertise less than one segment (the
-//!   cache is full) and the UE's ACKs free at least one segment, the last early ACK is sent
-//!   again with the new window (RFC 9293 §3.8.6.2.2, receiver SWS avoidance). ACKs from the UE
-//!   free the cache and are not forwarded: the server already believes the data delivered.
+//!   ends permitted SACK (RFC 2018 §4). When an early ACK had to advertise less than one
+//!   segment (the cache is full) and the UE's ACKs free at least one segment, the last early
+//!   ACK is sent again with the new window (RFC 9293 §3.8.6.2.2, receiver SWS avoidance). ACKs
+//!   from the UE free the cache and are not forwarded: the server already believes the data
+//!   delivered.
 //! * **Retransmission** from the cache, ahead of the data the bearer holds that RLC has not
 //!   begun to send (§III.B: "The priority of any batch retransmission is higher than that of
 //!   any initial transmissions"). A duplicate ACK from the UE names the segment at its
@@ -37,12 +38,13 @@
 //! and §4.4 on end-to-end semantics): the three-way handshake passes untouched, so both ends
 //! negotiate their own options; the proxy learns the initial sequence numbers and the UE's
 //! window scale from it, whichever end opens (the UE's ACK that completes a handshake it
-//! opened passes: the proxy consumes the UE's pure ACKs only once it has sent an early ACK). Data is cached and early-acknowledged only once the connection is
-//! established. The server's FIN is cached (so it can be retransmitted) but never
-//! early-acknowledged: the UE's ACK that covers the FIN is forwarded to the server, so the
-//! server learns the transfer is over only when the UE has every byte. Segments from the UE
-//! that carry data, SYN, FIN or RST pass (their acknowledgement number is raised to the
-//! proxy's early ACK, so the server never sees its data acknowledged twice and then less).
+//! opened passes: the proxy consumes the UE's pure ACKs only once it has sent an early ACK).
+//! Data is cached and early-acknowledged only once the connection is established. The
+//! server's FIN is cached (so it can be retransmitted) but never early-acknowledged: the UE's
+//! ACK that covers the FIN is forwarded to the server, so the server learns the transfer is
+//! over only when the UE has every byte. Segments from the UE that carry data, SYN, FIN or RST
+//! pass (their acknowledgement number is raised to the proxy's early ACK, so the server never
+//! sees its data acknowledged twice and then less).
 //! A connection whose handshake the proxy did not see is left alone.
 //!
 //! **Mode `none`** attaches the proxy's counters only (no early ACK, no retransmission): plain
@@ -1078,13 +1080,12 @@ impl Proxy {
                     self.out.emit(last);
                 }
             }
-            if !advanced {
-                // A window update, not a duplicate ACK (RFC 5681 §2: a duplicate ACK leaves
-                // the advertised window unchanged): it may let held data go.
-                self.release(ci, cx.now, cx.ran);
-                return Verdict::Consume;
+            // Without progress this is a window update, not a duplicate ACK (RFC 5681 §2: a
+            // duplicate ACK leaves the advertised window unchanged): it may let held data go,
+            // and the timer keeps running from the UE's last progress.
+            if advanced {
+                self.arm(ci, cx.now);
             }
-            self.arm(ci, cx.now);
             self.release(ci, cx.now, cx.ran);
             return Verdict::Consume;
         }

@@ -1,7 +1,8 @@
 //! Hand-built captures for tests, docs and the fuzzer's seed corpus: a classic pcap writer
-//! (draft-ietf-opsawg-pcap §4–5, little-endian, nanosecond magic), pcapng blocks, and builders for IPv4/IPv6 TCP
-//! segments (RFC 791 §3.1, RFC 8200 §3, RFC 9293 §3.1) with zero payload bytes. Checksums are
-//! left zero: neither this crate nor tshark's default profile checks them.
+//! (draft-ietf-opsawg-pcap §4–5, little-endian, nanosecond magic), pcapng blocks
+//! (draft-ietf-opsawg-pcapng) and builders for IPv4/IPv6 TCP segments (RFC 791 §3.1, RFC 8200
+//! §3, RFC 9293 §3.1) with zero payload bytes. Checksums are left zero: neither this crate nor
+//! tshark's default profile checks them.
 
 use crate::decode::tcp_flags::*;
 use crate::reader::linktype;
