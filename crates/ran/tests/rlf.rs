@@ -272,3 +272,27 @@ fn a_silent_ue_that_drives_out_of_coverage_fails_its_radio_link() {
     assert_eq!((c.rlf, c.rlf_rlm), (1, 1), "{bad} m: {c:?}");
     assert_eq!(d.dev.ue_counters(2).unwrap().rlf, 0);
 }
+
+/// Radio link monitoring in a cell where nobody has data (TS 36.133 §7.6.2.1: the UE
+/// evaluates its downlink every radio frame whether or not it is scheduled): UE 1, alone and
+/// silent, jumps at 1 s from 100 m to where the downlink is at −12 dB. The 200 ms mean falls
+/// below Qout by 1.2 s, T310 (200 ms) then runs out: the failure is declared by 1.45 s
+/// without any packet to wake the device (before, it waited for the next packet, so never
+/// in this run), and not before 1.15 s.
+#[test]
+fn a_ue_in_a_silent_cell_fails_its_radio_link_when_t310_expires() {
+    let bad = distance_below(-12.0);
+    let mut r: RadioEnvironment = radio(&[], |_| {});
+    let m = Mobility::route(Vec3::new(NEAR, 0.0, 1.5))
+        .pause(Duration::from_secs(1))
+        .move_to(Vec3::new(bad, 0.0, 1.5), 1e9)
+        .build();
+    r.add_ue(1, m, 1);
+    let mut d = Driver::new(device_over(r, 1, standard_rlm));
+    d.run_until(ms(1_150.0));
+    assert_eq!(d.dev.ue_counters(1).unwrap().rlf, 0, "{bad} m");
+    d.run_until(ms(1_450.0));
+    let c = d.dev.ue_counters(1).unwrap();
+    assert_eq!((c.rlf, c.rlf_rlm), (1, 1), "{bad} m: {c:?}");
+    assert_eq!((c.dl_tb_new, c.ul_tb_new), (0, 0), "silent: {c:?}");
+}

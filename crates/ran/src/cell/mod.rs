@@ -538,7 +538,7 @@ impl Device for RanDevice {
         let st = &self.st;
         let t = Time::earliest(
             Time::earliest(st.pending.next_time(), st.next_slot),
-            st.timer_min,
+            Time::earliest(st.timer_min, st.rlm_due()),
         );
         if self.nf.chain.is_empty() {
             return t;

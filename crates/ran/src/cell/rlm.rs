@@ -84,17 +84,11 @@ pub struct Rlm {
 }
 
 impl Rlm {
-    /// The wake-up the monitor needs: T310's expiry. The indications need none: they are
-    /// evaluated when anything else happens ([`Self::advance`] catches up on the frames
-    /// since), each sample over the channel at its own instant (a function of time, read
-    /// without changing the run), so a late catch-up gives the indications of a timely one;
-    /// only a T310 that a catch-up starts and that has already expired is declared late, at
-    /// that event.
-    pub fn poll_timeout(&self) -> Option<Time> {
-        self.t310_until
-    }
-
-    /// When an indication or T310's expiry is next due (`None`: stopped).
+    /// When an indication or T310's expiry is next due (`None`: stopped): the monitor's
+    /// wake-up. Each sample is read over the channel at its own instant (a function of time,
+    /// read without changing the run), so [`Self::advance`] catching up on several frames at
+    /// once gives the indications of timely ones; the device still wakes at every frame
+    /// boundary, because an indication may start T310.
     pub fn next_due(&self) -> Option<Time> {
         Time::earliest(self.next, self.t310_until)
     }

@@ -280,14 +280,14 @@ impl Ue {
         )
     }
 
-    /// Next wake-up of the UE's entities (RLC timers on both sides, SR/BSR timers, radio link
-    /// monitoring, the cell search after a radio link failure).
+    /// Next wake-up of the UE's entities (RLC timers on both sides, SR/BSR timers, the cell
+    /// search after a radio link failure; radio link monitoring wakes the device through
+    /// `RanState::rlm_due`).
     pub fn poll_timeout(&self) -> Option<Time> {
         let t = Time::earliest(
             Time::earliest(self.rlc[ENB].poll_timeout(), self.rlc[UE].poll_timeout()),
             self.ue_mac.poll_timeout(),
         );
-        let t = Time::earliest(t, self.rlm.poll_timeout());
         match self.rrc {
             Rrc::Searching { until } => Time::earliest(t, Some(until)),
             _ => t,
