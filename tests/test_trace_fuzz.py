@@ -339,3 +339,44 @@ def test_tshark_reads_the_snaplen_cut_segments_we_read(tmp_path: Path) -> None:
     out = subprocess.run(["tshark", "-r", str(p), "-T", "fields", "-e", "tcp.len"], capture_output=True,
                          text=True, timeout=60).stdout.split()
     assert sum(map(int, out)) == 14480 + 1448 and len(out) == len(conversation())
+
+
+def tcp_wscale(src: str, dst: str, sport: int, dport: int, seq: int, ack: int, flags: int, payload: int,
+               window: int, wscale: int | None) -> bytes:
+    """IPv4/TCP with MSS, SACK-permitted, timestamps and (if given) window scale, as a Linux SYN."""
+    opts = bytes([2, 4, 0x05, 0xB4, 4, 2, 8, 10]) + struct.pack("!II", 1, 0)
+    opts += bytes([1, 3, 3, wscale]) if wscale is not None else bytes([1, 1, 1, 1])
+    tcp = struct.pack("!HHIIBBHHH", sport, dport, seq % 2**32, ack % 2**32, (20 + len(opts)) // 4 << 4, flags,
+                      window, 0, 0) + opts
+    total = 20 + len(tcp) + payload
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, total, 0, 0x4000, 64, 6, 0,
+                     bytes(map(int, src.split("."))), bytes(map(int, dst.split("."))))
+    return ip + tcp + bytes(payload)
+
+
+def test_snaplen_that_cuts_the_syn_options_leaves_the_window_scale_unknown(tmp_path: Path, db: Path, capsys) -> None:
+    """tcpdump -s 54 keeps no option of a SYN: the window scale is unknown. It was read as
+    "negotiated off" (the client's 1000-unit window reported as 1000 bytes, 128x too small); now
+    `wscale_*` is -1 and the windows in bytes are empty, as tshark says "scaling factor -1
+    (unknown)" and shows the raw field."""
+    c = lambda seq, ack, fl, n=0, win=1000, ws=None: tcp_wscale(C, S, 40000, 80, 100 + seq, 5000 + ack, fl, n, win, ws)  # noqa: E731
+    s = lambda seq, ack, fl, n=0, win=2000, ws=None: tcp_wscale(S, C, 80, 40000, 5000 + seq, 100 + ack, fl, n, win, ws)  # noqa: E731
+    frames = [eth(f) for f in [c(0, -5000, SYN, ws=7), s(0, 1, SYN | ACK, ws=7), c(1, 1, ACK),
+                               s(1, 1, ACK | PSH, 1448), c(1, 1449, ACK)]]
+    rows = "SELECT wscale_c2s, wscale_s2c, rwin_min_bytes, rwin_max_bytes FROM sessions WHERE capture_id = (SELECT max(capture_id) FROM captures)"
+    wins = "SELECT win FROM packet_rows WHERE session_id = (SELECT max(session_id) FROM sessions) ORDER BY frame"
+    got = {}
+    for snap in (65535, 54):
+        path = tmp_path / f"s{snap}.pcap"
+        assert ingest(db, path, pcap(frames, linktype=1, snaplen=snap), capsys) == (0, [])
+        con = duckdb.connect(str(db), read_only=True)
+        try:
+            got[snap] = (con.execute(rows).fetchall()[0], [w for (w,) in con.execute(wins).fetchall()])
+        finally:
+            con.close()
+    assert got[65535] == ((7, 7, 128_000, 128_000), [1000, 2000, 128_000, 256_000, 128_000])
+    assert got[54] == ((-1, -1, None, None), [1000, 2000, 1000, 2000, 1000])
+    if shutil.which("tshark"):
+        out = subprocess.run(["tshark", "-r", str(tmp_path / "s54.pcap"), "-T", "fields", "-e", "tcp.window_size_scalefactor",
+                              "-e", "tcp.window_size"], capture_output=True, text=True, check=True).stdout.split("\n")
+        assert [line.split("\t") for line in out[2:5]] == [["-1", "1000"], ["-1", "2000"], ["-1", "1000"]]

@@ -309,12 +309,23 @@ fn session_columns<'py>(py: Python<'py>, a: &Analysis) -> PyResult<Bound<'py, Py
         _ => None,
     });
     col!("max_in_flight_bytes", |s| data(s).max_in_flight);
-    col!("rwin_min_bytes", |s| acks(s).rwin_min);
-    col!("rwin_max_bytes", |s| acks(s).rwin_max);
+    // Raw window fields whose scale is unknown are not bytes: NULL (see `DirStats::rwin_unscaled`).
+    col!("rwin_min_bytes", |s| acks(s)
+        .rwin_min
+        .filter(|_| !acks(s).rwin_unscaled));
+    col!("rwin_max_bytes", |s| Some(acks(s).rwin_max)
+        .filter(|_| !acks(s).rwin_unscaled));
     col!("mss_c2s", |s| s.dirs[0].mss);
     col!("mss_s2c", |s| s.dirs[1].mss);
-    col!("wscale_c2s", |s| s.dirs[0].wscale);
-    col!("wscale_s2c", |s| s.dirs[1].wscale);
+    // The shift sent; NULL: no option; -1: unknown (no SYN seen, or its options cut by the
+    // snapshot length), as tshark's "window size scaling factor".
+    let wscale = |d: &rantcp_trace::session::DirStats| match (d.wscale, d.wscale_known) {
+        (Some(w), _) => Some(i32::from(w)),
+        (None, true) => None,
+        (None, false) => Some(-1),
+    };
+    col!("wscale_c2s", |s| wscale(&s.dirs[0]));
+    col!("wscale_s2c", |s| wscale(&s.dirs[1]));
     col!("sack_permitted", |s| s.dirs[0].sack_permitted
         && s.dirs[1].sack_permitted);
     col!("timestamps", |s| s.dirs[0].timestamps

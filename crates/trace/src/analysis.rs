@@ -212,12 +212,24 @@ impl Analyzer {
         let mut out = PacketResult::default();
         let mut fl = 0u16;
 
-        // Window scale negotiation (RFC 7323 §2.2, §1.3: both SYNs must carry the option).
+        // Window scale negotiation (RFC 7323 §2.2, §1.3: both SYNs must carry the option). A
+        // SYN whose options the snapshot length cut may have carried it: its scale is unknown,
+        // not off (tshark: "window size scaling factor: -1 (unknown)").
         if syn {
+            let offered = match s.opts.wscale {
+                Some(w) => WinScale::Shift(w),
+                None if s.opts.cut => WinScale::Unknown,
+                None => WinScale::None,
+            };
             if has_ack {
-                match s.opts.wscale {
-                    Some(w) if rev.win_scale != WinScale::None => {
+                match offered {
+                    // A SYN-ACK carries the option only if the SYN did (§1.3).
+                    WinScale::Shift(w) if rev.win_scale != WinScale::None => {
                         fwd.win_scale = WinScale::Shift(w)
+                    }
+                    WinScale::Unknown if rev.win_scale != WinScale::None => {
+                        fwd.win_scale = WinScale::Unknown;
+                        rev.win_scale = WinScale::Unknown;
                     }
                     _ => {
                         fwd.win_scale = WinScale::None;
@@ -230,12 +242,9 @@ impl Analyzer {
                 if ts_ns != 0 {
                     self.last_syn_ts = Some(ts_ns);
                 }
-                match s.opts.wscale {
-                    Some(w) => fwd.win_scale = WinScale::Shift(w),
-                    None => {
-                        fwd.win_scale = WinScale::None;
-                        rev.win_scale = WinScale::None;
-                    }
+                fwd.win_scale = offered;
+                if offered == WinScale::None {
+                    rev.win_scale = WinScale::None;
                 }
             }
         } else if has_ack && self.first_rtt_ns.is_none() {

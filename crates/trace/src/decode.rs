@@ -34,6 +34,9 @@ pub struct TcpOpts {
     pub timestamps: Option<(u32, u32)>,
     /// Number of SACK blocks (RFC 2018 §3).
     pub sack_blocks: u8,
+    /// The snapshot length cut the option list: an option missing here may have been on the
+    /// wire (a SYN's window scale is then unknown, not absent).
+    pub cut: bool,
 }
 
 /// One decoded TCP segment.
@@ -290,7 +293,10 @@ pub fn decode(linktype: u32, data: &[u8], orig_len: u32) -> Result<Segment, Skip
         ip_len,
         payload_len: ip_len - min_len,
         repaired,
-        opts: parse_options(&tcp[20..tcp_hdr_len.min(tcp.len())]),
+        opts: TcpOpts {
+            cut: tcp_hdr_len > tcp.len(),
+            ..parse_options(&tcp[20..tcp_hdr_len.min(tcp.len())])
+        },
     })
 }
 

@@ -19,7 +19,7 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 
 use rustc_hash::FxHashMap;
 
-use crate::analysis::{flag, Analyzer};
+use crate::analysis::{flag, Analyzer, WinScale};
 use crate::decode::{tcp_flags::*, Segment};
 
 /// Session splitting options.
@@ -125,8 +125,16 @@ pub struct DirStats {
     /// Receive window advertised by this direction, bytes (min, max), SYNs excluded.
     pub rwin_min: Option<u32>,
     pub rwin_max: u32,
+    /// Some window of `rwin_min`/`rwin_max` was advertised while this direction's window
+    /// scale was unknown (no handshake seen, or its options cut by the snapshot length): they
+    /// are raw window fields, not bytes.
+    pub rwin_unscaled: bool,
     pub mss: Option<u16>,
+    /// The window scale option of this direction's SYN (RFC 7323 §2.2).
     pub wscale: Option<u8>,
+    /// Whether this direction sent a window scale option is known: a SYN of it was seen with
+    /// the option, or with its options captured whole.
+    pub wscale_known: bool,
     pub sack_permitted: bool,
     pub timestamps: bool,
 }
@@ -306,6 +314,7 @@ impl Session {
         if f & SYN != 0 {
             st.mss = s.opts.mss.or(st.mss);
             st.wscale = s.opts.wscale.or(st.wscale);
+            st.wscale_known |= s.opts.wscale.is_some() || !s.opts.cut;
             st.sack_permitted |= s.opts.sack_permitted;
         }
         st.timestamps |= s.opts.timestamps.is_some();
@@ -360,6 +369,7 @@ impl Session {
             }
         }
         if f & SYN == 0 {
+            st.rwin_unscaled |= self.analyzer.dirs[d].win_scale == WinScale::Unknown;
             let w = self.analyzer.dirs[d].window_bytes();
             st.rwin_min = Some(st.rwin_min.map_or(w, |m| m.min(w)));
             st.rwin_max = st.rwin_max.max(w);

@@ -24,6 +24,7 @@ fn run(bytes: &[u8], opts: Options) -> (Analysis, PacketColumns) {
             all.rtt_us.push(c.rtt_us[i]);
             all.in_flight.push(c.in_flight[i]);
             all.dir.push(c.dir[i]);
+            all.win.push(c.win[i]);
         }
     })
     .unwrap();
@@ -149,6 +150,66 @@ fn snaplen_cut_inside_the_tcp_options_still_decodes() {
     assert_eq!(
         a_cut.sessions[0].dirs[1].unique_bytes,
         a_full.sessions[0].dirs[1].unique_bytes
+    );
+}
+
+#[test]
+fn a_syn_whose_options_the_snaplen_cut_has_an_unknown_window_scale() {
+    // tcpdump -s 54 on Ethernet keeps no TCP option: whether the SYNs carried a window scale
+    // is unknown, so the windows are raw fields, not bytes (tshark: scaling factor -1). They
+    // were read as "negotiated off", i.e. bytes at scale 0 (128x too small here).
+    let handshake = |wscale: Option<u8>| {
+        let (mut syn, mut synack) = (Seg::c2s(100, 0, SYN, 0), Seg::s2c(5000, 101, SYN | ACK, 0));
+        syn.wscale = wscale;
+        synack.wscale = wscale;
+        let mut ack = Seg::c2s(101, 5001 + 1448, ACK, 0);
+        ack.window = 1000;
+        [syn, synack, Seg::s2c(5001, 101, ACK, 1448), ack]
+    };
+    let capture = |segs: [Seg; 4], snap: u32| {
+        let mut p = Pcap::new(linktype::ETHERNET, snap);
+        for (i, seg) in segs.iter().enumerate() {
+            p.record(i as i64 * 1_000_000, &ethernet(&seg.ipv4(), None), None);
+        }
+        run(&p.bytes, Options::default())
+    };
+    let (full, full_rows) = capture(handshake(Some(7)), 65535);
+    let (cut, cut_rows) = capture(handshake(Some(7)), 54);
+    let (off, _) = capture(handshake(None), 54);
+    let client = |a: &Analysis| a.sessions[0].dirs[0].clone();
+    // Whole options: scale 7, the client's window 1000 is 128,000 bytes.
+    assert_eq!(
+        (client(&full).wscale, client(&full).wscale_known),
+        (Some(7), true)
+    );
+    assert_eq!(
+        (client(&full).rwin_max, client(&full).rwin_unscaled),
+        (128_000, false)
+    );
+    // Cut options: unknown, and the windows are marked raw.
+    assert_eq!(
+        (client(&cut).wscale, client(&cut).wscale_known),
+        (None, false)
+    );
+    assert_eq!(
+        (client(&cut).rwin_max, client(&cut).rwin_unscaled),
+        (1000, true)
+    );
+    assert_eq!(
+        cut.sessions[0].analyzer.dirs[0].win_scale,
+        rantcp_trace::analysis::WinScale::Unknown
+    );
+    let last = |c: &PacketColumns| c.win[c.win.len() - 1];
+    assert_eq!((last(&full_rows), last(&cut_rows)), (128_000, 1000));
+    // SYNs without the option, cut at the same length (54 bytes hold a 20-byte TCP header
+    // whole): negotiated off, known, the windows are bytes.
+    assert_eq!(
+        (client(&off).wscale, client(&off).wscale_known),
+        (None, true)
+    );
+    assert_eq!(
+        (client(&off).rwin_max, client(&off).rwin_unscaled),
+        (1000, false)
     );
 }
 
