@@ -350,6 +350,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+    except BaseException as e:
+        # A Rust panic (pyo3's PanicException, a BaseException): a bug, but one line like any
+        # other error (the extension's panic hook keeps Rust's own lines off stderr).
+        if type(e).__name__ != "PanicException":
+            raise
+        from rantcp import _native
+
+        _fail(f"internal error (a bug in rantcp; please report it with the command): {_native.last_panic() or e}")
 
 
 def threading_main() -> bool:

@@ -177,7 +177,12 @@ impl Emulator {
             .ok_or_else(|| PyRuntimeError::new_err("emulation already finished"))?;
         let out = match py.detach(|| t.join()) {
             Ok(r) => r.map_err(PyRuntimeError::new_err)?,
-            Err(_) => return Err(PyRuntimeError::new_err("the emulator thread panicked")),
+            Err(_) => {
+                return Err(PyRuntimeError::new_err(format!(
+                    "the emulator thread panicked: {}",
+                    crate::panic::last_panic().unwrap_or_default()
+                )))
+            }
         };
         let summary = serde_json::to_string_pretty(&out.summary).expect("json");
         Ok((summary, tables_to_py(py, &out.tables)?))

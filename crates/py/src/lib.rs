@@ -2,6 +2,7 @@
 //! `rantcp` (python/rantcp) wraps these into its public API and CLI.
 
 mod emulate;
+mod panic;
 mod phy;
 mod trace;
 
@@ -208,6 +209,7 @@ fn parse_bytes(text: &str) -> PyResult<u64> {
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    panic::register(m)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(scenarios, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_toml, m)?)?;

@@ -107,8 +107,15 @@ fn phy_nr_tbs_raw(
     n_symb: u32,
     n_dmrs_prb: u32,
     n_oh_prb: u32,
-) -> u32 {
-    phy::nr_tbs_bits(&phy::NrTbsInput {
+) -> PyResult<u32> {
+    // A code rate is in (0, 1] (TS 38.214 Table 5.1.3.1-1 tops out at 948/1024); NaN made the
+    // TBS step 4 take log2 of 0 and panic (found by fuzzing the API).
+    if !(r_x1024 > 0.0 && r_x1024 <= 1024.0) {
+        return Err(PyValueError::new_err(format!(
+            "r_x1024 {r_x1024}: the code rate x 1024 must be in (0, 1024]"
+        )));
+    }
+    Ok(phy::nr_tbs_bits(&phy::NrTbsInput {
         n_prb,
         n_symb,
         n_dmrs_prb,
@@ -116,7 +123,7 @@ fn phy_nr_tbs_raw(
         re_cap_prb: phy::nr::RE_CAP_PRB,
         mcs: phy::McsEntry { qm, r_x1024 },
         layers,
-    })
+    }))
 }
 
 /// Path loss (dB).

@@ -388,7 +388,7 @@ fn trace_open(
                 Ok(r) => r.map_err(|e| e.to_string()),
                 Err(p) => Err(format!(
                     "internal error in the trace reader (please report it with this file): {}",
-                    panic_text(&p)
+                    crate::panic::last_panic().unwrap_or_else(|| panic_text(&p))
                 )),
             };
             let _ = tx.send(Msg::Done(r));
