@@ -84,3 +84,95 @@ def test_nr_tbs_raw_refuses_a_code_rate_that_is_not_a_number(capfd: pytest.Captu
             rantcp.phy.nr_tbs_raw(10, 2, r)
     assert rantcp.phy.nr_tbs_raw(10, 2, 120.0) > 0
     assert capfd.readouterr().err == ""
+
+
+# ------------------------------------------------------------------ report
+
+
+@pytest.mark.parametrize(
+    "output,needle",
+    [
+        ("summary.json", "exists and is not a .html or .htm file"),
+        ("flows.parquet", "exists and is not a .html or .htm file"),
+        (".", "is a folder"),
+        ("nowhere/r.html", "does not exist"),
+    ],
+)
+def test_report_output_never_replaces_a_runs_data(capsys, run_folder: Path, output: str, needle: str) -> None:
+    """`report --output RUN/summary.json` wrote the page over the run's summary; a folder or a
+    missing folder ended in a traceback."""
+    before = snapshot(run_folder)
+    line = one_line(capsys, ["report", str(run_folder), "--output", str(run_folder / output)])
+    assert needle in line and "--output" in line
+    assert snapshot(run_folder) == before
+
+
+def test_report_output_replaces_an_earlier_page(capsys, run_folder: Path, tmp_path: Path) -> None:
+    page = tmp_path / "page.html"
+    page.write_text("an earlier page")
+    assert main(["report", str(run_folder), "--output", str(page)]) == 0
+    assert page.read_text().startswith("<!DOCTYPE html>")
+
+
+# ------------------------------------------------------------------ trace
+
+
+@pytest.fixture(scope="module")
+def capture(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    p = tmp_path_factory.mktemp("caps") / "a.pcap"
+    _native.trace_write_synthetic(str(p), 200)
+    return p
+
+
+@pytest.mark.parametrize("kind", ["parquet", "csv", "json"])
+def test_trace_db_that_is_a_data_file_is_refused(capsys, run_folder: Path, capture: Path, tmp_path: Path, kind: str) -> None:
+    """DuckDB opens a CSV, JSON or Parquet file as an in-memory database: the ingest said
+    "1 ingested … → flows.parquet" with exit 0 and stored nothing."""
+    db = {"parquet": run_folder / "flows.parquet", "csv": tmp_path / "t.csv", "json": tmp_path / "t.json"}[kind]
+    if kind != "parquet":
+        db.write_text("a,b\n1,2\n" if kind == "csv" else '{"a": 1}\n')
+    before = db.read_bytes()
+    for argv in (["trace", "ingest", str(capture), "--db", str(db), "--quiet"], ["trace", "sessions", "--db", str(db)]):
+        err = fail_line(capsys, argv)
+        assert err == [f"rantcp: error: trace database {str(db)!r}: exists and is not a DuckDB database; give a new "
+                       "file name or a database `rantcp trace ingest` wrote"]
+    assert db.read_bytes() == before
+
+
+@pytest.fixture(scope="module")
+def tagged_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two captures tagged opt=a and opt=b."""
+    d = tmp_path_factory.mktemp("db")
+    for tag, packets in (("a", 150), ("b", 160)):
+        _native.trace_write_synthetic(str(d / f"{tag}.pcap"), packets)
+        rep = rantcp.trace.ingest([d / f"{tag}.pcap"], d / "t.duckdb", tags={"opt": tag})
+        assert not rep.failed
+    return d / "t.duckdb"
+
+
+@pytest.mark.parametrize(
+    "argv,needle",
+    [
+        (["sessions", "--csv", "{tmp}/nowhere/s.csv"], "--csv {tmp}/nowhere/s.csv: folder {tmp}/nowhere does not exist"),
+        (["sessions", "--csv", "{tmp}"], "--csv {tmp}: is a folder"),
+        (["sessions", "--csv", "{tmp}/keep.json"], "--csv {tmp}/keep.json: exists and is not a .csv file"),
+        (["graph", "--session", "0", "--out", "{tmp}/nowhere/g.png"], "--out {tmp}/nowhere/g.png: folder {tmp}/nowhere does not exist"),
+        (["graph", "--session", "0", "--out", "{tmp}"], "--out {tmp}: is a folder"),
+        (["compare", "--by", "opt", "--csv", "{tmp}/nowhere/c.csv"], "--csv {tmp}/nowhere/c.csv: folder"),
+        (["compare", "--by", "opt", "--seed", "-1"], "--seed -1: expected a whole number from 0 to 2^64 - 1"),
+        (["compare", "--by", "opt", "--bootstrap", "-5"], "--bootstrap -5: expected a whole number of resamples"),
+        (["compare", "--by", "opt", "--bootstrap", "100000000000"], "--bootstrap 100000000000: expected"),
+        (["compare", "--by", "opt", "--metric", "client_ip"], "--metric client_ip: not a numeric sessions column"),
+    ],
+    ids=["csv-missing-folder", "csv-folder", "csv-over-json", "graph-missing-folder", "graph-folder",
+         "compare-csv", "compare-seed", "compare-bootstrap-negative", "compare-bootstrap-huge", "compare-metric-text"],
+)
+def test_trace_outputs_and_options(capsys, tagged_db: Path, tmp_path: Path, argv: list[str], needle: str) -> None:
+    """Each of these ended in a traceback (OSError, numpy's negative seed, a mean of strings)."""
+    db = tagged_db
+    (tmp_path / "keep.json").write_text("{}")
+    full = ["trace", argv[0], "--db", str(db), *[a.format(tmp=tmp_path) for a in argv[1:]]]
+    err = fail_line(capsys, full)
+    assert len(err) == 1 and needle.format(tmp=tmp_path) in err[0], err
+    assert (tmp_path / "keep.json").read_text() == "{}"
+    assert not list(tmp_path.glob("*.png"))

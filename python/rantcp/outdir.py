@@ -88,6 +88,33 @@ def check_target(out: Path) -> None:
             )
 
 
+def check_output_file(path: str | os.PathLike[str], what: str, suffixes: tuple[str, ...]) -> Path:
+    """Raise ConfigError (one line) unless a file rantcp writes (a page, an image, a table) may
+    go to ``path``: its folder exists, and it is new or a file of the same kind (one of
+    ``suffixes``) — never a folder, a run's summary.json or Parquet table, or any other file
+    rantcp did not write. ``what`` names the option (``--output``). Returns the path."""
+    p = Path(path)
+    shown = _describe(p)
+    if str(p) == "" or p.name in ("", ".", ".."):
+        raise ConfigError(f"{what} {shown}: give a file name, e.g. {what} out{suffixes[0]}")
+    if p.is_dir():
+        raise ConfigError(f"{what} {shown}: is a folder; give a file name, e.g. {what} {p / ('out' + suffixes[0])}")
+    if not p.parent.is_dir():
+        raise ConfigError(f"{what} {shown}: folder {_describe(p.parent)} does not exist")
+    if p.exists() or p.is_symlink():
+        if not p.is_file() or p.suffix.lower() not in suffixes:
+            raise ConfigError(
+                f"{what} {shown}: exists and is not a {' or '.join(suffixes)} file; rantcp replaces only a file "
+                "of the kind it writes: give a new file name"
+            )
+    return p
+
+
+def write_error(what: str, path: str | os.PathLike[str], e: OSError) -> ConfigError:
+    """The one-line error of a failed write of an output file (no space, no permission)."""
+    return ConfigError(f"{what} {_describe(Path(path))}: cannot write ({e.strerror or e})")
+
+
 class Staging:
     """A private folder a run is written into, then moved onto its target with ``commit``."""
 

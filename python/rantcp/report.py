@@ -415,19 +415,23 @@ def _sweep_timeseries(page: _Page, sw: Any, ok: pd.DataFrame, axes: Sequence[str
 def write_report(folder: str | os.PathLike[str], output: str | os.PathLike[str] | None = None) -> Path:
     """Write the report of a run or sweep folder (default ``folder/report.html``); returns its path."""
     from rantcp import ConfigError
+    from rantcp.outdir import check_output_file, write_error
     from rantcp.sweeps import store
 
     p = Path(folder)
-    if store.is_sweep_folder(p):
-        text = render_sweep(p)
-    elif (p / "summary.json").is_file():
-        text = render_run(p)
-    else:
+    sweep = store.is_sweep_folder(p)
+    if not sweep and not (p / "summary.json").is_file():
         raise ConfigError(f"{p}: neither a run folder (summary.json) nor a sweep folder ({store.DB_NAME})")
-    out = Path(output) if output is not None else p / "report.html"
+    # Checked before the page is drawn: never over a run's own data (summary.json, Parquet).
+    out = check_output_file(output if output is not None else p / "report.html", "--output", (".html", ".htm"))
+    text = render_sweep(p) if sweep else render_run(p)
     tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(out)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(out)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise write_error("--output", out, e) from None
     return out
 
 

@@ -165,6 +165,8 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     from rantcp.trace.sessions import sessions
 
     try:
+        if args.csv:
+            _check_output(args.csv, "--csv", (".csv",))
         df = sessions(args.db, where=args.where)
     except TraceInputError as e:
         return _fail(str(e))
@@ -173,7 +175,10 @@ def cmd_sessions(args: argparse.Namespace) -> int:
             return _fail(f"--where {args.where!r}: {str(e).splitlines()[0]}")
         raise
     if args.csv:
-        df.to_csv(args.csv, index=False)
+        try:
+            df.to_csv(args.csv, index=False)
+        except OSError as e:
+            return _fail(f"--csv {args.csv}: cannot write ({e.strerror or e})")
         print(f"{len(df)} sessions → {args.csv}")
         return 0
     cols = ["session_id", "client_ip", "client_port", "server_ip", "server_port", "packets", "data_bytes",
@@ -194,13 +199,23 @@ def cmd_graph(args: argparse.Namespace) -> int:
     from rantcp.trace.ingest import TraceInputError
 
     kinds = list(KINDS) if args.kind == "all" else [args.kind]
+    # matplotlib picks the format by the suffix and adds ".png" to a name without one: name
+    # the file that is written.
+    given = args.out.with_suffix(".png") if args.out and not args.out.suffix and not args.out.is_dir() else args.out
+    outs = [
+        given if (given and len(kinds) == 1) else Path(
+            f"session-{args.session}-{kind}.png" if not given else f"{given.with_suffix('')}-{kind}{given.suffix}"
+        )
+        for kind in kinds
+    ]
     try:
-        for kind in kinds:
-            out = args.out if (args.out and len(kinds) == 1) else Path(
-                f"{args.out.with_suffix('') if args.out else 'session'}-{args.session}-{kind}.png"
-                if not args.out else f"{args.out.with_suffix('')}-{kind}{args.out.suffix or '.png'}"
-            )
-            graph(args.db, args.session, kind, out=out)
+        for out in outs:
+            _check_output(out, "--out", (".png", ".svg", ".pdf"))
+        for kind, out in zip(kinds, outs):
+            try:
+                graph(args.db, args.session, kind, out=out)
+            except OSError as e:
+                return _fail(f"--out {out}: cannot write ({e.strerror or e})")
             print(out)
     except TraceInputError as e:
         return _fail(str(e))
@@ -212,11 +227,28 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from rantcp.trace.ingest import TraceInputError
 
     try:
+        if args.csv:
+            _check_output(args.csv, "--csv", (".csv",))
         t = compare(args.db, args.by, weights=args.weights, baseline=args.baseline, treatment=args.treatment,
                     metric=args.metric, group_by=args.group_by, bootstrap=args.bootstrap, seed=args.seed)
     except TraceInputError as e:
         return _fail(str(e))
     print(t.to_text())
     if args.csv:
-        t.table.to_csv(args.csv, index=False)
+        try:
+            t.table.to_csv(args.csv, index=False)
+        except OSError as e:
+            return _fail(f"--csv {args.csv}: cannot write ({e.strerror or e})")
     return 0
+
+
+def _check_output(path: Path, what: str, suffixes: tuple[str, ...]) -> None:
+    """An output file's checks (rantcp.outdir.check_output_file) as this module's error."""
+    from rantcp import ConfigError
+    from rantcp.outdir import check_output_file
+    from rantcp.trace.ingest import TraceInputError
+
+    try:
+        check_output_file(path, what, suffixes)
+    except ConfigError as e:
+        raise TraceInputError(str(e)) from None

@@ -80,6 +80,10 @@ def read_weights(path: str | Path) -> Weights:
     return Weights(factors, group_by)
 
 
+MAX_BOOTSTRAP = 100_000
+"""Most bootstrap resamples: each cell draws ``bootstrap × sessions`` indices at once."""
+
+
 @dataclass
 class GainTable:
     """`table`: one row per group (and "overall") with the weighted gain (%), its bootstrap CI and
@@ -118,12 +122,18 @@ def compare(
     """Gain table of `metric` between the `baseline` and `treatment` values of tag `by`."""
     import pandas as pd
 
+    if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or not 0 <= bootstrap <= MAX_BOOTSTRAP:
+        raise TraceInputError(f"--bootstrap {bootstrap}: expected a whole number of resamples from 0 (none) to {MAX_BOOTSTRAP}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+        raise TraceInputError(f"--seed {seed}: expected a whole number from 0 to 2^64 - 1")
     w = read_weights(weights) if isinstance(weights, (str, Path)) else (weights or Weights([]))
     group = group_by or w.group_by
     df = sessions(db, where=where)
     for col in [by, metric] + ([group] if group else []) + [f.tag for f in w.factors]:
         if col not in df.columns:
             raise TraceInputError(f"no tag or column {col!r} in the sessions (tags: {', '.join(_tags(df)) or 'none'})")
+    if not (pd.api.types.is_numeric_dtype(df[metric]) or pd.api.types.is_bool_dtype(df[metric])):
+        raise TraceInputError(f"--metric {metric}: not a numeric sessions column (e.g. throughput_bps, retx_ratio, rtt_median_ms)")
     values = sorted(str(v) for v in df[by].dropna().unique())
     if baseline is None or treatment is None:
         if len(values) != 2:

@@ -167,6 +167,27 @@ def expand(inputs: Iterable[str | Path]) -> tuple[list[Path], list[FileResult]]:
 
 # ---------------------------------------------------------------- database
 
+_DUCKDB_MAGIC = (8, b"DUCK")
+"""Where a DuckDB database file says what it is (the main header's magic bytes)."""
+
+
+def _check_database_file(db: Path) -> None:
+    """An existing --db must be a DuckDB database: DuckDB opens a CSV, JSON or Parquet file as
+    an in-memory database over it, so an ingest into one reported success and stored nothing."""
+    if not db.is_file():
+        return
+    off, magic = _DUCKDB_MAGIC
+    try:
+        with db.open("rb") as f:
+            head = f.read(off + len(magic))
+    except OSError as e:
+        raise TraceInputError(f"trace database {str(db)!r}: cannot read it ({e.strerror})") from None
+    if head[off:] != magic:
+        raise TraceInputError(
+            f"trace database {str(db)!r}: exists and is not a DuckDB database; give a new file name or a database "
+            "`rantcp trace ingest` wrote"
+        )
+
 
 def connect(db: str | Path, read_only: bool = False, compress: bool = True) -> Any:
     """Open (creating if needed) a trace database with its schema. `compress=False` stores what
@@ -176,6 +197,7 @@ def connect(db: str | Path, read_only: bool = False, compress: bool = True) -> A
 
     from rantcp import _native
 
+    _check_database_file(Path(db))
     try:
         if read_only:
             if not Path(db).is_file():
