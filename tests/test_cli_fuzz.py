@@ -139,6 +139,21 @@ def test_trace_db_that_is_a_data_file_is_refused(capsys, run_folder: Path, captu
     assert db.read_bytes() == before
 
 
+def test_a_folder_with_compressed_captures_names_them(capsys, capture: Path, tmp_path: Path) -> None:
+    """A folder's *.pcap.gz were skipped in silence (exit 0); a single one is refused by name."""
+    folder = tmp_path / "caps"
+    folder.mkdir()
+    (folder / "a.pcap").write_bytes(capture.read_bytes())
+    (folder / "b.pcap.gz").write_bytes(gzip.compress(capture.read_bytes(), mtime=0))
+    (folder / "notes.txt.gz").write_bytes(gzip.compress(b"not a capture"))
+    db = tmp_path / "t.duckdb"
+    err = fail_line(capsys, ["trace", "ingest", str(folder), "--db", str(db), "--quiet"])
+    assert err == [f"rantcp: error: {folder / 'b.pcap.gz'}: not a pcap or pcapng file "
+                   "(gzip-compressed; decompress it first: gunzip -k FILE)"]
+    df = rantcp.trace.sessions(db)
+    assert len(df) and set(df["path"].map(lambda p: Path(p).name)) == {"a.pcap"}
+
+
 @pytest.fixture(scope="module")
 def tagged_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Two captures tagged opt=a and opt=b."""

@@ -27,6 +27,9 @@ from typing import Any
 from rantcp.trace import schema
 
 CAPTURE_SUFFIXES = (".pcap", ".pcapng", ".cap", ".pcap0", ".ntar")
+COMPRESSED_SUFFIXES = (".gz", ".zst", ".lz4", ".bz2", ".xz")
+"""A capture compressed whole (``x.pcap.gz``, as Wireshark writes): a folder search lists it,
+so it is refused by name with the command that decompresses it, never skipped in silence."""
 
 
 class TraceInputError(ValueError):
@@ -149,7 +152,7 @@ def expand(inputs: Iterable[str | Path]) -> tuple[list[Path], list[FileResult]]:
     for item in inputs:
         p = Path(item)
         if p.is_dir():
-            found = sorted(q for q in p.rglob("*") if q.is_file() and q.suffix.lower() in CAPTURE_SUFFIXES)
+            found = sorted(q for q in p.rglob("*") if q.is_file() and _is_capture_name(q))
             files.extend(found)
         elif p.is_file():
             files.append(p)
@@ -163,6 +166,14 @@ def expand(inputs: Iterable[str | Path]) -> tuple[list[Path], list[FileResult]]:
             seen.add(r)
             unique.append(f)
     return unique, missing
+
+
+def _is_capture_name(p: Path) -> bool:
+    suffixes = [x.lower() for x in p.suffixes[-2:]]
+    return bool(suffixes) and (
+        suffixes[-1] in CAPTURE_SUFFIXES
+        or (len(suffixes) == 2 and suffixes[0] in CAPTURE_SUFFIXES and suffixes[1] in COMPRESSED_SUFFIXES)
+    )
 
 
 # ---------------------------------------------------------------- database
