@@ -114,6 +114,37 @@ def test_report_output_replaces_an_earlier_page(capsys, run_folder: Path, tmp_pa
     assert page.read_text().startswith("<!DOCTYPE html>")
 
 
+# ------------------------------------------------------------------ sweep files
+
+
+def sweep_file(tmp_path: Path, axes: str, extra: str = "") -> Path:
+    p = tmp_path / "s.toml"
+    p.write_text(f'[sweep]\nscenario = "builtin:p2p-bulk"\n{extra}[set]\nduration = "0.05s"\n[axes]\n{axes}\n')
+    return p
+
+
+@pytest.mark.parametrize(
+    "axes,extra,needle",
+    [
+        ('"flow.mss" = { start = 1, stop = 1e400, num = 2 }', "", "axes.flow.mss: stop: inf is not a finite number"),
+        ('"flow.mss" = { start = -1e308, stop = 1e308, step = 1e307 }', "", "axes.flow.mss: too many values; at most 100000"),
+        ('"flow.mss" = { start = 1, stop = 2, num = 2, bogus = 1 }', "",
+         "axes.flow.mss.bogus: unknown key (allowed: num, scale, start, step, stop, unit)"),
+        ('"flow.mss" = { start = 500, stop = 1500, num = 100000 }\n"bottleneck.loss" = { start = 0, stop = 0.1, num = 100000 }',
+         "", "the sweep has 10,000,000,000 runs (100000 × 100000 points × 1 repetitions); at most 1,000,000"),
+        ('"flow.mss" = { start = 500, stop = 1500, num = 1000 }', "repetitions = 1001\n",
+         "the sweep has 1,001,000 runs (1000 points × 1001 repetitions)"),
+    ],
+    ids=["inf", "overflow", "range-key", "product", "repetitions"],
+)
+def test_sweep_file_ranges_and_sizes(capsys, tmp_path: Path, axes: str, extra: str, needle: str) -> None:
+    """An infinite bound or an overflowing span ended in a traceback; an unknown range key
+    listed the file's tables as allowed; 10^10 points filled memory (killed after 30 s)."""
+    line = one_line(capsys, ["sweep", str(sweep_file(tmp_path, axes, extra)), "--out", str(tmp_path / "o"), "--quiet"])
+    assert needle in line
+    assert not (tmp_path / "o").exists()
+
+
 # ------------------------------------------------------------------ trace
 
 

@@ -93,6 +93,10 @@ class Range(_Strict):
 
     @model_validator(mode="after")
     def _one_of_step_or_num(self) -> Range:
+        for key in ("start", "stop", "step"):
+            v = getattr(self, key)
+            if isinstance(v, float) and not math.isfinite(v):
+                raise ValueError(f"{key}: {v!r} is not a finite number")
         if (self.step is None) == (self.num is None):
             raise ValueError("give exactly one of step or num")
         if self.step is not None and self.scale != "linear":
@@ -197,7 +201,10 @@ def _one_line(e: ValidationError, prefix: str = "") -> str:
         msg = str(err["ctx"]["error"])
         return msg if (msg.startswith(("axes.", "set.", "sweep.", "[")) or not path) else f"{path}: {msg}"
     if kind == "extra_forbidden":
-        allowed = _ALLOWED.get(loc[:-1], "allowed: " + ", ".join(sorted(Range.model_fields)) if prefix.startswith("axes.") else "")
+        if prefix.startswith("axes."):  # a key of a range
+            allowed = "allowed: " + ", ".join(sorted(Range.model_fields))
+        else:
+            allowed = _ALLOWED.get(loc[:-1], "")
         return f"{path}: unknown key" + (f" ({allowed})" if allowed else "")
     if kind == "missing" and loc == ("sweep",):
         return '[sweep] table missing (it names the scenario: scenario = "builtin:p2p-bulk")'
@@ -340,11 +347,12 @@ def expand_range(path: str, r: Range) -> list[Any]:
     values: list[Any]
     if r.step is not None:
         step = r.step
-        if (stop - start) / step < 0:
+        span = (stop - start) / step
+        if span < 0:
             raise ConfigError(f"axes.{path}: step {step} does not go from {start} to {stop}")
-        n = int(math.floor((stop - start) / step + 1e-9)) + 1
+        n = int(math.floor(span + 1e-9)) + 1 if math.isfinite(span) else MAX_VALUES + 1
         if n > MAX_VALUES:
-            raise ConfigError(f"axes.{path}: {n} values; at most {MAX_VALUES}")
+            raise ConfigError(f"axes.{path}: {n if math.isfinite(span) else 'too many'} values; at most {MAX_VALUES}")
         if all(isinstance(v, int) for v in (start, stop, step)):
             values = [start + i * step for i in range(n)]
         else:
@@ -381,6 +389,25 @@ def _zip_groups(zip_spec: bool | list[list[str]], axes: Mapping[str, list[Any]])
         if len({len(axes[a]) for a in g}) > 1:
             raise ConfigError(f"sweep.zip: axes {', '.join(g)} have different lengths ({', '.join(str(len(axes[a])) for a in g)})")
     return groups
+
+
+MAX_RUNS = 1_000_000
+"""Most runs (points × repetitions) in one sweep: the points are listed, and each one's config
+checked, before the first run starts."""
+
+
+def _check_size(axes: Mapping[str, list[Any]], groups: list[list[str]], repetitions: int) -> None:
+    """Refuse a sweep of more than MAX_RUNS runs before its points are listed (the cross
+    product of a few long axes does not fit in memory)."""
+    zipped = {a for g in groups for a in g}
+    sizes = [len(axes[a]) for a in axes if a not in zipped] + [len(axes[g[0]]) for g in groups]
+    runs = math.prod(sizes) * repetitions
+    if runs > MAX_RUNS:
+        shape = " × ".join(str(n) for n in sizes) or "1"
+        raise ConfigError(
+            f"the sweep has {runs:,} runs ({shape} points × {repetitions} repetitions); at most {MAX_RUNS:,}: "
+            "shorten an axis, zip axes (sweep.zip) or split the sweep"
+        )
 
 
 def _points(axes: Mapping[str, list[Any]], groups: list[list[str]]) -> list[dict[str, Any]]:
@@ -440,6 +467,8 @@ def parse_spec(data: Mapping[str, Any], base_dir: str | os.PathLike[str] | None 
             raise ConfigError(f"axes.{path}: also fixed in [set]")
         axes[path] = values
     groups = _zip_groups(sw.zip, axes)
+    repetitions = len(sw.seeds) if sw.seeds is not None else (sw.repetitions or 1)
+    _check_size(axes, groups, repetitions)
     points = _points(axes, groups)
 
     if sw.seeds is not None:
