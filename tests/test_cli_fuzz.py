@@ -222,3 +222,25 @@ def test_trace_outputs_and_options(capsys, tagged_db: Path, tmp_path: Path, argv
     assert len(err) == 1 and needle.format(tmp=tmp_path) in err[0], err
     assert (tmp_path / "keep.json").read_text() == "{}"
     assert not list(tmp_path.glob("*.png"))
+
+
+# ------------------------------------------------------------------ emulate (argument checks only)
+
+
+def test_emulate_refuses_an_unknown_host_before_any_namespace(capsys, monkeypatch) -> None:
+    """`emulate SCENARIO -- nohost: CMD` made the namespaces and started the emulator, then
+    refused the host and tore it all down. No namespace is made here: the test fails instead."""
+    from rantcp import emulation
+
+    if emulation.why_not():
+        pytest.skip(emulation.why_not())
+
+    def made(*a: object, **k: object) -> None:
+        raise AssertionError("a namespace would be made")
+
+    monkeypatch.setattr(emulation, "_claim_prefix", made)
+    monkeypatch.setattr(emulation, "_ip", made)
+    capsys.readouterr()
+    rc = main(["emulate", "builtin:p2p-bulk", "--", "sender:", "true", "--", "nohost:", "ls"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert (rc, err) == (2, ["rantcp: error: command for 'nohost': no such host; hosts: sender, receiver"])

@@ -214,6 +214,11 @@ class Emulation:
 
     # -- set-up -------------------------------------------------------------------------------
 
+    def hosts(self) -> list[str]:
+        """The scenario's hosts, each of which becomes a namespace (ConfigError for a bad config);
+        nothing is made."""
+        return [h for h, _ in _native.emulation_hosts(self.scenario, self._ov, self._seed)[0]]
+
     def start(self) -> Emulation:
         why = why_not()
         if why:
@@ -509,15 +514,17 @@ def _cmd_emulate(args: Any) -> int:
     signal.signal(signal.SIGTERM, _raise_interrupt)
     emu = Emulation(args.scenario, _parse_sets(args.sets), args.seed, args.out, args.traffic, args.duration,
                     args.offload, args.moderation_us)
+    # Before any namespace is made (they were made, and torn down, for a misspelt host).
+    hosts = emu.hosts() if commands else []
+    for host, _ in commands:
+        if host not in hosts:
+            return _fail(f"command for {host!r}: no such host; hosts: {', '.join(hosts)}")
     status = 0
     try:
         try:
             emu.start()
         except EmulationError as e:
             return _fail(str(e))
-        for host, _ in commands:
-            if host not in emu.namespaces:
-                return _fail(f"command for {host!r}: no such host; hosts: {', '.join(emu.namespaces)}")
         _banner(emu)
         procs = []
         for i, (host, argv) in enumerate(commands):
