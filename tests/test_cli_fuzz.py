@@ -244,3 +244,32 @@ def test_emulate_refuses_an_unknown_host_before_any_namespace(capsys, monkeypatc
     rc = main(["emulate", "builtin:p2p-bulk", "--", "sender:", "true", "--", "nohost:", "ls"])
     err = capsys.readouterr().err.strip().splitlines()
     assert (rc, err) == (2, ["rantcp: error: command for 'nohost': no such host; hosts: sender, receiver"])
+
+
+# ------------------------------------------------------------------ the Python API
+
+
+def test_api_takes_a_path_object_and_names_a_wrong_scenario(tmp_path: Path) -> None:
+    """rantcp.validate/run(Path("s.toml")) refused the path their doc promises ("'PosixPath'
+    object is not an instance of 'str'"); a wrong type did not name the argument."""
+    f = tmp_path / "s.toml"
+    f.write_text('scenario = "p2p-bulk"\nduration = "0.05s"\n')
+    assert rantcp.validate(f)["scenario"] == "p2p-bulk"
+    assert rantcp.run(f).summary["scenario"] == "p2p-bulk"
+    for bad in (None, 5, b"builtin:p2p-bulk", ["builtin:p2p-bulk"]):
+        with pytest.raises(rantcp.ConfigError, match=r"^scenario: expected builtin:NAME or a TOML file path, not "):
+            rantcp.validate(bad)  # type: ignore[arg-type]
+        with pytest.raises(rantcp.ConfigError, match=r"^scenario: expected builtin:NAME"):
+            rantcp.run(bad)  # type: ignore[arg-type]
+
+
+def test_api_load_result_and_sweep_workers_are_config_errors(tmp_path: Path) -> None:
+    """load_result of a folder without a run raised FileNotFoundError (load() a ConfigError);
+    sweep(workers="2") a TypeError from a comparison, and workers=0 ran on every core."""
+    with pytest.raises(rantcp.ConfigError, match=r"not a run folder \(no summary.json\)"):
+        rantcp.load_result(tmp_path)
+    spec = {"sweep": {"scenario": "builtin:p2p-bulk"}, "set": {"duration": "0.05s"}}
+    for workers in ("2", 0, -1, 1.5, True):
+        with pytest.raises(rantcp.ConfigError, match=r"^workers: .*expected a whole number N >= 1"):
+            rantcp.sweep(spec, out=tmp_path / "sw", workers=workers)  # type: ignore[arg-type]
+    assert not (tmp_path / "sw").exists()

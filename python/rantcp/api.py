@@ -62,7 +62,7 @@ def normalise_overrides(overrides: Mapping[str, Any] | None) -> list[tuple[str, 
 
 def validate(scenario: str, overrides: Mapping[str, Any] | None = None, seed: int | None = None) -> dict[str, Any]:
     """Validate a scenario and return its effective config. Raises ConfigError."""
-    return json.loads(_native.validate(scenario, _check_overrides(overrides), _check_seed(seed)))
+    return json.loads(_native.validate(_check_scenario(scenario), _check_overrides(overrides), _check_seed(seed)))
 
 
 class Tables(Mapping[str, "pd.DataFrame"]):
@@ -290,6 +290,17 @@ def _check_seed(seed: Any) -> int | None:
     return seed
 
 
+def _check_scenario(scenario: Any) -> str:
+    """``builtin:NAME`` or a TOML file path (str or os.PathLike) as the core takes it."""
+    if isinstance(scenario, os.PathLike):
+        scenario = os.fspath(scenario)
+    if isinstance(scenario, bytes) or not isinstance(scenario, str):
+        raise _native.ConfigError(
+            f"scenario: expected builtin:NAME or a TOML file path, not {type(scenario).__name__} {scenario!r:.60}"
+        )
+    return scenario
+
+
 def _check_overrides(overrides: Any) -> list[tuple[str, str]]:
     if overrides is not None and not isinstance(overrides, Mapping):
         raise _native.ConfigError(
@@ -399,6 +410,7 @@ def run(
     from rantcp.outdir import Staging
 
     phases = _Phases()
+    scenario = _check_scenario(scenario)
     seed = _check_seed(seed)
     ov = _check_overrides(overrides)
     staging = Staging(out) if out is not None else None
@@ -448,6 +460,10 @@ def load_result(folder: str | os.PathLike[str]) -> Result:
     import pyarrow.parquet as pq
 
     p = Path(folder)
-    summary = json.loads((p / "summary.json").read_text())
+    try:
+        summary = json.loads((p / "summary.json").read_text())
+    except (OSError, ValueError) as e:
+        why = "no summary.json" if isinstance(e, FileNotFoundError) else f"summary.json unreadable: {e}"
+        raise _native.ConfigError(f"{p}: not a run folder ({why})") from None
     tables = {f.stem: pq.read_table(f) for f in sorted(p.glob("*.parquet"))}
     return Result(summary=summary, timeseries=tables, out=p)

@@ -182,7 +182,7 @@ class Emulation:
         offload: bool = False,
         moderation_us: float = 0.0,
     ) -> None:
-        from rantcp.api import _check_overrides, _check_seed
+        from rantcp.api import _check_overrides, _check_scenario, _check_seed
 
         if isinstance(moderation_us, bool) or not isinstance(moderation_us, (int, float)) \
                 or not 0 <= moderation_us <= MAX_MODERATION_US:
@@ -190,7 +190,7 @@ class Emulation:
                 f"moderation_us: {moderation_us!r} is not a number of microseconds from 0 to {MAX_MODERATION_US}"
             )
 
-        self.scenario = scenario
+        self.scenario = _check_scenario(scenario)
         self._ov = _check_overrides(overrides)
         if duration is not None:
             self._ov.append(("duration", str(duration)))

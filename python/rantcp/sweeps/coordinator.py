@@ -44,6 +44,8 @@ def run_sweep(
     progress: Progress | None = None,
 ) -> SweepOutcome:
     """Run every run of `spec` not yet in the store at `out`; see the module doc."""
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise ConfigError(f"workers: {workers!r}: expected a whole number N >= 1 (or None: every core)")
     check_folder(Path(out))
     if dask is not None:
         check_dask_address(dask)
