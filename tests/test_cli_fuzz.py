@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 import rantcp
+import rantcp.trace
+import rantcp.trace.graphs
 from rantcp import _native
 from rantcp.cli import main
 
@@ -273,3 +275,16 @@ def test_api_load_result_and_sweep_workers_are_config_errors(tmp_path: Path) -> 
         with pytest.raises(rantcp.ConfigError, match=r"^workers: .*expected a whole number N >= 1"):
             rantcp.sweep(spec, out=tmp_path / "sw", workers=workers)  # type: ignore[arg-type]
     assert not (tmp_path / "sw").exists()
+
+
+def test_trace_compare_stays_a_function_after_the_command_ran(tagged_db: Path) -> None:
+    """The gain table lived in rantcp/trace/compare.py: once `rantcp trace compare` (or anything)
+    imported that module, Python set `rantcp.trace.compare` to the module, and the documented
+    `trace.compare(db, ...)` raised "'module' object is not callable"."""
+    code = (
+        "import sys\nimport rantcp.trace as trace\nfrom rantcp.cli import main\n"
+        f"assert main(['trace', 'compare', '--db', {str(tagged_db)!r}, '--by', 'opt', '--bootstrap', '0']) == 0\n"
+        f"print(trace.compare({str(tagged_db)!r}, 'opt', bootstrap=0).baseline)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert (r.returncode, r.stdout.splitlines()[-1:]) == (0, ["a"]), r.stderr

@@ -41,7 +41,9 @@ def __getattr__(name: str) -> Any:
 
         return getattr(graphs, name)
     if name == "compare":
-        from rantcp.trace.compare import compare
+        # The function lives in `gain`: a submodule named `compare` would replace this
+        # attribute with itself once imported (`rantcp trace compare` in-process did).
+        from rantcp.trace.gain import compare
 
         return compare
     raise AttributeError(name)

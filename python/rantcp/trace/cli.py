@@ -66,7 +66,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     c.add_argument("--by", required=True, metavar="TAG", help="the tag whose two values are compared, e.g. optimisation")
     c.add_argument("--baseline", help="the baseline value (default: the other of exactly two values)")
     c.add_argument("--treatment", help="the treatment value")
-    c.add_argument("--weights", type=Path, help="TOML weights per class (see rantcp.trace.compare)")
+    c.add_argument("--weights", type=Path, help="TOML weights per class (see rantcp.trace.gain)")
     c.add_argument("--metric", default="throughput_bps", help="a sessions column (default throughput_bps)")
     c.add_argument("--group-by", metavar="TAG", help="one row per value of this tag, plus overall")
     c.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples for the CI (0: none)")
@@ -223,7 +223,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from rantcp.trace.compare import compare
+    from rantcp.trace.gain import compare
     from rantcp.trace.ingest import TraceInputError
 
     try:
