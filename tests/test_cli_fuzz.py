@@ -277,6 +277,16 @@ def test_api_load_result_and_sweep_workers_are_config_errors(tmp_path: Path) -> 
     assert not (tmp_path / "sw").exists()
 
 
+def test_trace_readers_name_a_db_that_is_neither_path_nor_connection(tagged_db: Path) -> None:
+    """trace.sessions(5) raised AttributeError ('int' object has no attribute 'execute')."""
+    for bad in (5, float("nan"), [], None):
+        with pytest.raises(ValueError, match=r"^db: expected a trace database path or a DuckDB connection, not "):
+            rantcp.trace.sessions(bad)
+        with pytest.raises(ValueError, match=r"^db: expected a trace database path"):
+            rantcp.trace.graphs.graph(bad, 0)
+    assert len(rantcp.trace.sessions(str(tagged_db))) == len(rantcp.trace.sessions(tagged_db)) > 0
+
+
 def test_trace_compare_stays_a_function_after_the_command_ran(tagged_db: Path) -> None:
     """The gain table lived in rantcp/trace/compare.py: once `rantcp trace compare` (or anything)
     imported that module, Python set `rantcp.trace.compare` to the module, and the documented

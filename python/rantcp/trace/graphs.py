@@ -18,15 +18,11 @@ KINDS = ("sequence", "throughput", "rtt", "inflight")
 
 
 def _session_frame(db: Any, session_id: int) -> tuple[Any, Any]:
-    from rantcp.trace.ingest import connect
+    from rantcp.trace.ingest import reading
 
-    con = connect(db, read_only=True) if isinstance(db, (str, Path)) else db
-    try:
+    with reading(db) as con:
         pk = packets(con, session_id)
         s = con.execute("SELECT * FROM sessions WHERE session_id = ?", [session_id]).df().iloc[0]
-    finally:
-        if isinstance(db, (str, Path)):
-            con.close()
     return pk, s
 
 

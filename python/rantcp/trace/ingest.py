@@ -19,7 +19,8 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -228,6 +229,22 @@ def connect(db: str | Path, read_only: bool = False, compress: bool = True) -> A
     con.execute("INSERT OR REPLACE INTO trace_meta VALUES ('schema_version', ?)", [str(schema.SCHEMA_VERSION)])
     con.execute("COMMIT")
     return con
+
+
+@contextmanager
+def reading(db: str | os.PathLike[str] | Any) -> Iterator[Any]:
+    """A read-only connection to the trace database at a path (closed afterwards), or the
+    caller's own DuckDB connection as it is."""
+    if isinstance(db, (str, os.PathLike)):
+        con = connect(db, read_only=True)
+        try:
+            yield con
+        finally:
+            con.close()
+    elif hasattr(db, "execute"):
+        yield db
+    else:
+        raise TraceInputError(f"db: expected a trace database path or a DuckDB connection, not {type(db).__name__}")
 
 
 def _arrow_chunk(chunk: dict[str, tuple[bytes, str]]) -> Any:

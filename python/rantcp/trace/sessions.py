@@ -6,22 +6,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from rantcp.trace.ingest import TraceInputError, connect
+from rantcp.trace.ingest import TraceInputError, reading
 
 
 def sessions(db: str | Path | Any, where: str | None = None) -> Any:
     """All sessions (optionally filtered by an SQL `where` on the sessions columns) as a pandas
     DataFrame, with the capture's path and one column per tag."""
-    con = connect(db, read_only=True) if isinstance(db, (str, Path)) else db
-    try:
+    with reading(db) as con:
         sql = "SELECT s.*, c.path FROM sessions s JOIN captures c USING (capture_id)"
         if where:
             sql += f" WHERE {where}"
         df = con.execute(sql + " ORDER BY s.session_id").df()
         tags = con.execute("SELECT capture_id, key, value FROM tags").df()
-    finally:
-        if isinstance(db, (str, Path)):
-            con.close()
     if len(tags):
         wide = tags.pivot_table(index="capture_id", columns="key", values="value", aggfunc="first")
         wide.columns.name = None
@@ -33,12 +29,8 @@ def sessions(db: str | Path | Any, where: str | None = None) -> Any:
 
 def packets(db: str | Path | Any, session_id: int) -> Any:
     """The packet rows (the `packets` view, flags as booleans) of one session, in capture order."""
-    con = connect(db, read_only=True) if isinstance(db, (str, Path)) else db
-    try:
+    with reading(db) as con:
         n = con.execute("SELECT count(*) FROM sessions WHERE session_id = ?", [session_id]).fetchall()[0][0]
         if not n:
             raise TraceInputError(f"no session {session_id} in the database (see `rantcp trace sessions`)")
         return con.execute("SELECT * FROM packets WHERE session_id = ? ORDER BY frame", [session_id]).df()
-    finally:
-        if isinstance(db, (str, Path)):
-            con.close()
