@@ -1,5 +1,5 @@
 """Bad input to the commands besides `run` (report, sweep files, trace, the extension's panics):
-the regression cases of `scripts/fuzz_config.py cli`. Each gives one line on stderr and exit
+the regression cases of `scripts/fuzz_cli.py`. Each gives one line on stderr and exit
 status 2, never a traceback or Rust's panic lines, and nothing already written is changed."""
 
 from __future__ import annotations
@@ -298,3 +298,19 @@ def test_trace_compare_stays_a_function_after_the_command_ran(tagged_db: Path) -
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert (r.returncode, r.stdout.splitlines()[-1:]) == (0, ["a"]), r.stderr
+
+
+def test_sweep_summarise_and_timeseries_name_a_typo(tmp_path: Path) -> None:
+    """summarise("goodput_mbps") summarised each character as a metric (11 columns of NaN),
+    summarise(["nope"]) gave NaN, timeseries("nope") an empty table: each said nothing."""
+    s = rantcp.sweep({"sweep": {"scenario": "builtin:p2p-bulk"}, "set": {"duration": "0.05s"},
+                      "axes": {"flow.cc": ["newreno"]}}, out=tmp_path / "sw", workers=1)
+    sw = rantcp.load(tmp_path / "sw")
+    assert list(sw.summarise("goodput_mbps").columns) == ["flow.cc", "n", "goodput_mbps_mean", "goodput_mbps_ci95"]
+    with pytest.raises(rantcp.ConfigError, match=r"^summarise: metric 'nope' is not a column of the runs table"):
+        sw.summarise(["nope"])
+    with pytest.raises(rantcp.ConfigError, match=r"^summarise: by 'nope' is not a column"):
+        sw.summarise(by="nope")
+    with pytest.raises(rantcp.ConfigError, match=r"^timeseries: no run of .* has a table 'nope' \(tables: flows\)"):
+        sw.timeseries("nope")
+    assert "time_s" in sw.timeseries("flows").columns and len(s) == 1

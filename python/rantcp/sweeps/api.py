@@ -75,12 +75,22 @@ class Sweep:
                 ts.insert(0, k, v)
             parts.append(ts)
         if not parts:
+            if len(df):  # runs to read, none has the table: a typo, not an empty result
+                have = sorted({f.stem for pid in df["point_id"] for f in self.run_dir(pid).glob("*.parquet")})
+                raise ConfigError(f"timeseries: no run of {self.folder} has a table {table!r} (tables: {', '.join(have) or 'none'})")
             return pd.DataFrame(columns=keys)
         return pd.concat(parts, ignore_index=True)
 
     def summarise(self, metrics: Sequence[str] = ("goodput_mbps",), by: Sequence[str] | None = None) -> Any:
         """Mean and 95 % interval over repetitions, per point (or grouped by `by`)."""
-        return summarise(self.df, metrics, self.axes if by is None else by)
+        metrics = [metrics] if isinstance(metrics, str) else list(metrics)  # not its characters
+        by = self.axes if by is None else ([by] if isinstance(by, str) else list(by))
+        df = self.df
+        for what, names in (("metric", metrics if (df["status"] == "ok").any() else []), ("by", by)):
+            unknown = [n for n in names if n not in df.columns]
+            if unknown:
+                raise ConfigError(f"summarise: {what} {unknown[0]!r} is not a column of the runs table (see .df.columns)")
+        return summarise(df, metrics, by)
 
     def sql(self, query: str) -> Any:
         """Run a read-only SQL query on the store (the table is `runs`)."""
