@@ -17,6 +17,9 @@ Three modes, each seeded (a finding replays with its seed) and each writing one 
   .venv/bin/python scripts/fuzz_config.py combo --start 1 --count 200
   .venv/bin/python scripts/fuzz_config.py pair --start 1 --count 150
 
+The other commands (sweep files, reproduce, report, trace, emulate's arguments) and the Python
+API: scripts/fuzz_cli.py.
+
 Not part of `make test` (minutes to tens of minutes on 2 cores). Findings so far (2026-11-28):
 mmWave ignored `radio.bandwidth_mhz` (single), a proxy consumed the ACK completing a
 handshake the UE opened (combo, lte-m2m), a proxy's early ACKs carried no SACK blocks (combo,
