@@ -96,3 +96,10 @@ def trace_open(path: str, idle_split_s: float = 300.0, chunk_rows: int = 1048576
 def trace_file_hash(path: str) -> str: ...
 def trace_write_synthetic(path: str, packets: int) -> None: ...
 def trace_flag_names() -> list[tuple[int, str]]: ...
+
+def last_panic() -> str | None:
+    """The last Rust panic of this process as one line, "message (at file:line)" (the
+    extension's panic hook prints nothing; see crates/py/src/panic.rs)."""
+
+def panic_for_tests(message: str, in_thread: bool = False) -> None:
+    """Panic with `message` (in a new thread when `in_thread`: then RuntimeError) — tests only."""

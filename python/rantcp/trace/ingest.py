@@ -201,7 +201,7 @@ def _check_database_file(db: Path) -> None:
         )
 
 
-def connect(db: str | Path, read_only: bool = False, compress: bool = True) -> Any:
+def connect(db: str | os.PathLike[str], read_only: bool = False, compress: bool = True) -> Any:
     """Open (creating if needed) a trace database with its schema. `compress=False` stores what
     this connection writes uncompressed: about half the CPU per packet, about five times the
     disk (DuckDB's per-column compression analysis is most of the insert cost)."""
