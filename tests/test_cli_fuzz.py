@@ -314,3 +314,14 @@ def test_sweep_summarise_and_timeseries_name_a_typo(tmp_path: Path) -> None:
     with pytest.raises(rantcp.ConfigError, match=r"^timeseries: no run of .* has a table 'nope' \(tables: flows\)"):
         sw.timeseries("nope")
     assert "time_s" in sw.timeseries("flows").columns and len(s) == 1
+
+
+def test_trace_ingest_takes_one_path_as_one_capture(capture: Path, tmp_path: Path) -> None:
+    """trace.ingest("caps/", db) iterated the string's characters: "c", "a", … were missing
+    files and "/" a folder, so the whole disk was searched (PermissionError on /proc/1/cwd)."""
+    folder = tmp_path / "caps"
+    folder.mkdir()
+    (folder / "a.pcap").write_bytes(capture.read_bytes())
+    for given in (str(folder), folder):
+        rep = rantcp.trace.ingest(given, tmp_path / f"{type(given).__name__}.duckdb")
+        assert [(Path(f.path).name, f.status) for f in rep.files] == [("a.pcap", "ingested")]

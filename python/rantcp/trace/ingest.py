@@ -145,11 +145,13 @@ def tags_for(
 # ---------------------------------------------------------------- files
 
 
-def expand(inputs: Iterable[str | Path]) -> tuple[list[Path], list[FileResult]]:
+def expand(inputs: Iterable[str | os.PathLike[str]] | str | os.PathLike[str]) -> tuple[list[Path], list[FileResult]]:
     """Files to ingest (folders are searched for captures, recursively, in name order) and one
     failure per input that does not exist."""
     files: list[Path] = []
     missing: list[FileResult] = []
+    if isinstance(inputs, (str, os.PathLike)):
+        inputs = [inputs]  # one capture or folder, not its characters (a "/" searched the disk)
     for item in inputs:
         p = Path(item)
         if p.is_dir():
@@ -360,7 +362,7 @@ def ingest_file(
 
 
 def ingest(
-    captures: Iterable[str | Path],
+    captures: Iterable[str | os.PathLike[str]] | str | os.PathLike[str],
     db: str | Path,
     *,
     manifest: str | Path | None = None,
