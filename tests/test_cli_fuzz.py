@@ -314,6 +314,10 @@ def test_sweep_summarise_and_timeseries_name_a_typo(tmp_path: Path) -> None:
     with pytest.raises(rantcp.ConfigError, match=r"^timeseries: no run of .* has a table 'nope' \(tables: flows\)"):
         sw.timeseries("nope")
     assert "time_s" in sw.timeseries("flows").columns and len(s) == 1
+    # One point id as a string is that run (it was its 16 characters, none of them an id, so
+    # no run was selected and the typo went unnoticed).
+    with pytest.raises(rantcp.ConfigError, match=r"has a table 'nope'"):
+        sw.timeseries("nope", ids=s["point_id"].iloc[0])
 
 
 def test_trace_ingest_takes_one_path_as_one_capture(capture: Path, tmp_path: Path) -> None:

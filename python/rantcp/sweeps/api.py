@@ -63,7 +63,7 @@ class Sweep:
 
         df = self.df[self.df["status"] == "ok"]
         if ids is not None:
-            df = df[df["point_id"].isin(list(ids))]
+            df = df[df["point_id"].isin([ids] if isinstance(ids, str) else list(ids))]  # one id, not its characters
         parts = []
         keys = ["point_id", "repetition", "seed", *self.axes]
         for row in df[keys].itertuples(index=False):
