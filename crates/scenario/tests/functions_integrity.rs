@@ -29,31 +29,14 @@ use std::time::Instant;
 /// Cases in `cargo test`: 2000 take 10-16 s in release mode on this (loaded) machine.
 const CASES: u64 = 2000;
 
-/// Radio-aware TCP (`flow.cc = "radio-aware"`, fed by `functions.radio_feedback`) without SACK
-/// on `radio-aware` (45 KB RLC buffer): the download does not finish in 30 s. On an RTO the
-/// controller keeps its radio window while feedback is fresh (crates/tcp/src/cc/radio_aware.rs
-/// `on_rto`; RFC 5681 §3.1 would set cwnd to one segment), so go-back-N resends up to the
-/// whole window (173 segments, 250 KB, in case 1705) into the 45 KB RLC buffer, which drops
-/// most of it; without SACK the duplicate ACKs that follow do not cover `recover` (RFC 6582
-/// §3.2 step 1) and start no fast retransmit, so each loss waits for the next, backed-off RTO
-/// (1, 3, 7, 15 s; the next at 31 s). With SACK the go-back-N skips what the UE has (17 of 17
-/// such cases hold), and in the other scenarios RLC buffers are 1 MiB and more (94 of 94
-/// radio-aware cases without SACK hold). Not fixed here (the controller, not a function).
-const RADIO_AWARE_NO_SACK: &str = "radio-aware TCP without SACK: RTO keeps the radio window";
-
 /// Cases that fail for a cause found and not fixed: the test checks they still fail (so the
-/// list stays true) and that every other case holds.
-const KNOWN: [(u64, &str); 9] = [
-    (288, RADIO_AWARE_NO_SACK),
-    (468, RADIO_AWARE_NO_SACK),
-    (587, RADIO_AWARE_NO_SACK),
-    (615, RADIO_AWARE_NO_SACK),
-    (661, RADIO_AWARE_NO_SACK),
-    (979, RADIO_AWARE_NO_SACK),
-    (1304, RADIO_AWARE_NO_SACK),
-    (1375, RADIO_AWARE_NO_SACK),
-    (1705, RADIO_AWARE_NO_SACK),
-];
+/// list stays true) and that every other case holds. None now. The last were 9 cases of
+/// radio-aware TCP without SACK on `radio-aware` (45 KB RLC buffer), which did not finish in
+/// 30 s: on an RTO the controller kept its radio window while feedback was fresh, so go-back-N
+/// resent up to the whole window (250 KB in case 1705) into the RLC buffer, which dropped most
+/// of it, and without SACK each loss waited for the next, backed-off RTO. The controller now
+/// uses the RFC 5681 §3.1 loss window after a timeout (crates/tcp/src/cc/radio_aware.rs).
+const KNOWN: [(u64, &str); 0] = [];
 
 /// A network function, or a pair of them, as `--set` overrides.
 #[derive(Clone, Copy, Debug)]

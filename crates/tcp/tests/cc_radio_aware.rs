@@ -171,8 +171,114 @@ fn losses_do_not_shrink_the_radio_window() {
     c.on_feedback(at(30), &fb(25, Some(16e6), Some(10_000)));
     c.on_congestion_event(at(31), 60_000, MSS);
     assert_eq!(c.cwnd(), 60_000);
-    c.on_rto(at(40), 60_000, MSS, true);
+    c.on_recovery_exit(at(35), MSS);
     assert_eq!(c.cwnd(), 60_000);
+}
+
+/// An ACK in a timeout's recovery (the endpoint's Loss state after it).
+fn loss_ack(now: Time, bytes: u64, in_loss: bool) -> AckSample {
+    AckSample {
+        in_loss,
+        ..ack(now, bytes)
+    }
+}
+
+/// Active with the 60 000-byte radio window (16 Mbit/s × 20 ms + 30 000 − 10 000).
+fn active() -> RadioAware {
+    let mut c = ctl(RadioAwareParams {
+        stale_after: ms(10_000),
+        ..params(Variant::RateQueue, RttPredictor::MinRtt)
+    });
+    c.on_ack(&ack(at(20), 1448));
+    c.on_feedback(at(30), &fb(25, Some(16e6), Some(10_000)));
+    assert_eq!(c.cwnd(), 60_000);
+    c
+}
+
+#[test]
+fn rto_with_fresh_feedback_uses_a_loss_window_then_the_radio_window() {
+    let mut c = active();
+    // RFC 5681 §3.1 / Linux tcp_enter_loss: one segment, although feedback is fresh.
+    c.on_rto(at(300), 60_000, MSS, true);
+    assert!(c.is_active() && c.in_loss());
+    assert_eq!(c.cwnd(), MSS as u64);
+    assert_eq!(c.ssthresh(), 60_000, "slow start up to the radio window");
+    // Slow start per cumulative ACK, one SMSS at most (RFC 5681 eq. 2), although this
+    // controller's stack counts up to 2 (RFC 3465 L = 2): a stretch ACK of 10 segments (a
+    // retransmission that filled a hole) adds one.
+    c.on_ack(&loss_ack(at(320), 1448, true));
+    assert_eq!(c.cwnd(), 2 * 1448);
+    c.on_ack(&loss_ack(at(340), 10 * 1448, true));
+    assert_eq!(c.cwnd(), 3 * 1448);
+    c.on_ack(&loss_ack(at(341), 500, true));
+    c.on_ack(&loss_ack(at(342), 1448, true));
+    assert_eq!(c.cwnd(), 4 * 1448 + 500);
+    // No growth from an ACK that only SACKs, nor while the window does not limit the sender.
+    c.on_ack(&AckSample {
+        cum_acked: 0,
+        ..loss_ack(at(343), 1448, true)
+    });
+    c.on_ack(&AckSample {
+        rate_limited: true,
+        ..loss_ack(at(344), 1448, true)
+    });
+    assert_eq!(c.cwnd(), 4 * 1448 + 500);
+    // A new report moves the cap: 2 Mbit/s × 20 ms + 30 000 − 25 000 = 10 000.
+    c.on_feedback(at(350), &fb(349, Some(2e6), Some(25_000)));
+    assert_eq!(c.cwnd(), 4 * 1448 + 500);
+    for k in 0..3 {
+        c.on_ack(&loss_ack(at(360 + k), 1448, true));
+    }
+    assert_eq!(c.cwnd(), 10_000, "capped by the radio window");
+    c.on_feedback(at(370), &fb(369, Some(16e6), Some(10_000)));
+    assert_eq!(c.cwnd(), 10_000, "the loss window goes on from the cap");
+    c.on_ack(&loss_ack(at(380), 1448, true));
+    assert_eq!(c.cwnd(), 10_000 + 1448);
+    // Everything outstanding at the timeout acknowledged: the radio window again.
+    c.on_ack(&loss_ack(at(400), 1448, false));
+    assert!(!c.in_loss());
+    assert_eq!(c.cwnd(), 60_000);
+    c.on_ack(&ack(at(401), 1448));
+    assert_eq!(c.cwnd(), 60_000);
+}
+
+#[test]
+fn repeated_rto_restarts_the_loss_window_and_an_undo_ends_it() {
+    let mut c = active();
+    c.on_rto(at(300), 60_000, MSS, true);
+    c.on_ack(&loss_ack(at(320), 1448, true));
+    c.on_ack(&loss_ack(at(321), 1448, true));
+    assert_eq!(c.cwnd(), 3 * 1448);
+    c.on_rto(at(700), 3 * 1448, MSS, false);
+    assert_eq!(c.cwnd(), MSS as u64);
+    // Found spurious and undone (Linux tcp_try_undo_loss): the radio window at once.
+    c.on_undo(at(710), 60_000, 60_000);
+    assert!(!c.in_loss());
+    assert_eq!(c.cwnd(), 60_000);
+}
+
+#[test]
+fn the_loss_window_survives_the_hand_over_either_way() {
+    // Stale at the timeout: the fallback's RTO response (NewReno: one segment)…
+    let mut c = ctl(params(Variant::RateQueue, RttPredictor::MinRtt));
+    c.on_ack(&ack(at(20), 1448));
+    c.on_rto(at(300), 14_480, MSS, true);
+    assert!(!c.is_active());
+    assert_eq!(c.cwnd(), MSS as u64);
+    c.on_ack(&loss_ack(at(320), 1448, true));
+    assert_eq!(c.cwnd(), 2 * 1448, "NewReno's slow start");
+    // …and fresh feedback in the recovery goes on from the fallback's window, not 60 000.
+    c.on_feedback(at(330), &fb(329, Some(16e6), Some(10_000)));
+    assert!(c.is_active() && c.in_loss());
+    assert_eq!(c.cwnd(), 2 * 1448);
+    c.on_ack(&loss_ack(at(340), 2 * 1448, true));
+    assert_eq!(c.cwnd(), 3 * 1448);
+    // Feedback going stale in the recovery: the fallback starts from the loss window.
+    c.on_packet_sent(at(431), 1448, 1448, false);
+    assert!(!c.is_active());
+    assert_eq!(c.cwnd(), 3 * 1448);
+    c.on_ack(&loss_ack(at(440), 2 * 1448, false));
+    assert_eq!(c.cwnd(), 5 * 1448, "NewReno from there (L = 2)");
 }
 
 #[test]

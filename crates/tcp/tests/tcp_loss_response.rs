@@ -7,7 +7,7 @@
 mod common;
 use common::*;
 use rantcp_core::Time;
-use rantcp_tcp::cc::CcKind;
+use rantcp_tcp::cc::{CcKind, Feedback};
 use rantcp_tcp::{Endpoint, TcpConfig};
 
 fn ack(c: &mut Endpoint, t: Time, off: u32, win: u16, sack: &[(u32, u32)]) {
@@ -247,4 +247,68 @@ fn test_cwnd_grows_in_congestion_avoidance_while_timeout_retransmissions_fill_it
         cwnds,
         vec![2000, 2000, 3000, 3000, 3000, 4000, 4000, 4000, 4000, 5000, 5000, 5000]
     );
+}
+
+#[test]
+fn test_radio_aware_rto_with_fresh_feedback_resends_one_segment_then_slow_starts() {
+    // Seed 002's radio-aware controller sets cwnd from RAN feedback, and the seed does not say
+    // what a timeout does. As Linux's tcp_enter_loss does for every module (BBR included), the
+    // sender then uses the RFC 5681 §3.1 loss window and slow-starts until everything
+    // outstanding at the timeout is acknowledged; only then does the radio window come back.
+    // Before, go-back-N resent the whole 60-segment radio window at once (without SACK, into a
+    // radio buffer that may hold a fraction of it: functions_integrity's 9 cases that never
+    // finished on `builtin:radio-aware`).
+    let mut ccfg = cfg(false);
+    ccfg.cc = CcKind::RadioAware;
+    ccfg.radio_aware.stale_after = dms(10_000);
+    let (mut c, _s) = established(ccfg, cfg(false));
+    // 16 Mbit/s × 20 ms (the handshake's RTT) + 30 000 − 10 000 = 60 000 bytes.
+    c.handle_feedback(
+        ms(30),
+        &Feedback {
+            sampled_at: ms(30),
+            rate_bps: Some(16e6),
+            queue_bytes: Some(10_000),
+        },
+    );
+    c.send(1_000_000);
+    assert_eq!(drain(&mut c, ms(30)).len(), 10, "the fallback's IW");
+    ack(&mut c, ms(50), 1000, W, &[]);
+    assert_eq!(c.info().cwnd, 60_000);
+    assert_eq!(
+        drain(&mut c, ms(50)).len(),
+        51,
+        "up to 60 segments in flight"
+    );
+    // Nothing more is acknowledged: the timeout.
+    let t = c.poll_timeout().unwrap();
+    c.handle_timeout(t);
+    assert_eq!(c.stats().rtos, 1);
+    assert_eq!(c.info().cwnd, 1000, "RFC 5681 §3.1 LW");
+    assert_eq!(offs(&drain(&mut c, t)), vec![1000]);
+    // Slow start, one SMSS per cumulative ACK (RFC 5681 eq. 2), go-back-N from SND.UNA. The
+    // second ACK covers 2000 bytes and adds 1000.
+    let t1 = t + dms(20);
+    ack(&mut c, t1, 2000, W, &[]);
+    assert_eq!(c.info().cwnd, 2000);
+    assert_eq!(offs(&drain(&mut c, t1)), vec![2000, 3000]);
+    let t2 = t1 + dms(20);
+    ack(&mut c, t2, 4000, W, &[]);
+    assert_eq!(c.info().cwnd, 3000);
+    assert_eq!(offs(&drain(&mut c, t2)), vec![4000, 5000, 6000]);
+    // A retransmission that fills the only hole: everything up to 30 000 had arrived. The
+    // stretch ACK adds one segment, not 26: four segments go, not a burst of 29.
+    let t2b = t2 + dms(20);
+    ack(&mut c, t2b, 30_000, W, &[]);
+    assert_eq!(c.info().cwnd, 4000);
+    assert_eq!(
+        offs(&drain(&mut c, t2b)),
+        vec![30_000, 31_000, 32_000, 33_000]
+    );
+    // The recovery point (61 000, SND.NXT at the timeout) acknowledged: the radio window again,
+    // 60 segments beyond SND.UNA.
+    let t3 = t2b + dms(20);
+    ack(&mut c, t3, 61_000, W, &[]);
+    assert_eq!(c.info().cwnd, 60_000);
+    assert_eq!(drain(&mut c, t3).len(), 60);
 }

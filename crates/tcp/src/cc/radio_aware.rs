@@ -18,16 +18,36 @@
 //!   seed's "smoothed TCP RTT", which already contains the queueing delay Q/R).
 //! * The window never goes below [`MIN_CWND_SEGMENTS`] segments (RFC 5681 §3.1's smallest
 //!   ssthresh), so Q > Q_th or R = 0 slows the sender to an ACK clock, never to a stall.
-//! * Losses do not shrink the window while feedback is fresh (the seed: loss on a radio link is
-//!   not a congestion signal); the endpoint still retransmits, without PRR (the controller
-//!   sets the recovery window itself).
+//! * Losses found by duplicate ACKs, SACK or RACK do not shrink the window while feedback is
+//!   fresh (the seed: loss on a radio link is not a congestion signal); the endpoint still
+//!   retransmits, without PRR (the controller sets the recovery window itself).
+//! * A retransmission timeout is different, and the seed is silent on it. Here, as in every
+//!   real stack, the sender then uses a loss window: one segment at the timeout (RFC 5681 §3.1
+//!   "LW = 1 SMSS"; Linux `tcp_enter_loss` sets cwnd to the packets in flight + 1, which after
+//!   marking everything lost is 1, for every congestion-control module, including the
+//!   `cong_control` ones that own cwnd), growing by slow start (RFC 5681 §3.1: at most one SMSS
+//!   per ACK that cumulatively acknowledges data, see `on_ack`) up to the radio window, for as
+//!   long as the endpoint is in the timeout's recovery ([`AckSample::in_loss`]: until
+//!   everything outstanding at the timeout is cumulatively acknowledged, RFC 6582 §3.2 step 1 /
+//!   RFC 6675 §5.1 `recover`, Linux `high_seq`); then the radio window is in charge again.
+//!   This is what Linux's BBR (tcp_bbr.c), the other controller that sets cwnd from its own
+//!   model, does: cwnd = 1 at `tcp_enter_loss`, in TCP_CA_Loss `bbr_set_cwnd` slow-starts
+//!   toward its target, and on leaving Loss `bbr_set_cwnd_to_recover_or_restore` restores the
+//!   cwnd from before (here: the radio window of the latest report). A timeout undone as
+//!   spurious (Linux `tcp_try_undo_loss`, [`CongestionControl::on_undo`]) ends the loss window
+//!   at once. Without it, go-back-N resends up to the whole radio window into a layer-2 buffer
+//!   that may hold a fraction of it, and without SACK each segment it drops waits for the next
+//!   timeout.
 //! * Missing or stale feedback: before the first report, and whenever the newest report was
 //!   sampled more than `stale_after` ago (checked at every ACK, transmission, timeout and
 //!   report), the flow's loss-based controller ([`RadioAwareParams::fallback`]) is in charge.
 //!   It runs from the connection's start until the first fresh report; when feedback goes
 //!   stale later it is started anew with the last radio window as its initial window (RFC 5681
 //!   behaviour from there: slow start until the first loss, then its own rules). A report
-//!   without a rate, or received before any RTT sample, counts as missing.
+//!   without a rate, or received before any RTT sample, counts as missing. The hand-over keeps
+//!   a timeout's loss window: fresh feedback in the middle of a timeout's recovery takes the
+//!   loss window on from the fallback's cwnd, and a fallback started then starts from the
+//!   loss window, not the radio window.
 
 use super::{
     AckSample, Cc, CcKind, CcParams, CcTrace, CongestionControl, Feedback, SlowStartCause,
@@ -99,6 +119,11 @@ pub struct RadioAware {
     active: bool,
     /// The formula's window, bytes (valid while `active`; the last one after).
     window: u64,
+    /// The loss window during a retransmission timeout's recovery (RFC 5681 §3.1, Linux
+    /// TCP_CA_Loss), bytes: one segment at the timeout, then slow start up to the radio
+    /// window; `None` outside such a recovery. It is the window while `active` (the fallback's
+    /// own cwnd is in charge otherwise).
+    loss: Option<u64>,
     min_rtt: Duration,
     srtt: Duration,
     /// Reports used, and times the controller fell back after having been active.
@@ -123,6 +148,7 @@ impl RadioAware {
             last: None,
             active: false,
             window: 0,
+            loss: None,
             min_rtt: Duration::ZERO,
             srtt: Duration::ZERO,
             reports: 0,
@@ -133,6 +159,17 @@ impl RadioAware {
     /// Is the radio window in charge?
     pub fn is_active(&self) -> bool {
         self.active
+    }
+
+    /// Is the sender in a timeout's recovery, under the loss window?
+    pub fn in_loss(&self) -> bool {
+        self.loss.is_some()
+    }
+
+    /// The window while `active`: the radio window, or the loss window below it after a
+    /// timeout.
+    fn radio_cwnd(&self) -> u64 {
+        self.loss.map_or(self.window, |l| l.min(self.window))
     }
 
     /// The seed's window for rate `rate_bps` (bit/s), predicted RTT `rtt`, queue `q` (bytes)
@@ -181,14 +218,22 @@ impl RadioAware {
                     self.p.q_th_bytes,
                     self.base.mss,
                 );
+                if !self.active {
+                    if let Some(l) = self.loss.as_mut() {
+                        // Fresh feedback within a timeout's recovery: the loss window goes on
+                        // from where the fallback has brought it.
+                        *l = self.fallback.cwnd();
+                    }
+                }
                 self.active = true;
             }
             None if self.active => {
                 // Feedback went stale: the loss-based controller takes over from the last
-                // radio window.
+                // window in force (the radio window, or the loss window after a timeout).
+                let last = self.radio_cwnd();
                 self.active = false;
                 self.fallbacks += 1;
-                let segs = self.window.div_ceil(self.base.mss as u64).max(1);
+                let segs = last.div_ceil(self.base.mss as u64).max(1);
                 *self.fallback = Cc::new(&CcParams {
                     kind: self.p.fallback,
                     initial_cwnd_segments: segs.min(u32::MAX as u64) as u32,
@@ -203,12 +248,13 @@ impl RadioAware {
 impl CongestionControl for RadioAware {
     fn cwnd(&self) -> u64 {
         if self.active {
-            self.window
+            self.radio_cwnd()
         } else {
             self.fallback.cwnd()
         }
     }
     fn ssthresh(&self) -> u64 {
+        // While active the radio window is the threshold (the loss window slow-starts to it).
         if self.active {
             self.window
         } else {
@@ -233,6 +279,27 @@ impl CongestionControl for RadioAware {
         self.min_rtt = ack.min_rtt;
         self.srtt = ack.srtt;
         self.update(ack.now);
+        if let Some(l) = self.loss {
+            if !ack.in_loss {
+                // The timeout's recovery is over (everything outstanding at the timeout is
+                // cumulatively acknowledged): the radio window again, as BBR restores its
+                // cwnd on leaving TCP_CA_Loss (`bbr_set_cwnd_to_recover_or_restore`).
+                self.loss = None;
+            } else if self.active && ack.cum_acked > 0 && !ack.rate_limited {
+                // Slow start after the timeout on ACKs that advance SND.UNA (RFC 7661: while
+                // the window limits the sender), up to the radio window (BBR: `cwnd =
+                // min(cwnd + acked, target_cwnd)`), by at most one SMSS per ACK: RFC 5681
+                // §3.1 eq. 2, cwnd += min(N, SMSS), whatever the stack's byte counting, as
+                // FreeBSD does after a timeout (cc_newreno.c `newreno_cc_cwnd_in_slow_start`:
+                // "Must not use abc_l_var > 1 if slow starting after an RTO"). The ACK of a
+                // go-back-N retransmission that fills a hole covers everything the receiver
+                // held out of order; counting all of it (Linux's `tcp_slow_start`, whose
+                // ceiling is a reduced ssthresh, not a radio window) sends a burst of that
+                // size at once, which a small layer-2 buffer drops, retransmissions included.
+                let grown = l + ack.bytes_acked.min(self.base.mss as u64);
+                self.loss = Some(grown.min(self.window.max(l)));
+            }
+        }
         if !self.active {
             self.fallback.on_ack(ack);
         }
@@ -250,11 +317,19 @@ impl CongestionControl for RadioAware {
     }
     fn on_rto(&mut self, now: Time, basis: u64, mss: u32, reduce_ssthresh: bool) {
         self.update(now);
+        // RFC 5681 §3.1 loss window, for the radio window as Linux `tcp_enter_loss` applies it
+        // to every module (the seed does not say what a timeout does); a repeated timeout of one
+        // recovery starts it again at one segment, as there. ssthresh needs no reduction: the
+        // radio window is the slow-start ceiling.
+        self.loss = Some(mss as u64);
         if !self.active {
             self.fallback.on_rto(now, basis, mss, reduce_ssthresh);
         }
     }
     fn on_undo(&mut self, now: Time, cwnd: u64, ssthresh: u64) {
+        // A spurious timeout (Linux `tcp_try_undo_loss` → `tcp_undo_cwnd_reduction`): the window
+        // from before it, the radio window, comes back.
+        self.loss = None;
         self.fallback.on_undo(now, cwnd, ssthresh);
     }
     fn on_idle_restart(&mut self, now: Time, cwnd: u64, ssthresh: u64) -> bool {
