@@ -1,9 +1,11 @@
 //! rantcp-config: loading a config — TOML text, `--set path=value` overrides, typed
 //! deserialisation with the failing field's path, and range validation — for scenarios
 //! (rantcp-scenario) and network functions (rantcp-functions) alike. Every error is one line
-//! naming the field path and what is allowed. [`units`] holds the quantities written with
+//! naming the field path and what is allowed; [`reads`] says which fields a run reads and
+//! warns of the values set that it does not. [`units`] holds the quantities written with
 //! units in config values.
 
+pub mod reads;
 pub mod units;
 
 use serde::de::DeserializeOwned;
