@@ -73,6 +73,7 @@
 //! per UE and sample time the uplink buffer's bytes and the filter's state.
 
 use crate::{BuildEnv, FunctionConfig};
+use rantcp_config::reads::{FieldUse, Unreads};
 use rantcp_config::{check, ConfigError};
 use rantcp_core::Time;
 use rantcp_nf::{
@@ -207,6 +208,18 @@ impl AckFilterConfig {
     }
 }
 
+/// `mode` switches the filter on and picks its steps; each parameter is one mode's.
+impl FieldUse for AckFilterConfig {
+    const ALWAYS: &'static [&'static str] = &["mode"];
+    const CONDITIONAL: &'static [&'static str] = &[
+        "ratio",
+        "threshold",
+        "segment_bytes",
+        "s_tbs",
+        "header_bytes",
+    ];
+}
+
 impl FunctionConfig for AckFilterConfig {
     const KIND: &'static str = "ack_filter";
 
@@ -214,17 +227,41 @@ impl FunctionConfig for AckFilterConfig {
         self.mode.is_some()
     }
 
+    fn off_because(&self, p: &str) -> String {
+        format!("{p}.mode is absent (the filter is not attached)")
+    }
+
+    /// What [`AckFilterConfig::steps`] and the hybrid-opt step read, by mode.
+    fn unread(&self, p: &str, out: &mut Unreads) {
+        let Some(mode) = self.mode else {
+            out.unless(false, p, Self::CONDITIONAL, || self.off_because(p));
+            return;
+        };
+        let because = || format!("{p}.mode = {:?}", mode.name());
+        out.unless(mode == AckFilterMode::Passive, p, &["ratio"], because);
+        out.unless(
+            matches!(mode, AckFilterMode::Active | AckFilterMode::Hybrid),
+            p,
+            &["threshold"],
+            because,
+        );
+        out.unless(
+            mode == AckFilterMode::HybridOpt,
+            p,
+            &["segment_bytes", "s_tbs", "header_bytes"],
+            because,
+        );
+    }
+
+    /// Every value is checked whatever the mode; one a mode does not read is a warning
+    /// ([`FunctionConfig::unread`]), one it needs and lacks an error.
     fn validate(&self, p: &str) -> Result<(), ConfigError> {
         let mode = self.mode.map_or("absent", AckFilterMode::name);
         let passive = self.mode == Some(AckFilterMode::Passive);
         check(
-            self.ratio.is_some() == passive,
+            self.ratio.is_some() || !passive,
             &format!("{p}.ratio"),
-            if passive {
-                "required with mode \"passive\": a ratio in [0, 1]".to_string()
-            } else {
-                format!("only for mode \"passive\" (mode is {mode:?})")
-            },
+            "required with mode \"passive\": a ratio in [0, 1]",
         )?;
         if let Some(r) = self.ratio {
             check(
@@ -238,13 +275,9 @@ impl FunctionConfig for AckFilterConfig {
             Some(AckFilterMode::Active | AckFilterMode::Hybrid)
         );
         check(
-            self.threshold.is_some() == with_t,
+            self.threshold.is_some() || !with_t,
             &format!("{p}.threshold"),
-            if with_t {
-                format!("required with mode {mode:?}: an integer >= 1")
-            } else {
-                format!("only for modes \"active\" and \"hybrid\" (mode is {mode:?})")
-            },
+            format!("required with mode {mode:?}: an integer >= 1"),
         )?;
         if let Some(t) = self.threshold {
             check(
@@ -253,12 +286,6 @@ impl FunctionConfig for AckFilterConfig {
                 "must be an integer in [1, 100000]",
             )?;
         }
-        let opt = self.mode == Some(AckFilterMode::HybridOpt);
-        check(
-            self.segment_bytes.is_none() || opt,
-            &format!("{p}.segment_bytes"),
-            format!("only for mode \"hybrid-opt\" (mode is {mode:?})"),
-        )?;
         if let Some(s) = self.segment_bytes {
             check(
                 (1..=65535).contains(&s),
@@ -266,11 +293,6 @@ impl FunctionConfig for AckFilterConfig {
                 "must be an integer in [1, 65535]",
             )?;
         }
-        check(
-            self.s_tbs == STbs::FullBand || opt,
-            &format!("{p}.s_tbs"),
-            format!("only for mode \"hybrid-opt\" (mode is {mode:?})"),
-        )?;
         check(
             self.header_bytes <= 1000,
             &format!("{p}.header_bytes"),

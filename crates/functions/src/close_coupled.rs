@@ -22,6 +22,7 @@
 //! Series `close_coupled`: per UE, the IP buffer's bytes and packets at each sample.
 
 use crate::{BuildEnv, FunctionConfig};
+use rantcp_config::reads::FieldUse;
 use rantcp_config::units::Bytes;
 use rantcp_config::{check, ConfigError};
 use rantcp_core::Time;
@@ -51,11 +52,29 @@ pub struct CloseCoupledConfig {
     pub buffer: Option<Bytes>,
 }
 
+impl FieldUse for CloseCoupledConfig {
+    const ALWAYS: &'static [&'static str] = &["enabled"];
+    const CONDITIONAL: &'static [&'static str] = &["flow", "buffer"];
+}
+
 impl FunctionConfig for CloseCoupledConfig {
     const KIND: &'static str = "close_coupled";
 
     fn enabled(&self) -> bool {
         self.enabled
+    }
+
+    fn off_because(&self, p: &str) -> String {
+        format!("{p}.enabled = false")
+    }
+
+    fn off_needs_network(&self) -> bool {
+        self.flow.is_some()
+    }
+
+    fn check_off(&self, p: &str, env: &BuildEnv) -> Result<(), ConfigError> {
+        env.tcp_flows(&format!("{p}.flow"), self.flow.as_deref())
+            .map(|_| ())
     }
 
     fn validate(&self, p: &str) -> Result<(), ConfigError> {

@@ -12,6 +12,7 @@
 //! `delay` if set (order kept: every held packet waits the same time).
 
 use crate::{BuildEnv, FunctionConfig};
+use rantcp_config::reads::{FieldUse, Unreads};
 use rantcp_config::units::Dur;
 use rantcp_config::{check, ConfigError};
 use rantcp_core::{Duration, Rng, Time};
@@ -143,11 +144,66 @@ fn d_zero() -> Dur {
     Dur::ms(0)
 }
 
+impl ImpairConfig {
+    fn check_start(&self, p: &str, env: &BuildEnv) -> Result<(), ConfigError> {
+        check(
+            self.start.0 < env.end - Time::ZERO,
+            &format!("{p}.start"),
+            "must be before the end of the run",
+        )
+    }
+}
+
+/// `loss`, `every` and `delay` switch the function on; the rest is read only when it is.
+impl FieldUse for ImpairConfig {
+    const ALWAYS: &'static [&'static str] = &["loss", "every", "delay"];
+    const CONDITIONAL: &'static [&'static str] = &[
+        "point",
+        "node",
+        "start",
+        "stop",
+        "proto",
+        "direction",
+        "flow",
+        "src_port",
+        "dst_port",
+    ];
+}
+
 impl FunctionConfig for ImpairConfig {
     const KIND: &'static str = "impair";
 
     fn enabled(&self) -> bool {
         self.loss > 0.0 || self.every > 0 || self.delay.0 > Duration::ZERO
+    }
+
+    fn off_because(&self, p: &str) -> String {
+        format!("{p} is off (loss = 0, every = 0 and delay = \"0s\")")
+    }
+
+    fn unread(&self, p: &str, out: &mut Unreads) {
+        out.unless(self.enabled(), p, Self::CONDITIONAL, || self.off_because(p));
+        // `build`: only a "forward" or "host" point sits at a node.
+        out.unless(
+            !self.enabled() || self.point.at_node(),
+            p,
+            &["node"],
+            || format!("{p}.point = {:?} (a radio point)", self.point.name()),
+        );
+    }
+
+    fn off_needs_network(&self) -> bool {
+        self.node.is_some() || self.flow.is_some() || self.start.0 > Duration::ZERO
+    }
+
+    fn check_off(&self, p: &str, env: &BuildEnv) -> Result<(), ConfigError> {
+        if let Some(n) = &self.node {
+            env.node(&format!("{p}.node"), n)?;
+        }
+        if let Some(f) = &self.flow {
+            env.flow(&format!("{p}.flow"), f)?;
+        }
+        self.check_start(p, env)
     }
 
     fn validate(&self, p: &str) -> Result<(), ConfigError> {
@@ -205,11 +261,7 @@ impl FunctionConfig for ImpairConfig {
             )?;
             (Site::Ran, self.point.name().to_string())
         };
-        check(
-            self.start.0 < env.end - Time::ZERO,
-            &format!("{p}.start"),
-            "must be before the end of the run",
-        )?;
+        self.check_start(p, env)?;
         let flows: Vec<FlowKey> = match &self.flow {
             Some(name) => vec![env.flow(&format!("{p}.flow"), name)?],
             None => env.flows.iter().map(|f| f.1).collect(),

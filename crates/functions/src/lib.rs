@@ -27,6 +27,7 @@ pub mod radio_feedback;
 pub mod rst_tracker;
 pub mod split;
 
+use rantcp_config::reads::{FieldUse, Unreads};
 use rantcp_config::ConfigError;
 use rantcp_core::{Duration, Rng, Time};
 use rantcp_nf::{Attach, FlowKey, NodeId};
@@ -127,13 +128,35 @@ impl BuildEnv {
 }
 
 /// A function kind's config: checked on its own at load time, built against a network.
-pub trait FunctionConfig {
+/// Its [`FieldUse`] says which fields are read only under a condition: `ALWAYS` are the
+/// switches (what [`FunctionConfig::enabled`] reads), `CONDITIONAL` the rest.
+pub trait FunctionConfig: FieldUse {
     /// The kind's name: its table under `functions` and its key in summary.json.
     const KIND: &'static str;
     /// Whether the table switches the function on.
     fn enabled(&self) -> bool;
-    /// Range checks that need no network; `path` is the table's (`functions.<kind>`).
+    /// The switch as a condition, for warnings: `functions.proxy.mode = "off"`.
+    fn off_because(&self, path: &str) -> String;
+    /// Range checks that need no network, made whether the function is on or off; `path` is
+    /// the table's (`functions.<kind>`).
     fn validate(&self, path: &str) -> Result<(), ConfigError>;
+    /// The fields this config does not read: every `CONDITIONAL` one when off; the kinds whose
+    /// fields depend on a mode say more.
+    fn unread(&self, path: &str, out: &mut Unreads) {
+        out.unless(self.enabled(), path, Self::CONDITIONAL, || {
+            self.off_because(path)
+        });
+    }
+    /// Whether the function, off, holds a value only the network can check (a node or flow
+    /// name other than the default, a time against the run's end): [`FunctionConfig::check_off`].
+    fn off_needs_network(&self) -> bool {
+        false
+    }
+    /// The checks `build` makes of names and times, for a function that is off (a misspelt
+    /// node is refused whether or not the function is on).
+    fn check_off(&self, _path: &str, _env: &BuildEnv) -> Result<(), ConfigError> {
+        Ok(())
+    }
     /// The function instances and their sites (nothing when off). Names of nodes and flows
     /// are resolved here; errors name the field under `path`.
     fn build(&self, path: &str, env: &BuildEnv) -> Result<Vec<Attach>, ConfigError>;
@@ -179,6 +202,28 @@ impl FunctionsConfig {
             || self.close_coupled.enabled()
             || self.rst_tracker.enabled()
     }
+    /// Does a kind that is off hold a value only the network can check?
+    pub fn off_needs_network(&self) -> bool {
+        self.impair.off_needs_network()
+            || self.split.off_needs_network()
+            || self.radio_feedback.off_needs_network()
+            || self.close_coupled.off_needs_network()
+    }
+    /// The fields of every kind's table the run does not read (`prefix` is `functions`).
+    pub fn unread(&self, prefix: &str, out: &mut Unreads) {
+        let p = |k: &str| format!("{prefix}.{k}");
+        self.impair.unread(&p(impair::ImpairConfig::KIND), out);
+        self.ack_filter
+            .unread(&p(ack_filter::AckFilterConfig::KIND), out);
+        self.split.unread(&p(split::SplitConfig::KIND), out);
+        self.proxy.unread(&p(proxy::ProxyConfig::KIND), out);
+        self.radio_feedback
+            .unread(&p(radio_feedback::RadioFeedbackConfig::KIND), out);
+        self.close_coupled
+            .unread(&p(close_coupled::CloseCoupledConfig::KIND), out);
+        self.rst_tracker
+            .unread(&p(rst_tracker::RstTrackerConfig::KIND), out);
+    }
     /// Check every kind's table (`prefix` is `functions`).
     pub fn validate(&self, prefix: &str) -> Result<(), ConfigError> {
         self.impair
@@ -200,51 +245,71 @@ impl FunctionsConfig {
         self.rst_tracker
             .validate(&format!("{prefix}.{}", rst_tracker::RstTrackerConfig::KIND))
     }
-    /// Build every enabled function, kinds in declaration order.
+    /// Build every enabled function, kinds in declaration order; check the names and times of
+    /// the kinds that are off against the network ([`FunctionConfig::check_off`]).
     pub fn build(&self, prefix: &str, env: &BuildEnv) -> Result<Vec<Attach>, ConfigError> {
+        fn one<C: FunctionConfig>(
+            c: &C,
+            prefix: &str,
+            env: &BuildEnv,
+            out: &mut Vec<Attach>,
+        ) -> Result<(), ConfigError> {
+            let p = format!("{prefix}.{}", C::KIND);
+            if c.enabled() {
+                out.extend(c.build(&p, env)?);
+                Ok(())
+            } else {
+                c.check_off(&p, env)
+            }
+        }
         let mut out = Vec::new();
-        if self.impair.enabled() {
-            out.extend(
-                self.impair
-                    .build(&format!("{prefix}.{}", impair::ImpairConfig::KIND), env)?,
-            );
-        }
-        if self.ack_filter.enabled() {
-            out.extend(self.ack_filter.build(
-                &format!("{prefix}.{}", ack_filter::AckFilterConfig::KIND),
-                env,
-            )?);
-        }
-        if self.split.enabled() {
-            out.extend(
-                self.split
-                    .build(&format!("{prefix}.{}", split::SplitConfig::KIND), env)?,
-            );
-        }
-        if self.proxy.enabled() {
-            out.extend(
-                self.proxy
-                    .build(&format!("{prefix}.{}", proxy::ProxyConfig::KIND), env)?,
-            );
-        }
-        if self.radio_feedback.enabled() {
-            out.extend(self.radio_feedback.build(
-                &format!("{prefix}.{}", radio_feedback::RadioFeedbackConfig::KIND),
-                env,
-            )?);
-        }
-        if self.close_coupled.enabled() {
-            out.extend(self.close_coupled.build(
-                &format!("{prefix}.{}", close_coupled::CloseCoupledConfig::KIND),
-                env,
-            )?);
-        }
-        if self.rst_tracker.enabled() {
-            out.extend(self.rst_tracker.build(
-                &format!("{prefix}.{}", rst_tracker::RstTrackerConfig::KIND),
-                env,
-            )?);
-        }
+        one(&self.impair, prefix, env, &mut out)?;
+        one(&self.ack_filter, prefix, env, &mut out)?;
+        one(&self.split, prefix, env, &mut out)?;
+        one(&self.proxy, prefix, env, &mut out)?;
+        one(&self.radio_feedback, prefix, env, &mut out)?;
+        one(&self.close_coupled, prefix, env, &mut out)?;
+        one(&self.rst_tracker, prefix, env, &mut out)?;
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rantcp_config::reads::classified;
+
+    #[test]
+    fn every_field_of_every_kind_is_a_switch_or_conditional() {
+        for r in [
+            classified::<impair::ImpairConfig>(),
+            classified::<ack_filter::AckFilterConfig>(),
+            classified::<split::SplitConfig>(),
+            classified::<proxy::ProxyConfig>(),
+            classified::<radio_feedback::RadioFeedbackConfig>(),
+            classified::<close_coupled::CloseCoupledConfig>(),
+            classified::<rst_tracker::RstTrackerConfig>(),
+        ] {
+            r.unwrap();
+        }
+    }
+
+    #[test]
+    fn a_kind_that_is_off_reads_none_of_its_parameters() {
+        let mut u = Unreads::default();
+        FunctionsConfig::default().unread("functions", &mut u);
+        let n = impair::ImpairConfig::CONDITIONAL.len()
+            + ack_filter::AckFilterConfig::CONDITIONAL.len()
+            + split::SplitConfig::CONDITIONAL.len()
+            + proxy::ProxyConfig::CONDITIONAL.len()
+            + radio_feedback::RadioFeedbackConfig::CONDITIONAL.len()
+            + close_coupled::CloseCoupledConfig::CONDITIONAL.len()
+            + rst_tracker::RstTrackerConfig::CONDITIONAL.len();
+        assert_eq!(u.0.len(), n);
+        assert!(u
+            .0
+            .iter()
+            .any(|u| u.path == "functions.proxy.cache"
+                && u.because == "functions.proxy.mode = \"off\""));
     }
 }

@@ -58,6 +58,7 @@
 
 use crate::split::tcp_packet;
 use crate::{BuildEnv, FunctionConfig};
+use rantcp_config::reads::{FieldUse, Unreads};
 use rantcp_config::units::{Bytes, Dur};
 use rantcp_config::{check, ConfigError};
 use rantcp_core::{Duration, Time};
@@ -166,11 +167,59 @@ impl Default for ProxyConfig {
     }
 }
 
+/// `mode` switches the proxy on; "none" counts only, "pep" caches and retransmits one packet
+/// at a time, "mmpep" batches by Eq. 2 (α, β, σ, 1 − ε).
+impl FieldUse for ProxyConfig {
+    const ALWAYS: &'static [&'static str] = &["mode"];
+    const CONDITIONAL: &'static [&'static str] = &[
+        "cache",
+        "alpha",
+        "beta_slots",
+        "sigma",
+        "confidence",
+        "timer",
+        "rlc_fill",
+    ];
+}
+
 impl FunctionConfig for ProxyConfig {
     const KIND: &'static str = "proxy";
 
     fn enabled(&self) -> bool {
         self.mode != ProxyMode::Off
+    }
+
+    fn off_because(&self, p: &str) -> String {
+        format!("{p}.mode = \"off\"")
+    }
+
+    /// "none" forwards everything (`active`) but still samples the window the cache would
+    /// give (`window_bytes` of the proxy table): it reads `cache` only.
+    fn unread(&self, p: &str, out: &mut Unreads) {
+        let because = || format!("{p}.mode = {:?}", self.mode.name());
+        match self.mode {
+            ProxyMode::Off => out.unless(false, p, Self::CONDITIONAL, because),
+            ProxyMode::None => out.unless(
+                false,
+                p,
+                &[
+                    "alpha",
+                    "beta_slots",
+                    "sigma",
+                    "confidence",
+                    "timer",
+                    "rlc_fill",
+                ],
+                because,
+            ),
+            ProxyMode::Pep => out.unless(
+                false,
+                p,
+                &["alpha", "beta_slots", "sigma", "confidence"],
+                because,
+            ),
+            ProxyMode::Mmpep => {}
+        }
     }
 
     fn validate(&self, p: &str) -> Result<(), ConfigError> {

@@ -28,6 +28,7 @@
 //! Series `radio_feedback`: one row per report (time, rnti, cqi, rate, queue).
 
 use crate::{BuildEnv, FunctionConfig};
+use rantcp_config::reads::FieldUse;
 use rantcp_config::units::Dur;
 use rantcp_config::{check, ConfigError};
 use rantcp_core::{Duration, Time};
@@ -82,11 +83,29 @@ impl Default for RadioFeedbackConfig {
     }
 }
 
+impl FieldUse for RadioFeedbackConfig {
+    const ALWAYS: &'static [&'static str] = &["enabled"];
+    const CONDITIONAL: &'static [&'static str] = &["period", "feedback_delay", "stop", "flow"];
+}
+
 impl FunctionConfig for RadioFeedbackConfig {
     const KIND: &'static str = "radio_feedback";
 
     fn enabled(&self) -> bool {
         self.enabled
+    }
+
+    fn off_because(&self, p: &str) -> String {
+        format!("{p}.enabled = false")
+    }
+
+    fn off_needs_network(&self) -> bool {
+        self.flow.is_some()
+    }
+
+    fn check_off(&self, p: &str, env: &BuildEnv) -> Result<(), ConfigError> {
+        env.tcp_flows(&format!("{p}.flow"), self.flow.as_deref())
+            .map(|_| ())
     }
 
     fn validate(&self, p: &str) -> Result<(), ConfigError> {

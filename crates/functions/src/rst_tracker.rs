@@ -31,6 +31,7 @@
 //! `flows_held` (distinct holds started).
 
 use crate::{BuildEnv, FunctionConfig};
+use rantcp_config::reads::FieldUse;
 use rantcp_config::units::Dur;
 use rantcp_config::{check, ConfigError};
 use rantcp_core::{Duration, Time};
@@ -70,11 +71,20 @@ impl Default for RstTrackerConfig {
     }
 }
 
+impl FieldUse for RstTrackerConfig {
+    const ALWAYS: &'static [&'static str] = &["enabled"];
+    const CONDITIONAL: &'static [&'static str] = &["hold"];
+}
+
 impl FunctionConfig for RstTrackerConfig {
     const KIND: &'static str = "rst_tracker";
 
     fn enabled(&self) -> bool {
         self.enabled
+    }
+
+    fn off_because(&self, p: &str) -> String {
+        format!("{p}.enabled = false")
     }
 
     fn validate(&self, p: &str) -> Result<(), ConfigError> {

@@ -672,10 +672,6 @@ fn config_errors_name_the_field() {
         Some("functions.ack_filter.ratio: must be in [0, 1]".into())
     );
     assert_eq!(
-        e("mode = 'granted'\nratio = 0.5"),
-        Some("functions.ack_filter.ratio: only for mode \"passive\" (mode is \"granted\")".into())
-    );
-    assert_eq!(
         e("mode = 'hybrid'"),
         Some(
             "functions.ack_filter.threshold: required with mode \"hybrid\": an integer >= 1".into()
@@ -685,21 +681,44 @@ fn config_errors_name_the_field() {
         e("mode = 'active'\nthreshold = 0"),
         Some("functions.ack_filter.threshold: must be an integer in [1, 100000]".into())
     );
+    // Out of range is refused whatever the mode reads.
     assert_eq!(
-        e("mode = 'hybrid-opt'\nthreshold = 3"),
-        Some("functions.ack_filter.threshold: only for modes \"active\" and \"hybrid\" (mode is \"hybrid-opt\")".into())
+        e("mode = 'granted'\nthreshold = 0"),
+        Some("functions.ack_filter.threshold: must be an integer in [1, 100000]".into())
     );
     assert_eq!(
-        e("mode = 'granted'\nsegment_bytes = 536"),
-        Some("functions.ack_filter.segment_bytes: only for mode \"hybrid-opt\" (mode is \"granted\")".into())
+        e("segment_bytes = 0"),
+        Some("functions.ack_filter.segment_bytes: must be an integer in [1, 65535]".into())
     );
     assert_eq!(e("mode = 'hybrid-opt'\nsegment_bytes = 536"), None);
+    // A parameter of another mode loads; `unread` warns of it.
+    let unread = |t: &str| {
+        let c: AckFilterConfig = toml::from_str(t).unwrap();
+        assert_eq!(c.validate("f").err(), None);
+        let mut u = rantcp_config::reads::Unreads::default();
+        c.unread("f", &mut u);
+        u.0.into_iter()
+            .map(|u| format!("{} ({})", u.path, u.because))
+            .collect::<Vec<_>>()
+    };
     assert_eq!(
-        e("mode = 'hybrid'\nthreshold = 6\ns_tbs = 'scheduled'"),
-        Some(
-            "functions.ack_filter.s_tbs: only for mode \"hybrid-opt\" (mode is \"hybrid\")".into()
-        )
+        unread("mode = 'granted'\nratio = 0.5"),
+        [
+            "f.ratio (f.mode = \"granted\")",
+            "f.threshold (f.mode = \"granted\")",
+            "f.segment_bytes (f.mode = \"granted\")",
+            "f.s_tbs (f.mode = \"granted\")",
+            "f.header_bytes (f.mode = \"granted\")",
+        ]
     );
+    assert_eq!(
+        unread("mode = 'hybrid-opt'\nthreshold = 3"),
+        [
+            "f.ratio (f.mode = \"hybrid-opt\")",
+            "f.threshold (f.mode = \"hybrid-opt\")",
+        ]
+    );
+    assert_eq!(unread("ratio = 0.5").len(), 5);
     assert!(toml::from_str::<AckFilterConfig>("mode = 'fast'").is_err());
     assert!(toml::from_str::<AckFilterConfig>("mode = 'none'\nratios = 1").is_err());
 }

@@ -38,6 +38,7 @@ pub mod fh;
 
 use crate::{BuildEnv, FunctionConfig};
 use es::EsGate;
+use rantcp_config::reads::{FieldUse, Unreads};
 use rantcp_config::units::{Bytes, Dur};
 use rantcp_config::{check, ConfigError};
 use rantcp_core::{Duration, Rng, Time};
@@ -174,11 +175,99 @@ impl Default for SplitConfig {
     }
 }
 
+/// `mode` switches the host on; the rest is read when it is, some by one mode only.
+impl FieldUse for SplitConfig {
+    const ALWAYS: &'static [&'static str] = &["mode"];
+    const CONDITIONAL: &'static [&'static str] = &[
+        "at",
+        "flows",
+        "buffer",
+        "wan_window",
+        "ran_cc",
+        "far_host_option",
+        "es_rto_factor",
+        "mh_ack_wait",
+        "fail_at",
+        "after_fail",
+    ];
+}
+
+impl SplitConfig {
+    /// The flows named in `flows`, each a TCP flow of the network (indices into `env.flows`).
+    fn named_flows(
+        &self,
+        p: &str,
+        env: &BuildEnv,
+        names: &[String],
+    ) -> Result<Vec<usize>, ConfigError> {
+        let mut v = Vec::new();
+        for n in names {
+            let key = env.flow(&format!("{p}.flows"), n)?;
+            check(
+                key.proto == rantcp_wire::PROTO_TCP,
+                &format!("{p}.flows"),
+                format!("flow {n:?} is not TCP (allowed: TCP flows)"),
+            )?;
+            v.push(env.flows.iter().position(|f| f.0 == *n).expect("found"));
+        }
+        Ok(v)
+    }
+    fn check_fail_at(&self, p: &str, env: &BuildEnv) -> Result<Option<Time>, ConfigError> {
+        let fail_at = self.fail_at.map(|d| Time::ZERO + d.d());
+        if let Some(t) = fail_at {
+            check(
+                t < env.end,
+                &format!("{p}.fail_at"),
+                "must be before the end of the run",
+            )?;
+        }
+        Ok(fail_at)
+    }
+}
+
 impl FunctionConfig for SplitConfig {
     const KIND: &'static str = "split";
 
     fn enabled(&self) -> bool {
         self.mode != SplitMode::Off
+    }
+
+    fn off_because(&self, p: &str) -> String {
+        format!("{p}.mode = \"off\"")
+    }
+
+    fn unread(&self, p: &str, out: &mut Unreads) {
+        out.unless(self.enabled(), p, Self::CONDITIONAL, || self.off_because(p));
+        if !self.enabled() {
+            return;
+        }
+        let because = || format!("{p}.mode = {:?}", self.mode.name());
+        // `build` attaches the far-host agent for AS-TCP only; the host's ES gate runs for
+        // ES-TCP and AS-TCP's fallback, the MH-ack timer for AS-TCP (`SplitHost`).
+        out.unless(
+            self.mode == SplitMode::AsTcp,
+            p,
+            &["far_host_option", "mh_ack_wait"],
+            because,
+        );
+        out.unless(self.mode != SplitMode::ITcp, p, &["es_rto_factor"], because);
+        out.unless(self.fail_at.is_some(), p, &["after_fail"], || {
+            format!("{p}.fail_at is absent (the host never fails)")
+        });
+    }
+
+    fn off_needs_network(&self) -> bool {
+        self.at != d_at() || self.flows.is_some() || self.fail_at.is_some()
+    }
+
+    fn check_off(&self, p: &str, env: &BuildEnv) -> Result<(), ConfigError> {
+        if self.at != d_at() {
+            env.node(&format!("{p}.at"), &self.at)?;
+        }
+        if let Some(names) = &self.flows {
+            self.named_flows(p, env, names)?;
+        }
+        self.check_fail_at(p, env).map(|_| ())
     }
 
     fn validate(&self, p: &str) -> Result<(), ConfigError> {
@@ -217,19 +306,7 @@ impl FunctionConfig for SplitConfig {
         }
         let at = env.node(&format!("{p}.at"), &self.at)?;
         let picked: Vec<usize> = match &self.flows {
-            Some(names) => {
-                let mut v = Vec::new();
-                for n in names {
-                    let key = env.flow(&format!("{p}.flows"), n)?;
-                    check(
-                        key.proto == rantcp_wire::PROTO_TCP,
-                        &format!("{p}.flows"),
-                        format!("flow {n:?} is not TCP (allowed: TCP flows)"),
-                    )?;
-                    v.push(env.flows.iter().position(|f| f.0 == *n).expect("found"));
-                }
-                v
-            }
+            Some(names) => self.named_flows(p, env, names)?,
             None => (0..env.flows.len())
                 .filter(|&k| env.flows[k].1.proto == rantcp_wire::PROTO_TCP)
                 .collect(),
@@ -239,14 +316,7 @@ impl FunctionConfig for SplitConfig {
             &format!("{p}.flows"),
             "no TCP flow to split (allowed: names of TCP flows)",
         )?;
-        let fail_at = self.fail_at.map(|d| Time::ZERO + d.d());
-        if let Some(t) = fail_at {
-            check(
-                t < env.end,
-                &format!("{p}.fail_at"),
-                "must be before the end of the run",
-            )?;
-        }
+        let fail_at = self.check_fail_at(p, env)?;
         let mut flows = Vec::new();
         let mut agents: Vec<Attach> = Vec::new();
         for &k in &picked {
