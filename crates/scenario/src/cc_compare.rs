@@ -9,6 +9,7 @@
 //! ```
 
 use crate::common::{AppKind, CcName};
+use crate::config::reads::{FieldUse, Unreads};
 use crate::config::{check, from_table, ConfigError};
 use crate::p2p_bulk::P2pBulk;
 use crate::scenario::{Common, Network, Scenario, ScenarioKind};
@@ -68,7 +69,35 @@ impl ScenarioKind for CcCompare {
     }
 }
 
+impl FieldUse for CcCompare {
+    const ALWAYS: &'static [&'static str] = &[
+        "access",
+        "bottleneck",
+        "flow",
+        "controllers",
+        "udp_reference",
+    ];
+    const CONDITIONAL: &'static [&'static str] = &[];
+}
+
 impl Scenario for CcCompare {
+    fn unread(&self, _common: &Common, out: &mut Unreads) {
+        self.base.unread_fields(out);
+        // `build`: each variant sets its own controller; the UDP reference reads the UDP
+        // fields (the base flow is "bulk").
+        out.unless(false, "flow", &["cc"], || {
+            "cc-compare runs each of `controllers` in turn".into()
+        });
+        if self.udp_reference {
+            out.read_after_all("flow.udp_rate");
+            out.read_after_all("flow.udp_packet");
+        } else {
+            out.unless(false, "flow", &["udp_rate", "udp_packet"], || {
+                "udp_reference = false".into()
+            });
+        }
+    }
+
     fn validate(&self, common: &Common) -> Result<(), ConfigError> {
         check(
             !self.controllers.is_empty() || self.udp_reference,

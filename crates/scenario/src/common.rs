@@ -1,5 +1,6 @@
 //! Config sections shared by scenarios: a TCP flow (`[flow]`) and outputs (`[output]`).
 
+use crate::config::reads::{FieldUse, Unreads};
 use crate::config::{check, ConfigError};
 use crate::units::{Bytes, Dur, Rate};
 use rantcp_core::Duration;
@@ -37,6 +38,15 @@ impl CcName {
             CcName::Bbr => CcKind::Bbr,
             CcName::RadioAware => CcKind::RadioAware,
         }
+    }
+}
+
+/// A config enum's name as files write it (`"udp-cbr"`), for messages.
+pub fn name_of<T: Serialize>(v: T) -> String {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::String(s)) => s,
+        Ok(v) => v.to_string(),
+        Err(_) => String::new(),
     }
 }
 
@@ -524,6 +534,50 @@ impl Default for FlowConfig {
     }
 }
 
+/// `app`, `count` and `start` are read by every flow; the rest depends on the app, the
+/// controller and the TCP options ([`FlowConfig::unread`]).
+impl FieldUse for FlowConfig {
+    const ALWAYS: &'static [&'static str] = &["app", "count", "start"];
+    const CONDITIONAL: &'static [&'static str] = &[
+        "bytes",
+        "request",
+        "app_rate",
+        "app_write",
+        "burst_size",
+        "burst_rate",
+        "burst_interval",
+        "burst_count",
+        "udp_rate",
+        "udp_packet",
+        "stack",
+        "cc",
+        "mss",
+        "delayed_ack",
+        "ack_every",
+        "quickack",
+        "ack_when_read",
+        "delack_timeout",
+        "min_rto",
+        "initial_rto",
+        "sack",
+        "rack_tlp",
+        "prr",
+        "rto_undo",
+        "timestamps",
+        "window_scaling",
+        "rcv_buf",
+        "rcv_win_ratio",
+        "snd_buf",
+        "initial_cwnd",
+        "pacing",
+        "slow_start_after_idle",
+        "hystart",
+        "cwnd_rules",
+        "radio_aware",
+        "video",
+    ];
+}
+
 /// Linux `TCP_MAX_QUICKACKS`.
 const QUICKACK_SEGMENTS: u32 = 16;
 
@@ -610,40 +664,29 @@ impl FlowConfig {
             &format!("{p}.radio_aware.stale_after"),
             "must be > 0",
         )?;
-        if matches!(self.app, AppKind::Ftp1 | AppKind::Bursts) {
-            check(
-                self.burst_size.0 > 0 && self.burst_size.0 <= 1 << 40,
-                &format!("{p}.burst_size"),
-                "must be between 1 byte and 1TiB",
-            )?;
-            check(
-                self.burst_count.is_none_or(|n| n > 0),
-                &format!("{p}.burst_count"),
-                "must be > 0 (leave it out for bursts until the end of the run)",
-            )?;
-            check(
-                self.app_rate.is_none(),
-                &format!("{p}.app_rate"),
-                "applies to app = \"bulk\" only",
-            )?;
-        }
-        if self.app == AppKind::Ftp1 {
-            check(
-                self.burst_rate.is_finite() && self.burst_rate > 0.0 && self.burst_rate <= 1000.0,
-                &format!("{p}.burst_rate"),
-                "must be > 0 and <= 1000 bursts per second",
-            )?;
-        }
-        if self.app == AppKind::Bursts {
-            check(
-                self.burst_interval.0 >= Duration::from_millis(1),
-                &format!("{p}.burst_interval"),
-                "must be at least 1ms",
-            )?;
-        }
-        if self.app == AppKind::Video {
-            self.video.validate(&format!("{p}.video"))?;
-        }
+        // Every app's values are checked whatever `app` is (a sweep over `app` must not meet
+        // a bad value only at the points that read it); [`FlowConfig::unread`] warns of them.
+        check(
+            self.burst_size.0 > 0 && self.burst_size.0 <= 1 << 40,
+            &format!("{p}.burst_size"),
+            "must be between 1 byte and 1TiB",
+        )?;
+        check(
+            self.burst_count.is_none_or(|n| n > 0),
+            &format!("{p}.burst_count"),
+            "must be > 0 (leave it out for bursts until the end of the run)",
+        )?;
+        check(
+            self.burst_rate.is_finite() && self.burst_rate > 0.0 && self.burst_rate <= 1000.0,
+            &format!("{p}.burst_rate"),
+            "must be > 0 and <= 1000 bursts per second",
+        )?;
+        check(
+            self.burst_interval.0 >= Duration::from_millis(1),
+            &format!("{p}.burst_interval"),
+            "must be at least 1ms",
+        )?;
+        self.video.validate(&format!("{p}.video"))?;
         if self.app == AppKind::Download {
             check(
                 self.bytes.is_none_or(|b| b.0 > 0),
@@ -653,6 +696,104 @@ impl FlowConfig {
         }
         Ok(())
     }
+
+    /// The `[flow]` fields the run does not read with these values (a scenario adds what it
+    /// decides itself, e.g. the radio scenarios' `traffic`). `download_is_bulk`: the scenario
+    /// runs "download" as a bulk send of `bytes` from the server, without a request (the radio
+    /// scenarios' `build_sim`).
+    pub fn unread(&self, p: &str, download_is_bulk: bool, out: &mut Unreads) {
+        let app = || {
+            if download_is_bulk && self.app == AppKind::Download {
+                format!(
+                    "{p}.app = \"download\", which this scenario runs as a bulk send of {p}.bytes"
+                )
+            } else {
+                format!("{p}.app = {:?}", name_of(self.app))
+            }
+        };
+        let is = |apps: &[AppKind]| apps.contains(&self.app);
+        use AppKind::*;
+        let bulk: &[AppKind] = if download_is_bulk {
+            &[Bulk, Download]
+        } else {
+            &[Bulk]
+        };
+        let request: &[AppKind] = if download_is_bulk {
+            &[Video]
+        } else {
+            &[Download, Video]
+        };
+        // `tcp_source` and the scenarios' UDP flow: what each app reads.
+        out.unless(self.app != UdpCbr, p, Self::TCP, app);
+        out.unless(is(&[Bulk, Download]), p, &["bytes"], app);
+        out.unless(is(request), p, &["request"], app);
+        out.unless(is(bulk), p, &["app_rate", "app_write"], app);
+        out.unless(
+            !is(bulk) || self.app_rate.is_some(),
+            p,
+            &["app_write"],
+            || format!("{p}.app_rate is absent (the sender keeps its buffer full)"),
+        );
+        out.unless(is(&[Ftp1, Bursts]), p, &["burst_size", "burst_count"], app);
+        out.unless(is(&[Ftp1]), p, &["burst_rate"], app);
+        out.unless(is(&[Bursts]), p, &["burst_interval"], app);
+        out.unless(is(&[UdpCbr]), p, &["udp_rate", "udp_packet"], app);
+        out.unless(is(&[Video]), p, &["video"], app);
+        if self.app == UdpCbr {
+            return;
+        }
+        let cc = || format!("{p}.cc = {:?}", name_of(self.cc));
+        out.unless(self.cc == CcName::RadioAware, p, &["radio_aware"], cc);
+        // Only CUBIC has a slow-start exit to choose (cc/cubic.rs), also as radio-aware's
+        // fallback.
+        let cubic = self.cc == CcName::Cubic
+            || (self.cc == CcName::RadioAware && self.radio_aware.fallback == Some(CcName::Cubic));
+        out.unless(cubic, p, &["hystart"], cc);
+        // recv.rs: without delayed ACKs every segment is ACKed at once.
+        out.unless(
+            self.delayed_ack,
+            p,
+            &["ack_every", "quickack", "ack_when_read", "delack_timeout"],
+            || format!("{p}.delayed_ack = false"),
+        );
+        // rack.rs, ack.rs: RACK-TLP and PRR run on a SACK connection only.
+        out.unless(self.sack, p, &["rack_tlp", "prr"], || {
+            format!("{p}.sack = false")
+        });
+        // ack.rs: the undo test reads the echoed timestamps.
+        out.unless(self.timestamps, p, &["rto_undo"], || {
+            format!("{p}.timestamps = false")
+        });
+    }
+
+    /// The TCP settings: what a UDP flow does not read.
+    pub const TCP: &'static [&'static str] = &[
+        "stack",
+        "cc",
+        "mss",
+        "delayed_ack",
+        "ack_every",
+        "quickack",
+        "ack_when_read",
+        "delack_timeout",
+        "min_rto",
+        "initial_rto",
+        "sack",
+        "rack_tlp",
+        "prr",
+        "rto_undo",
+        "timestamps",
+        "window_scaling",
+        "rcv_buf",
+        "rcv_win_ratio",
+        "snd_buf",
+        "initial_cwnd",
+        "pacing",
+        "slow_start_after_idle",
+        "hystart",
+        "cwnd_rules",
+        "radio_aware",
+    ];
 
     /// The application of a TCP flow from the data source: bulk (full buffer, `bytes` long or
     /// paced) or bursty ("ftp1", "bursts"). `None` for "download" and "udp-cbr".
@@ -881,7 +1022,22 @@ impl Default for OutputConfig {
     }
 }
 
+/// The snap length is read only where pcap files are written.
+impl FieldUse for OutputConfig {
+    const ALWAYS: &'static [&'static str] = &["sample_interval", "pcap", "plots"];
+    const CONDITIONAL: &'static [&'static str] = &["pcap_snaplen"];
+}
+
 impl OutputConfig {
+    pub fn unread(&self, p: &str, out: &mut Unreads) {
+        let none = match &self.pcap {
+            PcapSelection::All(on) => !on,
+            PcapSelection::Some(v) => v.is_empty(),
+        };
+        out.unless(!none, p, &["pcap_snaplen"], || {
+            format!("{p}.pcap captures nothing")
+        });
+    }
     pub fn validate(&self, p: &str) -> Result<(), ConfigError> {
         check(
             self.sample_interval.0 >= Duration::from_millis(1),

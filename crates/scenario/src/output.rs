@@ -135,6 +135,11 @@ pub(crate) fn collect(
                     m.remove(k);
                 }
             }
+            // The values set that the run did not read (`reads`); absent when there are none,
+            // so a run without warnings writes what it always did.
+            if !cfg.warnings.is_empty() {
+                m.insert("warnings".into(), json!(cfg.warnings));
+            }
             Value::Object(m)
         }
         v => v,

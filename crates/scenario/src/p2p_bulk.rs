@@ -8,6 +8,7 @@
 //! loss applies to the data direction (router → receiver) only, as in the Padhye et al. model.
 
 use crate::common::{AppKind, FlowConfig};
+use crate::config::reads::{FieldUse, Unreads};
 use crate::config::{check, ConfigError};
 use crate::scenario::{
     attach_functions, build_env, check_flow_start, check_link, check_mtu, flow_ip_packet, Common,
@@ -163,7 +164,45 @@ impl ScenarioKind for P2pBulk {
     }
 }
 
+/// The bottleneck's loss unit is read only when there is random loss.
+impl FieldUse for Bottleneck {
+    const ALWAYS: &'static [&'static str] = &["rate", "delay", "queue", "loss", "mtu"];
+    const CONDITIONAL: &'static [&'static str] = &["loss_unit"];
+}
+impl FieldUse for Access {
+    const ALWAYS: &'static [&'static str] = &["rate", "delay", "queue", "mtu"];
+    const CONDITIONAL: &'static [&'static str] = &[];
+}
+impl FieldUse for P2pBulk {
+    const ALWAYS: &'static [&'static str] = &["access", "bottleneck", "flow"];
+    const CONDITIONAL: &'static [&'static str] = &[];
+}
+
+impl P2pBulk {
+    /// What [`Scenario::unread`] says of a p2p network.
+    pub fn unread_fields(&self, out: &mut Unreads) {
+        out.unless(
+            self.bottleneck.loss > 0.0,
+            "bottleneck",
+            Bottleneck::CONDITIONAL,
+            || "bottleneck.loss = 0".into(),
+        );
+        self.flow.unread("flow", false, out);
+        // `flow.video.ues` splits the UEs of a radio scenario; p2p has one receiver.
+        out.unless(
+            self.flow.app != AppKind::Video,
+            "flow.video",
+            &["ues"],
+            || "this scenario has no UEs (flow.video.ues is for the radio scenarios)".into(),
+        );
+    }
+}
+
 impl Scenario for P2pBulk {
+    fn unread(&self, _common: &Common, out: &mut Unreads) {
+        self.unread_fields(out);
+    }
+
     fn validate(&self, common: &Common) -> Result<(), ConfigError> {
         check(
             (0.0..1.0).contains(&self.bottleneck.loss),

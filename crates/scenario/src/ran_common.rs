@@ -12,7 +12,8 @@
 //! above the radio's capacity (`traffic = "udp-saturation"`, the maximum-goodput reference of
 //! seed 004).
 
-use crate::common::{AppKind, FlowConfig};
+use crate::common::{name_of, AppKind, FlowConfig};
+use crate::config::reads::{FieldUse, Unreads};
 use crate::config::{check, ConfigError};
 use crate::p2p_bulk::max_packet_bytes;
 use crate::scenario::{
@@ -202,7 +203,7 @@ pub enum Traffic {
 /// follows a think time (exponential of mean `think`, or fixed). The dissertation gives the
 /// sizes (50 B down, 1,000 B up) and the simultaneous start; the think time is rantcp's choice.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct M2mSection {
     pub down: Bytes,
     pub up: Bytes,
@@ -715,9 +716,273 @@ impl ScenarioKind for RanScenario {
     }
 }
 
+impl FieldUse for RanScenario {
+    const ALWAYS: &'static [&'static str] = &[
+        "ues",
+        "traffic",
+        "radio",
+        "ue",
+        "mac",
+        "rlc",
+        "core",
+        "flow",
+        "packet_series",
+    ];
+    const CONDITIONAL: &'static [&'static str] = &["udp_rate", "udp_packet", "m2m"];
+}
+impl FieldUse for RadioSection {
+    const ALWAYS: &'static [&'static str] = &[
+        "rat",
+        "carrier_ghz",
+        "bandwidth_mhz",
+        "frame",
+        "duplex",
+        "tx_power_dbm",
+        "bs_height_m",
+        "ue_height_m",
+        "bs_antennas",
+        "ue_antennas",
+        "ue_noise_figure_db",
+        "bs_noise_figure_db",
+        "layers",
+        "tx_diversity",
+        "shadowing",
+        "fading",
+        "hex_layout",
+        "cqi_period",
+        "cqi_delay",
+        "fixed_mcs",
+        "harq_error_rate",
+        "blockage_loss_db",
+        "neighbour_load",
+    ];
+    const CONDITIONAL: &'static [&'static str] = &["isd_m", "o2i"];
+}
+impl FieldUse for UeSection {
+    const ALWAYS: &'static [&'static str] = &["placement", "indoor"];
+    const CONDITIONAL: &'static [&'static str] = &[
+        "distance_m",
+        "min_distance_m",
+        "cell_radius_m",
+        "los_duration",
+        "nlos_duration",
+        "drive_duration",
+        "drop_area",
+        "fading_speed_kmh",
+    ];
+}
+impl FieldUse for MacSection {
+    const ALWAYS: &'static [&'static str] = &[
+        "scheduler",
+        "ul_scheduler",
+        "harq_processes",
+        "harq_feedback_slots",
+        "harq_max_retx",
+        "pdcch_grants",
+        "k2_slots",
+        "sr_period",
+        "periodic_bsr_timer",
+        "retx_bsr_timer",
+        "ue_processing",
+        "enb_processing",
+        "bsr",
+        "ul_proactive_grant",
+        "bsr_enhancement",
+        "sr_offset_per_ue",
+        "sr_prohibit_timer",
+    ];
+    const CONDITIONAL: &'static [&'static str] = &[
+        "pf_time_constant",
+        "ul_proactive_period",
+        "dsr_trans_max",
+        "ra_prach_period",
+        "ra_preamble_trans_max",
+        "ra_power_ramping_step_db",
+        "ra_preamble_target_dbm",
+        "ra_response_window",
+        "ra_contention_resolution_timer",
+        "ra_backoff",
+        "ra_detection_snr_db",
+        "rlf_search_delay",
+        "rlm_qout_db",
+        "rlm_qin_db",
+        "n310",
+        "n311",
+        "t310",
+    ];
+}
+impl FieldUse for RlcSection {
+    const ALWAYS: &'static [&'static str] = &["mode", "buffer", "t_reassembly"];
+    const CONDITIONAL: &'static [&'static str] = &["t_poll_retransmit", "t_status_prohibit"];
+}
+impl FieldUse for CoreSection {
+    const ALWAYS: &'static [&'static str] = &[
+        "s1_rate",
+        "s1_delay",
+        "server_rate",
+        "server_delay",
+        "server_queue",
+        "mtu",
+        "error_rate",
+    ];
+    const CONDITIONAL: &'static [&'static str] = &["error_unit"];
+}
+
+impl RanScenario {
+    /// What [`Scenario::unread`] says of a radio network (`build_sim`, `radio_config`,
+    /// `ran_config`, `ue_mobility`).
+    pub fn unread_fields(&self, out: &mut Unreads) {
+        let traffic = || format!("traffic = {:?}", name_of(self.traffic));
+        out.unless(
+            self.traffic == Traffic::UdpSaturation,
+            "",
+            &["udp_rate", "udp_packet"],
+            traffic,
+        );
+        out.unless(self.traffic == Traffic::M2m, "", &["m2m"], traffic);
+        match self.traffic {
+            // The UDP flows take their start only.
+            Traffic::UdpSaturation => {
+                let tcp: Vec<&str> = FlowConfig::CONDITIONAL.to_vec();
+                out.unless(false, "flow", &tcp, traffic);
+                out.unless(false, "flow", &["app"], traffic);
+            }
+            // M2M runs its own application over the flow's TCP settings.
+            Traffic::M2m => {
+                self.flow.unread("flow", true, out);
+                out.unless(
+                    false,
+                    "flow",
+                    &[
+                        "app",
+                        "bytes",
+                        "request",
+                        "app_rate",
+                        "app_write",
+                        "burst_size",
+                        "burst_rate",
+                        "burst_interval",
+                        "burst_count",
+                        "udp_rate",
+                        "udp_packet",
+                        "video",
+                    ],
+                    traffic,
+                );
+            }
+            // `build_sim`: a download runs as a bulk send from the server (`tcp_source`).
+            Traffic::Tcp => self.flow.unread("flow", true, out),
+        }
+        out.unless(false, "flow", &["count"], || {
+            "the radio scenarios run one flow per UE (`ues`)".into()
+        });
+        let r = &self.radio;
+        let u = &self.ue;
+        let hex = || format!("radio.hex_layout = {}", r.hex_layout);
+        out.unless(r.hex_layout, "radio", &["isd_m"], hex);
+        out.unless(r.hex_layout, "ue", &["drop_area"], hex);
+        out.unless(u.indoor > 0.0, "radio", &["o2i"], || {
+            "ue.indoor = 0 (every UE is outdoors)".into()
+        });
+        let placement = || format!("ue.placement = {:?}", name_of(u.placement));
+        out.unless(
+            u.placement == Placement::Fixed,
+            "ue",
+            &["distance_m"],
+            placement,
+        );
+        out.unless(
+            u.placement == Placement::Random,
+            "ue",
+            &["min_distance_m"],
+            placement,
+        );
+        if u.placement == Placement::Random {
+            out.unless(!r.hex_layout, "ue", &["cell_radius_m"], || {
+                "radio.hex_layout = true (UEs are dropped within ISD/2)".into()
+            });
+        } else {
+            out.unless(false, "ue", &["cell_radius_m"], placement);
+        }
+        out.unless(
+            u.placement == Placement::UrbanRoute,
+            "ue",
+            &["drive_duration"],
+            placement,
+        );
+        if u.placement == Placement::UrbanRoute {
+            out.unless(false, "ue", &["los_duration", "nlos_duration"], placement);
+        } else {
+            // `radio_config`: the schedule runs when both are > 0; a 0s one is its switch (read),
+            // the other is then unread.
+            let (los, nlos) = (u.los_duration.0 .0 > 0, u.nlos_duration.0 .0 > 0);
+            out.unless(!los || nlos, "ue", &["los_duration"], || {
+                "ue.nlos_duration = 0s (the blockage schedule is off)".into()
+            });
+            out.unless(!nlos || los, "ue", &["nlos_duration"], || {
+                "ue.los_duration = 0s (the blockage schedule is off)".into()
+            });
+        }
+        out.unless(r.fading, "ue", &["fading_speed_kmh"], || {
+            "radio.fading = false".into()
+        });
+        let m = &self.mac;
+        out.unless(
+            m.scheduler == SchedName::Pf || m.ul_scheduler == SchedName::Pf,
+            "mac",
+            &["pf_time_constant"],
+            || "neither mac.scheduler nor mac.ul_scheduler is \"pf\"".into(),
+        );
+        out.unless(
+            m.ul_proactive_grant.0 > 0,
+            "mac",
+            &["ul_proactive_period"],
+            || "mac.ul_proactive_grant = 0 (no proactive grants)".into(),
+        );
+        // Ideal reporting: the eNB ignores SRs, so no SR goes unanswered (no dsr-TransMax
+        // fallback to random access) and there is no radio link monitoring (`ran_config`,
+        // cell/mod.rs). (`bsr_enhancement` with it is refused in `validate`.)
+        out.unless(
+            m.bsr == BsrMode::Standard,
+            "mac",
+            &[
+                "dsr_trans_max",
+                "ra_prach_period",
+                "ra_preamble_trans_max",
+                "ra_power_ramping_step_db",
+                "ra_preamble_target_dbm",
+                "ra_response_window",
+                "ra_contention_resolution_timer",
+                "ra_backoff",
+                "ra_detection_snr_db",
+                "rlf_search_delay",
+                "rlm_qout_db",
+                "rlm_qin_db",
+                "n310",
+                "n311",
+                "t310",
+            ],
+            || "mac.bsr = \"ideal\"".into(),
+        );
+        out.unless(
+            self.rlc.mode == RlcModeName::Am,
+            "rlc",
+            &["t_poll_retransmit", "t_status_prohibit"],
+            || "rlc.mode = \"um\" (no ARQ)".into(),
+        );
+        out.unless(self.core.error_rate > 0.0, "core", &["error_unit"], || {
+            "core.error_rate = 0".into()
+        });
+    }
+}
+
 impl Scenario for RanScenario {
     fn max_duration(&self) -> Duration {
         Duration::from_secs(3600)
+    }
+
+    fn unread(&self, _common: &Common, out: &mut Unreads) {
+        self.unread_fields(out);
     }
 
     fn validate(&self, common: &Common) -> Result<(), ConfigError> {
@@ -1093,12 +1358,10 @@ impl Scenario for RanScenario {
             "mac.bsr_enhancement",
             "needs mac.bsr = \"standard\" (ideal reporting has no BSR procedure to enhance)",
         )?;
-        if self.traffic == Traffic::M2m {
-            check(self.m2m.down.0 >= 1, "m2m.down", "must be >= 1 byte")?;
-            check(self.m2m.up.0 >= 1, "m2m.up", "must be >= 1 byte")?;
-        }
+        check(self.m2m.down.0 >= 1, "m2m.down", "must be >= 1 byte")?;
+        check(self.m2m.up.0 >= 1, "m2m.up", "must be >= 1 byte")?;
         check(
-            m.ul_proactive_grant.0 == 0 || m.ul_proactive_period.0 >= slot,
+            m.ul_proactive_period.0 >= slot,
             "mac.ul_proactive_period",
             format!("must be at least one slot ({})", Dur(slot)),
         )?;
@@ -1158,6 +1421,11 @@ impl Scenario for RanScenario {
             "a packet from the server must reach the base station within the run: server_delay + s1_delay < duration",
         )?;
         self.flow.validate("flow")?;
+        check(
+            self.traffic != Traffic::Tcp || self.flow.app != AppKind::UdpCbr,
+            "flow.app",
+            "\"udp-cbr\" is not an app of the radio scenarios (allowed: bulk, download, ftp1, bursts, video); their UDP is traffic = \"udp-saturation\"",
+        )?;
         check_flow_start(&self.flow, common)
     }
 

@@ -7,6 +7,7 @@
 //! the rest goes to the kind's own type (unknown keys refused in both).
 
 use crate::common::{FlowConfig, OutputConfig};
+use crate::config::reads::{set_leaves, FieldUse, Unreads};
 use crate::config::{check, from_table, ConfigError};
 use crate::units::Dur;
 use crate::{Builtin, BUILTINS};
@@ -131,6 +132,12 @@ pub struct Common {
     pub functions: FunctionsConfig,
 }
 
+/// Every common field is read; what their tables read is said table by table.
+impl FieldUse for Common {
+    const ALWAYS: &'static [&'static str] = &COMMON_KEYS;
+    const CONDITIONAL: &'static [&'static str] = &[];
+}
+
 /// The keys of [`Common`] at the top level of a scenario file.
 const COMMON_KEYS: [&str; 5] = ["scenario", "duration", "seed", "output", "functions"];
 
@@ -138,6 +145,11 @@ impl Common {
     /// Simulated end of the run.
     pub fn end(&self) -> Time {
         Time::ZERO + self.duration.d()
+    }
+    /// The output and function fields the run does not read.
+    pub fn unread(&self, out: &mut Unreads) {
+        self.output.unread("output", out);
+        self.functions.unread("functions", out);
     }
     fn validate(&self, max_duration: Duration) -> Result<(), ConfigError> {
         check(
@@ -172,8 +184,12 @@ pub trait Scenario: fmt::Debug + Send + Sync {
     fn max_duration(&self) -> Duration {
         Duration::from_secs(86_400)
     }
-    /// Range checks of the scenario's own fields (`common` is already checked).
+    /// Range checks of the scenario's own fields (`common` is already checked), whether or
+    /// not the run reads them.
     fn validate(&self, common: &Common) -> Result<(), ConfigError>;
+    /// The scenario's own fields (paths from the top of the file) that this config does not
+    /// read, with the setting that makes it so (see [`crate::config::reads`]).
+    fn unread(&self, common: &Common, out: &mut Unreads);
     /// Build the networks with the functions `common.functions` asks for. Errors are
     /// function configs naming what the network lacks.
     fn build(&self, common: &Common) -> Result<Vec<Network>, ConfigError>;
@@ -242,6 +258,9 @@ fn full_schema<T: ScenarioKind>(g: &mut SchemaGenerator) -> Schema {
 pub struct ScenarioConfig {
     pub common: Common,
     pub spec: Box<dyn Scenario>,
+    /// One line per value the user set that the run does not read (`rantcp run` prints them,
+    /// summary.json lists them under `warnings` when there are any).
+    pub warnings: Vec<String>,
 }
 
 impl ScenarioConfig {
@@ -274,6 +293,13 @@ impl ScenarioConfig {
             m.insert(k.into(), c[k].clone());
         }
         serde_json::Value::Object(m)
+    }
+    /// Every field this config does not read, with why.
+    pub fn unread(&self) -> Unreads {
+        let mut out = Unreads::default();
+        self.common.unread(&mut out);
+        self.spec.unread(&self.common, &mut out);
+        out
     }
     /// Build the networks and their functions.
     pub fn build(&self) -> Result<Vec<Network>, ConfigError> {
@@ -322,6 +348,8 @@ pub fn load(
     // The built-in file gives the defaults: the user's table is merged over it.
     let b = builtin.0;
     let mut full = crate::config::parse_toml(b.toml, &format!("builtin:{}", b.name))?;
+    // What the user set: the values of their table that the built-in's file does not hold.
+    let set = set_leaves(&table, &full);
     merge_tables(&mut full, table);
     let mut common = toml::Table::new();
     for k in COMMON_KEYS {
@@ -333,12 +361,19 @@ pub fn load(
     let spec = (b.kind.parse)(full)?;
     common.validate(spec.max_duration())?;
     spec.validate(&common)?;
-    let cfg = ScenarioConfig { common, spec };
-    if cfg.common.functions.any_enabled() {
-        // Resolve the functions' node and flow names against the network now, so that
-        // `rantcp validate` and sweeps catch them before any run.
+    let mut cfg = ScenarioConfig {
+        common,
+        spec,
+        warnings: Vec::new(),
+    };
+    let functions = &cfg.common.functions;
+    if functions.any_enabled() || functions.off_needs_network() {
+        // Resolve the functions' node and flow names against the network now (those of a
+        // function that is off too), so that `rantcp validate` and sweeps catch them before
+        // any run.
         cfg.build()?;
     }
+    cfg.warnings = cfg.unread().warnings(set.iter().map(String::as_str));
     Ok(cfg)
 }
 

@@ -12,6 +12,7 @@
 //! (HARQ n+4, 1 ms processing at each end, scheduling: about 10 ms), so that TCP_RAN's RTT
 //! is close to `ran_rtt`.
 
+use crate::config::reads::{FieldUse, Unreads};
 use crate::config::{check, ConfigError};
 use crate::ran_common::RanScenario;
 use crate::scenario::{Common, Network, Scenario, ScenarioKind};
@@ -83,9 +84,35 @@ impl ScenarioKind for SplitTcp {
     }
 }
 
+impl FieldUse for SplitTcp {
+    const ALWAYS: &'static [&'static str] = &[
+        "ues",
+        "traffic",
+        "radio",
+        "ue",
+        "mac",
+        "rlc",
+        "core",
+        "flow",
+        "packet_series",
+        "ran_rtt",
+        "wan_rtt",
+        "baseline",
+    ];
+    const CONDITIONAL: &'static [&'static str] = RanScenario::CONDITIONAL;
+}
+
 impl Scenario for SplitTcp {
     fn max_duration(&self) -> Duration {
         self.base.max_duration()
+    }
+
+    fn unread(&self, _common: &Common, out: &mut Unreads) {
+        self.base.unread_fields(out);
+        // `from_table`: the two delays come from the round-trip times.
+        out.unless(false, "core", &["server_delay", "s1_delay"], || {
+            "split-tcp sets it from wan_rtt and ran_rtt".into()
+        });
     }
 
     fn validate(&self, common: &Common) -> Result<(), ConfigError> {
