@@ -23,7 +23,7 @@ from rantcp._native import ConfigError, builtin_toml, config_schema, scenarios, 
 
 if TYPE_CHECKING:
     from rantcp import phy, sweep_plots
-    from rantcp.api import Result, load_result, run, validate
+    from rantcp.api import ConfigWarning, Result, load_result, run, validate
     from rantcp.emulation import emulate
     from rantcp.sweeps import Sweep, load, sweep
 
@@ -31,6 +31,7 @@ __version__ = version()
 
 # Public name -> (module, attribute or None for the module itself), resolved on first use.
 _LAZY: dict[str, tuple[str, str | None]] = {
+    "ConfigWarning": ("rantcp.api", "ConfigWarning"),
     "Result": ("rantcp.api", "Result"),
     "load_result": ("rantcp.api", "load_result"),
     "run": ("rantcp.api", "run"),
@@ -62,6 +63,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "ConfigError",
+    "ConfigWarning",
     "Result",
     "Sweep",
     "builtin_toml",

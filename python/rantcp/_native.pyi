@@ -12,8 +12,9 @@ def builtin_toml(name: str) -> str:
     """The default TOML of a built-in scenario."""
 def config_schema() -> str:
     """JSON Schema of the scenario configs, as JSON text."""
-def validate(spec: str, overrides: list[tuple[str, str]] = ..., seed: int | None = None) -> str:
-    """Validate `builtin:NAME` or a TOML path with overrides; returns the effective config as JSON."""
+def validate(spec: str, overrides: list[tuple[str, str]] = ..., seed: int | None = None) -> tuple[str, list[str]]:
+    """Validate `builtin:NAME` or a TOML path with overrides; returns the effective config as JSON
+    and the warnings (values set that the run does not read), one line each."""
 def parse_bytes(text: str) -> int:
     """A config size ("6MB", "6MiB", "1500") in bytes, by the config's own rule; ValueError if not one."""
 

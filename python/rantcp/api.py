@@ -20,6 +20,7 @@ import json
 import math
 import os
 import time
+import warnings as _warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,9 +61,34 @@ def normalise_overrides(overrides: Mapping[str, Any] | None) -> list[tuple[str, 
     return out
 
 
+class ConfigWarning(UserWarning):
+    """A value the config sets that the run does not read (a parameter of a function that is
+    off, a traffic-model knob of another app, ...): one line naming the field and the setting
+    that makes it so. The run goes on; the same lines are in ``Result.warnings`` and in
+    summary.json's ``warnings``."""
+
+
+def warn_config(messages: list[str], stacklevel: int = 3) -> None:
+    """Issue a ConfigWarning per message."""
+    for m in messages:
+        _warnings.warn(m, ConfigWarning, stacklevel=stacklevel)
+
+
+def check(
+    scenario: str, overrides: Mapping[str, Any] | None = None, seed: int | None = None
+) -> tuple[dict[str, Any], list[str]]:
+    """The effective config and its warnings (values set that the run does not read), without
+    issuing them. Raises ConfigError."""
+    text, warnings = _native.validate(_check_scenario(scenario), _check_overrides(overrides), _check_seed(seed))
+    return json.loads(text), list(warnings)
+
+
 def validate(scenario: str, overrides: Mapping[str, Any] | None = None, seed: int | None = None) -> dict[str, Any]:
-    """Validate a scenario and return its effective config. Raises ConfigError."""
-    return json.loads(_native.validate(_check_scenario(scenario), _check_overrides(overrides), _check_seed(seed)))
+    """Validate a scenario and return its effective config. Raises ConfigError; issues a
+    ConfigWarning per value set that the run does not read."""
+    cfg, warnings = check(scenario, overrides, seed)
+    warn_config(warnings)
+    return cfg
 
 
 class Tables(Mapping[str, "pd.DataFrame"]):
@@ -135,6 +161,9 @@ class Result:
     """Time-series tables by name (e.g. "flows"), pandas DataFrames (made on first access)."""
     out: Path | None = None
     """The output folder, when one was written."""
+    warnings: list[str] = field(default_factory=list)
+    """Values the config sets that the run did not read, one line each (summary.json's
+    ``warnings``; empty when there are none)."""
     timings: dict[str, float] = field(default_factory=dict)
     """Wall seconds per phase of the run that made this result (``build``, ``simulate``,
     ``collect``, ``write Parquet``, ``plots``); empty for a loaded folder. A run writes most of
@@ -142,6 +171,8 @@ class Result:
 
     def __post_init__(self) -> None:
         self.timeseries = Tables.wrap(self.timeseries)
+        if not self.warnings:
+            self.warnings = list(self.summary.get("warnings", []))
 
     @property
     def flows(self) -> pd.DataFrame:
@@ -393,6 +424,7 @@ def run(
     out: str | os.PathLike[str] | None = None,
     progress: Progress | None = None,
     force: bool = False,
+    warn: bool = True,
 ) -> Result:
     """Run a scenario (``builtin:NAME`` or a TOML path) and return its results.
 
@@ -405,6 +437,8 @@ def run(
     total seconds, events so far) when it takes three arguments, as the run advances.
     force: run even when the work estimated before the start is above the bound (see
     ``crates/scenario/src/work.rs``: minutes to hours of wall time); otherwise it is refused.
+    warn: issue a ConfigWarning per value the config sets that the run does not read (they are
+    in ``Result.warnings`` either way).
     Raises ConfigError (a ValueError) for bad input. ``Result.timings`` says where the time went.
     """
     from rantcp.outdir import Staging
@@ -430,6 +464,8 @@ def run(
         summary_text, columns = sim.finish(wall)
         sim = None
         summary = json.loads(summary_text)
+        if warn:
+            warn_config(summary.get("warnings", []))
         phases.lap("collect")
         series.add(columns)
         tables = series.close()

@@ -42,6 +42,22 @@ def _fail(message: str) -> NoReturn:
     raise SystemExit(EXIT_BAD_INPUT)
 
 
+def _config_warnings_to_stderr() -> None:
+    """Print each rantcp.ConfigWarning as one `rantcp: warning: ...` line on stderr (other
+    warnings as Python shows them)."""
+    import warnings
+
+    shown = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):  # type: ignore[no-untyped-def]
+        if category.__name__ == "ConfigWarning" and category.__module__ == "rantcp.api":
+            sys.stderr.write(f"rantcp: warning: {message}\n")
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+
+
 def _parse_sets(items: Sequence[str] | None) -> dict[str, str]:
     out: dict[str, str] = {}
     for item in items or []:
@@ -220,7 +236,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     api._prefetch("pyarrow.parquet", *(["rich.console", "rich.progress"] if show_progress else []))
     phases: dict[str, float] = {}
     t0 = time.perf_counter()
-    # Validate before touching the output folder, so bad input never costs earlier results.
+    # Validate before touching the output folder, so bad input never costs earlier results;
+    # this says the config's warnings (the run itself then does not repeat them).
     cfg = rantcp.validate(scenario, sets, args.seed)
     out: Path = args.out or Path("out") / cfg["scenario"]
     from rantcp.outdir import check_target
@@ -246,9 +263,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
             def tick(now_s: float, total_s: float, events: int) -> None:
                 bar.update(task, completed=now_s, total=total_s, rate=rate_text(events, time.perf_counter() - started))
 
-            result = rantcp.run(scenario, seed=args.seed, overrides=sets, out=out, progress=tick, force=args.force)
+            result = rantcp.run(scenario, seed=args.seed, overrides=sets, out=out, progress=tick, force=args.force, warn=False)
     else:
-        result = rantcp.run(scenario, seed=args.seed, overrides=sets, out=out, force=args.force)
+        result = rantcp.run(scenario, seed=args.seed, overrides=sets, out=out, force=args.force, warn=False)
     phases.update(result.timings)
     t0 = time.perf_counter()
     if not args.quiet:
@@ -326,6 +343,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         cut = argv.index("--")
         argv, trailing = argv[:cut], argv[cut:]
     args = parser.parse_args(argv)
+    _config_warnings_to_stderr()
     if args.command == "emulate":
         args.commands = trailing
     handlers = {

@@ -66,12 +66,18 @@ pub(crate) fn load(
 }
 
 /// Validate a scenario (`builtin:NAME` or a TOML path) with overrides; returns the effective
-/// config as JSON text. Raises ConfigError with a one-line message.
+/// config as JSON text and the warnings (one line each: a value set that the run does not
+/// read). Raises ConfigError with a one-line message.
 #[pyfunction]
 #[pyo3(signature = (spec, overrides=Vec::new(), seed=None))]
-fn validate(spec: &str, overrides: Vec<(String, String)>, seed: Option<u64>) -> PyResult<String> {
+fn validate(
+    spec: &str,
+    overrides: Vec<(String, String)>,
+    seed: Option<u64>,
+) -> PyResult<(String, Vec<String>)> {
     let cfg = load(spec, overrides, seed)?;
-    Ok(serde_json::to_string(&cfg.to_json()).expect("json"))
+    let json = serde_json::to_string(&cfg.to_json()).expect("json");
+    Ok((json, cfg.warnings))
 }
 
 /// One simulation run, advanced in steps so the caller can show progress.

@@ -101,12 +101,18 @@ def validate_points(spec: SweepSpec) -> None:
     from rantcp import api
 
     seed = spec.seeds[0]
-    api.validate(spec.scenario, spec.fixed, seed)  # a bad base fails the sweep, not each point
+    api.check(spec.scenario, spec.fixed, seed)  # a bad base fails the sweep, not each point
+    # A value set that no point of the sweep reads is said once, before the runs; one that
+    # some point reads is not (a sweep may switch a function on and off with its parameters
+    # fixed). Warnings are one per field ("<field> is set but ...").
+    unread: dict[str, str] | None = None
     bad = 0
     first = ""
     for axes in spec.points:
         try:
-            api.validate(spec.scenario, spec.point_overrides(axes), seed)
+            ws = api.check(spec.scenario, spec.point_overrides(axes), seed)[1]
+            here = {w.split(" is set but ", 1)[0]: w for w in ws}
+            unread = here if unread is None else {k: v for k, v in unread.items() if k in here}
         except ConfigError as e:
             msg = str(e)
             if any(p in msg for p in _PATH_ERRORS):
@@ -117,6 +123,7 @@ def validate_points(spec: SweepSpec) -> None:
             first = first or f"{msg} (at {', '.join(f'{k} = {v!r}' for k, v in axes.items())})"
     if bad and bad == len(spec.points):
         raise ConfigError(f"no point of the sweep is valid: {first}")
+    api.warn_config(list((unread or {}).values()))
 
 
 _MAX_BATCH = 256

@@ -475,7 +475,7 @@ def parse_spec(data: Mapping[str, Any], base_dir: str | os.PathLike[str] | None 
         seeds = list(sw.seeds)
         base_seed = seeds[0]
     else:
-        base_seed = sw.seed if sw.seed is not None else int(api.validate(scen, fixed)["seed"])
+        base_seed = sw.seed if sw.seed is not None else int(api.check(scen, fixed)[0]["seed"])
         seeds = []
         used: set[int] = set()
         for r in range(sw.repetitions or 1):

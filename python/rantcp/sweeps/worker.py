@@ -33,7 +33,7 @@ def run_point(task: RunTask) -> dict[str, Any]:
                 scenario = os.path.join(tmp, "scenario.toml")
                 Path(scenario).write_text(task.scenario_text)
             run_dir = Path(tmp) / "run"
-            _call_unsampled(lambda: rantcp.run(scenario, seed=task.seed, overrides=task.overrides, out=run_dir))
+            _call_unsampled(lambda: rantcp.run(scenario, seed=task.seed, overrides=task.overrides, out=run_dir, warn=False))
             files = {}
             for f in sorted(run_dir.rglob("*")):
                 if f.is_file():
