@@ -13,14 +13,18 @@ and moved into place only when it has succeeded. The target may be
   *before* the simulation starts, and checked again just before the move.
 
 Two runs into the same target each have their own staging folder; the later one to finish wins
-and the folder always holds exactly one run.
+and the folder always holds exactly one run. A run killed where it cannot clean up (SIGKILL, a
+power cut) leaves its staging folder; the next run into the same target deletes the staging
+folders of its target whose process is gone (``remove_stale``).
 """
 
 from __future__ import annotations
 
 import errno
+import glob
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -115,6 +119,51 @@ def write_error(what: str, path: str | os.PathLike[str], e: OSError) -> ConfigEr
     return ConfigError(f"{what} {_describe(Path(path))}: cannot write ({e.strerror or e})")
 
 
+_STAGING_NAME = re.compile(r"\.(?:partial|old)-(\d+)-[0-9a-f]{8}")
+
+
+def _only_run_outputs(folder: Path) -> bool:
+    """Whether a staging folder holds nothing but what a run writes (possibly half of it)."""
+    for e in folder.iterdir():
+        if e.is_symlink():
+            return False
+        if e.is_file() and (e.name in _RUN_FILES or e.suffix == ".parquet"):
+            continue
+        if e.is_dir() and e.name in _RUN_DIRS and all(c.is_file() and not c.is_symlink() for c in e.iterdir()):
+            continue
+        return False
+    return True
+
+
+def remove_stale(target: Path) -> list[Path]:
+    """Delete the staging folders of ``target`` (``.<name>.partial-<pid>-<hex>``, and the
+    ``.<name>.old-<pid>-<hex>`` of the two-rename swap) left by a run whose process is gone: a
+    SIGKILL or a power cut gives it no chance to remove its own. A folder whose process still
+    runs (another run into the same target) is left alone, and so is one holding anything a run
+    does not write. Processes are told apart by pid on this machine: a target shared with
+    another machine or PID namespace may keep a stale folder. Returns the folders deleted."""
+    removed: list[Path] = []
+    stem = glob.escape(f".{target.name}.")
+    found = [*target.parent.glob(stem + "partial-*"), *target.parent.glob(stem + "old-*")]
+    if not found:
+        return removed
+    from rantcp.sweeps.executors import _alive  # zombies count as gone
+
+    for p in found:
+        m = _STAGING_NAME.fullmatch(p.name[len(target.name) + 1 :])
+        if m is None or p.is_symlink() or not p.is_dir():
+            continue
+        pid = int(m.group(1))
+        try:
+            if pid == os.getpid() or _alive(pid) or not _only_run_outputs(p):
+                continue
+            shutil.rmtree(p)
+        except OSError:
+            continue  # not ours to judge (no permission, already gone): left as it is
+        removed.append(p)
+    return removed
+
+
 class Staging:
     """A private folder a run is written into, then moved onto its target with ``commit``."""
 
@@ -123,6 +172,8 @@ class Staging:
         check_target(self.out)
         target = Path(os.path.abspath(self.out))
         try:
+            if target.parent.is_dir():
+                remove_stale(target)
             target.parent.mkdir(parents=True, exist_ok=True)
             self.path = target.parent / f".{target.name}.partial-{os.getpid()}-{os.urandom(4).hex()}"
             self.path.mkdir()
