@@ -62,3 +62,31 @@ def _dead_pid() -> int:
     p = subprocess.Popen(["true"])
     p.wait()
     return p.pid
+
+
+@pytest.fixture(scope="module")
+def run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    w = tmp_path_factory.mktemp("run")
+    r = rantcp("run", "builtin:p2p-bulk", "--set", "duration=0.2s", "--quiet", "--out", "out", cwd=w)
+    assert r.returncode == 0, r.stderr
+    (w / "out" / "report.html").write_text("<!doctype html><title>an earlier page</title>\n")
+    return w / "out"
+
+
+@pytest.mark.parametrize("sig", ["INT", "TERM", "KILL"])
+def test_report_interrupted_before_its_rename_keeps_the_old_page_and_the_run_folder(run_folder: Path, tmp_path: Path, sig: str):
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(run_folder, run)
+    old = (run / "report.html").read_bytes()
+    r = at("pathlib.Path.replace", sig, "report", str(run), cwd=tmp_path)
+    assert r.returncode == (-9 if sig == "KILL" else 130), r.stderr
+    assert "Traceback" not in r.stderr
+    assert (run / "report.html").read_bytes() == old
+    if sig != "KILL":
+        assert not (run / "report.html.tmp").exists()
+    # Whatever is left, the folder is still a run folder: the next run replaces it.
+    r = rantcp("run", "builtin:p2p-bulk", "--set", "duration=0.1s", "--quiet", "--out", str(run), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]

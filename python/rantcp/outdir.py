@@ -33,7 +33,8 @@ from rantcp._native import ConfigError
 MARKER = ".rantcp-run"
 """File present in every run folder rantcp writes (its content: the rantcp version)."""
 
-_RUN_FILES = {"summary.json", MARKER, "report.html"}
+_RUN_FILES = {"summary.json", MARKER, "report.html", "report.html.tmp"}
+"""report.html.tmp: `rantcp report` writes the page there first; a SIGKILL can leave it."""
 _RUN_DIRS = {"plots": (".png",), "pcap": (".pcap",)}
 
 

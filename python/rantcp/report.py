@@ -432,6 +432,11 @@ def write_report(folder: str | os.PathLike[str], output: str | os.PathLike[str] 
     except OSError as e:
         tmp.unlink(missing_ok=True)
         raise write_error("--output", out, e) from None
+    except BaseException:
+        # Ctrl-C or SIGTERM: the page stays the old one (or none) and nothing else is left; a
+        # leftover report.html.tmp would also stop the run folder from being one (`run --out`).
+        tmp.unlink(missing_ok=True)
+        raise
     return out
 
 
