@@ -90,3 +90,47 @@ def test_report_interrupted_before_its_rename_keeps_the_old_page_and_the_run_fol
     r = rantcp("run", "builtin:p2p-bulk", "--set", "duration=0.1s", "--quiet", "--out", str(run), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+
+
+DUCKDB_PROBE = """
+import os, signal, threading
+import rantcp  # as the command line does: with it, DuckDB acts on the signal as the statement ends
+import duckdb
+from rantcp.interrupts import is_interrupt
+con = duckdb.connect()
+threading.Timer(0.1, os.kill, (os.getpid(), signal.SIGINT)).start()
+try:
+    con.execute("SELECT count(*) FROM range(300000000) t(i) WHERE hash(i) = 0").fetchall()
+    print("finished")
+except BaseException as e:
+    print(type(e).__name__, repr(str(e)), is_interrupt(e))
+"""
+
+
+def test_duckdb_turns_a_keyboard_interrupt_into_an_error_we_recognise():
+    """What a real SIGINT during a DuckDB statement raises: not KeyboardInterrupt."""
+    from rantcp.interrupts import is_interrupt
+
+    r = subprocess.run([sys.executable, "-c", DUCKDB_PROBE], capture_output=True, text=True, timeout=60)
+    assert r.stdout.strip() == "RuntimeError 'Query interrupted' True", (r.stdout, r.stderr)
+    assert not is_interrupt(RuntimeError("Query failed")) and not is_interrupt(ValueError("Query interrupted"))
+
+
+@pytest.mark.parametrize("command", [["trace", "ingest", "x.pcap", "--db", "t.duckdb", "--quiet"],
+                                     ["reproduce", "seed-004", "--quick", "--out", "q"]])
+def test_ctrl_c_inside_a_duckdb_statement_is_an_interrupt_not_a_crash(monkeypatch, capsys, tmp_path: Path, command):
+    """Before: `trace ingest` printed a traceback and exited 1, `reproduce` exited 3 ("the
+    sweep machinery failed") when Ctrl-C or SIGTERM arrived during an INSERT or a commit."""
+    import rantcp.reproductions
+    import rantcp.trace.ingest
+    from rantcp.cli import main
+
+    def interrupted(*a, **k):  # noqa: ANN002, ANN003
+        raise RuntimeError("Query interrupted")  # what DuckDB raises (the test above)
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys.modules["rantcp.trace.ingest"], "ingest", interrupted)
+    monkeypatch.setattr(rantcp.reproductions, "reproduce", interrupted)
+    assert main(command) == 130
+    assert capsys.readouterr().err == "rantcp: interrupted\n"
+

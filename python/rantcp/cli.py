@@ -369,6 +369,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 0
     except BaseException as e:
+        from rantcp.interrupts import is_interrupt
+
+        if is_interrupt(e):  # a Ctrl-C or SIGTERM that arrived inside a DuckDB statement
+            sys.stderr.write("rantcp: interrupted\n")
+            return 130
         # A Rust panic (pyo3's PanicException, a BaseException): a bug, but one line like any
         # other error (the extension's panic hook keeps Rust's own lines off stderr).
         if type(e).__name__ != "PanicException":

@@ -80,6 +80,10 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     except (ConfigError, KeyboardInterrupt):
         raise
     except Exception as e:  # the sweep machinery (a worker pool or Dask), not a run, failed
+        from rantcp.interrupts import is_interrupt
+
+        if is_interrupt(e):  # Ctrl-C inside a DuckDB statement (a commit, a claim's query)
+            raise
         sys.stderr.write(f"rantcp: error: reproduce {repro.name}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}\n")
         return EXIT_SWEEP_FAILED
     if not args.quiet:
