@@ -134,3 +134,14 @@ def test_ctrl_c_inside_a_duckdb_statement_is_an_interrupt_not_a_crash(monkeypatc
     assert main(command) == 130
     assert capsys.readouterr().err == "rantcp: interrupted\n"
 
+
+
+def test_sigterm_while_the_arguments_are_parsed_ends_without_a_traceback(tmp_path: Path):
+    """Before: the handler was installed before the parser was built, and the KeyboardInterrupt
+    it raised there was outside main's try: a traceback and exit -2 (found with SIGTERM at
+    0.12 s into `rantcp sweep`). Nothing is written yet, so SIGTERM just ends the process."""
+    r = at("rantcp.cli._build_parser", "TERM", *RUN, cwd=tmp_path)
+    assert r.returncode == -15, (r.returncode, r.stderr)
+    assert r.stderr == "" and list(tmp_path.iterdir()) == []
+    r = at("rantcp.api.run", "TERM", *RUN, cwd=tmp_path)  # once the command runs: unwinds
+    assert (r.returncode, r.stderr) == (130, "rantcp: interrupted\n")

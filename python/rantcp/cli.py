@@ -332,8 +332,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     _T_MAIN = time.perf_counter()
     _START_AGE = _process_age_s()
 
-    if threading_main():
-        signal.signal(signal.SIGTERM, _on_sigterm)
     parser = _build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     # `rantcp emulate [OPTIONS] SCENARIO -- HOST: ARGV... [-- HOST: ARGV...]`: the commands
@@ -357,6 +355,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_BAD_INPUT
     try:
+        # Only now: a SIGTERM while the arguments are parsed (nothing written yet) just ends the
+        # process; from here it unwinds like Ctrl-C, inside this try (no traceback).
+        if threading_main():
+            signal.signal(signal.SIGTERM, _on_sigterm)
         return int(handler(args) or 0)
     except rantcp.ConfigError as e:
         _fail(str(e))
