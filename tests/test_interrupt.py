@@ -145,3 +145,11 @@ def test_sigterm_while_the_arguments_are_parsed_ends_without_a_traceback(tmp_pat
     assert r.stderr == "" and list(tmp_path.iterdir()) == []
     r = at("rantcp.api.run", "TERM", *RUN, cwd=tmp_path)  # once the command runs: unwinds
     assert (r.returncode, r.stderr) == (130, "rantcp: interrupted\n")
+
+
+def test_ctrl_c_while_starting_is_one_line(tmp_path: Path):
+    """Before: Ctrl-C while the subcommands' modules were imported (the first 0.1 s) printed a
+    KeyboardInterrupt traceback and ended with -SIGINT."""
+    r = at("rantcp.cli._register_extra_commands", "INT", *RUN, cwd=tmp_path)
+    assert (r.returncode, r.stderr) == (130, "rantcp: interrupted\n")
+    assert list(tmp_path.iterdir()) == []

@@ -332,7 +332,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     _T_MAIN = time.perf_counter()
     _START_AGE = _process_age_s()
 
-    parser = _build_parser()
+    try:
+        parser = _build_parser()  # the subcommands' modules: most of the start-up
+    except KeyboardInterrupt:  # Ctrl-C while starting: nothing written, no traceback
+        sys.stderr.write("rantcp: interrupted\n")
+        return 130
     argv = list(sys.argv[1:] if argv is None else argv)
     # `rantcp emulate [OPTIONS] SCENARIO -- HOST: ARGV... [-- HOST: ARGV...]`: the commands
     # after the first `--` are not rantcp's options (argparse cannot split them itself).
