@@ -153,3 +153,27 @@ def test_ctrl_c_while_starting_is_one_line(tmp_path: Path):
     r = at("rantcp.cli._register_extra_commands", "INT", *RUN, cwd=tmp_path)
     assert (r.returncode, r.stderr) == (130, "rantcp: interrupted\n")
     assert list(tmp_path.iterdir()) == []
+
+
+SWEEP = '[sweep]\nscenario = "builtin:p2p-bulk"\nrepetitions = 2\n[set]\nduration = "0.2s"\n[axes]\n"flow.cc" = ["newreno"]\n'
+
+
+def test_sweep_killed_before_its_tables_exist_reads_as_one_line_and_resumes(tmp_path: Path):
+    """Before: SIGKILL between creating sweep.duckdb and committing its tables (0.16 s into a
+    sweep) left a database that `rantcp report`, `rantcp.load` and a rerun of `reproduce` (which
+    reads what is recorded first) failed on with DuckDB's CatalogException."""
+    from rantcp.reproductions import _recorded
+
+    (tmp_path / "s.toml").write_text(SWEEP)
+    sweep = ("sweep", "s.toml", "--out", "sw", "--workers", "1", "--quiet")
+    r = at("rantcp.sweeps.store.Store._init_schema", "KILL", *sweep, cwd=tmp_path)
+    assert r.returncode == -9 and (tmp_path / "sw" / "sweep.duckdb").is_file()
+    r = rantcp("report", "sw", cwd=tmp_path)
+    assert r.returncode == 2 and r.stderr.startswith("rantcp: error: sw: the sweep was stopped before it recorded"), r.stderr
+    assert len(r.stderr.splitlines()) == 1
+    assert _recorded(tmp_path / "sw") == set()
+    r = rantcp(*sweep, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    import rantcp as api
+
+    assert sorted(api.load(tmp_path / "sw").df["status"]) == ["ok", "ok"]

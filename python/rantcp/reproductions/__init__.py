@@ -253,7 +253,12 @@ def _recorded(folder: Path) -> set[str]:
         return set()
     import rantcp
 
-    return set(rantcp.load(folder).df["point_id"])
+    try:
+        return set(rantcp.load(folder).df["point_id"])
+    except ConfigError:
+        # A sweep stopped before its tables existed has recorded nothing; anything else wrong
+        # with the folder is said by the sweep that runs next.
+        return set()
 
 
 def _count(items: list[str]) -> dict[str, int]:

@@ -473,11 +473,23 @@ def is_sweep_folder(folder: str | os.PathLike[str]) -> bool:
     return (Path(folder) / DB_NAME).is_file()
 
 
+def _check_created(folder: Path, con: Any) -> None:
+    """Raise ConfigError (one line) for a database the sweep was stopped in before its tables
+    were committed (killed between creating sweep.duckdb and its first transaction)."""
+    have = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()}
+    if not {"runs", "meta"} <= have:
+        raise ConfigError(
+            f"{folder}: the sweep was stopped before it recorded anything (its database has no runs table yet); "
+            "run the same `rantcp sweep` command again"
+        )
+
+
 def read_table(folder: str | os.PathLike[str], ids: Iterable[str] | None = None) -> pd.DataFrame:
     """The `runs` table as a DataFrame, ordered by point and repetition (optionally only `ids`)."""
     folder = Path(folder)
     con = _connect(folder / DB_NAME, read_only=True)
     try:
+        _check_created(folder, con)
         df = con.execute("SELECT * FROM runs ORDER BY point_index, repetition, point_id").df()
     finally:
         con.close()
@@ -490,6 +502,7 @@ def read_table(folder: str | os.PathLike[str], ids: Iterable[str] | None = None)
 def read_meta(folder: str | os.PathLike[str]) -> dict[str, str]:
     con = _connect(Path(folder) / DB_NAME, read_only=True)
     try:
+        _check_created(Path(folder), con)
         return {k: v for k, v in con.execute("SELECT key, value FROM meta").fetchall()}
     finally:
         con.close()
