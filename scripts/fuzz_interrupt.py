@@ -37,7 +37,7 @@ the wall measured at start, so a timed finding replays only roughly; hook instan
 
 Runs 2026-11-28: seeds 1-10 (run), 1-8 (sweep, ingest, report), 101-160, 301-350, 401-440
 (run, sweep, ingest, report), 201-206 (reproduce seed-003-split --quick, 184 runs); after the
-fixes 501-530: nothing but the forkserver traceback below. 226 cases in all.
+fixes 501-530, 601-608: only what is left below. 234 cases in all.
 Found and fixed: a SIGKILLed run's .DIR.partial-* stayed forever (2 of 2 SIGKILLs mid-run);
 report.html.tmp left by SIGINT/SIGTERM before the page's rename, after which `run --out` refused
 the folder; `trace ingest` interrupted inside a DuckDB INSERT: traceback, exit 1; SIGTERM or
@@ -45,7 +45,8 @@ SIGINT during start-up: traceback, exit -2; SIGKILL before a sweep's tables exis
 failed with CatalogException. Left: a forkserver child's traceback on stderr when the sweep
 stops while it starts a worker (5 of ~80 sweep cases, data intact); two SIGTERMs at 0.25 s
 into a sweep that were not acted on (exit 0 after the whole sweep), before the start-up fix,
-not reproduced since (16 tries). Never seen: an old run or page damaged, a half run in DIR, a
+not reproduced since (16 tries); a Ctrl-C as the interpreter exits, after the work, prints
+Python's "Exception ignored in threading._shutdown ... KeyboardInterrupt" (seed 604). Never seen: an old run or page damaged, a half run in DIR, a
 run recorded twice or ok without its files, a resumed sweep or reproduction differing from an
 uninterrupted one, a trace database with half a capture or unreadable, workers outliving the
 sweep.
