@@ -27,7 +27,7 @@ Not part of `make test` (600 cases take 6.5 min on a shared 2-core box; valid sw
 4 runs of 0.05 s). Its regression cases are tests/test_cli_fuzz.py. Run 2026-11-28, seeds 1-600
 after the fixes: 481 commands (exit 2: 445, exit 0: 36, nothing else; no traceback, no panic, no
 protected file changed) and 119 API calls (42 ConfigError, 58 TypeError, 8 TraceInputError,
-4 ValueError, 5 returned; 2 OverflowError from pyo3 for phy.lte_tbs(-1, 10), left). Seeds
+4 ValueError, 5 returned; 2 OverflowError from pyo3 for phy.lte_tbs(-1, 10): now a ValueError naming i_tbs). Seeds
 601-1000 then found trace.ingest("folder") searching "/" (fixed); rerun: nothing else. Found before them: report --output over a run's summary.json, trace --db over a Parquet/CSV
 file (exit 0, nothing stored), a folder's *.pcap.gz skipped, tracebacks for output files in missing
 folders and for compare's --seed/--metric, sweep ranges with inf or an overflowing span, 10^10-point

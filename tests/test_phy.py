@@ -29,6 +29,26 @@ def test_lte_tbs_out_of_table(i_tbs, n_prb):
         phy.lte_tbs(i_tbs, n_prb)
 
 
+@pytest.mark.parametrize(
+    "call,name",
+    [
+        (lambda: phy.lte_tbs(-1, 10), "i_tbs"),
+        (lambda: phy.lte_tbs(5, 70000), "n_prb"),
+        (lambda: phy.lte_tbs_mcs(3, 10, layers=256), "layers"),
+        (lambda: phy.nr_tbs(2**40, 5), "n_prb"),
+        (lambda: phy.nr_tbs_raw(10, qm=-2, r_x1024=500.0), "qm"),
+        (lambda: phy.bler(3.0, mcs=-1), "mcs"),
+        (lambda: phy.mcs_from_cqi(300), "cqi_index"),
+        (lambda: phy.seed004_trace(step_ms=-10), "step_ms"),
+    ],
+)
+def test_integers_outside_the_native_range_name_the_argument(call, name):
+    # The native functions take unsigned integers; pyo3 alone raised a bare OverflowError
+    # ("can't convert negative int to unsigned") that did not say which argument.
+    with pytest.raises(ValueError, match=rf"^{name} must be an integer from 0 to "):
+        call()
+
+
 def test_lte_tbs_mcs_and_layers():
     assert phy.lte_tbs_mcs(28, 100) == 75376
     assert phy.lte_tbs_mcs(28, 50, layers=2) == 75376  # §7.1.7.2.2: 2 × 50 PRB column

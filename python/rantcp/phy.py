@@ -29,6 +29,10 @@ from 90 % to 10 % over ``width_db`` (default 1.5 dB) and equals 10 % at the thre
 
 from __future__ import annotations
 
+import functools
+import inspect
+from typing import Callable, TypeVar
+
 from rantcp import _native
 
 __all__ = [
@@ -51,7 +55,33 @@ __all__ = [
 DEFAULT_GAP_DB = 2.3
 DEFAULT_WIDTH_DB = 1.5
 
+_F = TypeVar("_F", bound=Callable)
 
+
+def _unsigned(**bits: int) -> Callable[[_F], _F]:
+    """The named integer arguments are unsigned of that many bits in the native function: an
+    int outside that range is a ValueError naming the argument (the native call would raise a
+    bare OverflowError that does not say which). Other types are left to the native call,
+    whose TypeError names the argument."""
+
+    def wrap(f: _F) -> _F:
+        sig = inspect.signature(f)
+
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            given = sig.bind_partial(*args, **kwargs).arguments
+            for name, b in bits.items():
+                v = given.get(name)
+                if isinstance(v, int) and not isinstance(v, bool) and not 0 <= v < 1 << b:
+                    raise ValueError(f"{name} must be an integer from 0 to {(1 << b) - 1}, got {v}")
+            return f(*args, **kwargs)
+
+        return checked  # type: ignore[return-value]
+
+    return wrap
+
+
+@_unsigned(i_tbs=8, n_prb=16)
 def lte_tbs(i_tbs: int, n_prb: int) -> int:
     """LTE transport block size in **bits** for TBS index ``i_tbs`` (0..26) and ``n_prb``
     PRBs (1..110), one layer: TS 36.213 Table 7.1.7.2.1-1 (the whole table is embedded).
@@ -59,6 +89,7 @@ def lte_tbs(i_tbs: int, n_prb: int) -> int:
     return _native.phy_lte_tbs(i_tbs, n_prb)
 
 
+@_unsigned(mcs=8, n_prb=16, layers=8)
 def lte_tbs_mcs(mcs: int, n_prb: int, layers: int = 1) -> int:
     """LTE downlink TBS in **bits** for I_MCS ``mcs`` (0..28, Table 7.1.7.1-1), ``n_prb`` PRBs
     and ``layers`` (1..4; two layers per TS 36.213 §7.1.7.2.2 up to 55 PRBs, ``layers ×``
@@ -66,6 +97,7 @@ def lte_tbs_mcs(mcs: int, n_prb: int, layers: int = 1) -> int:
     return _native.phy_lte_tbs_mcs(mcs, n_prb, layers)
 
 
+@_unsigned(n_prb=32, mcs=8, layers=32, n_symb=32, n_dmrs_prb=32, n_oh_prb=32)
 def nr_tbs(
     n_prb: int,
     mcs: int,
@@ -83,6 +115,7 @@ def nr_tbs(
     return _native.phy_nr_tbs(n_prb, mcs, table, layers, n_symb, n_dmrs_prb, n_oh_prb)
 
 
+@_unsigned(n_prb=32, qm=8, layers=32, n_symb=32, n_dmrs_prb=32, n_oh_prb=32)
 def nr_tbs_raw(
     n_prb: int,
     qm: int,
@@ -130,6 +163,7 @@ def los_probability(model: str, d2d_m: float, h_ut_m: float = 1.5) -> float:
     return _native.phy_los_probability(model, d2d_m, h_ut_m)
 
 
+@_unsigned(mcs=8)
 def bler(
     sinr_db: float,
     mcs: int,
@@ -142,6 +176,7 @@ def bler(
     return _native.phy_bler(sinr_db, mcs, table, gap_db, width_db)
 
 
+@_unsigned(mcs=8)
 def threshold_sinr(mcs: int, table: str = "nr1", gap_db: float = DEFAULT_GAP_DB) -> float:
     """SINR in **dB** at which MCS ``mcs`` of ``table`` runs at 10 % BLER."""
     return _native.phy_threshold_sinr(mcs, table, gap_db)
@@ -153,6 +188,7 @@ def cqi(sinr_db: float, table: str = "nr1", gap_db: float = DEFAULT_GAP_DB) -> i
     return _native.phy_cqi(sinr_db, table, gap_db)
 
 
+@_unsigned(cqi_index=8)
 def mcs_from_cqi(cqi_index: int, table: str = "nr1") -> int:
     """The MCS index (of ``table``) a scheduler picks for CQI ``cqi_index`` (0..15): the
     highest MCS whose spectral efficiency does not exceed the CQI's."""
@@ -164,6 +200,7 @@ def noise_dbm(bandwidth_hz: float, noise_figure_db: float = 0.0) -> float:
     return _native.phy_noise_dbm(bandwidth_hz, noise_figure_db)
 
 
+@_unsigned(scs_khz=32)
 def n_prb(bandwidth_mhz: float, scs_khz: int = 0, fr2: bool = False) -> int:
     """PRB count of a carrier: LTE when ``scs_khz`` is 0 (1.4, 3, 5, 10, 15, 20 MHz →
     6 … 100), otherwise NR TS 38.101-1/-2 Table 5.3.2-1 (e.g. ``n_prb(400, 120, fr2=True)``
@@ -171,6 +208,7 @@ def n_prb(bandwidth_mhz: float, scs_khz: int = 0, fr2: bool = False) -> int:
     return _native.phy_n_prb(bandwidth_mhz, scs_khz, fr2)
 
 
+@_unsigned(step_ms=64, drive_s=64, seed=64)
 def seed004_trace(step_ms: int = 10, drive_s: int = 25, seed: int = 1, fading: bool = True) -> dict:
     """Seed 004's urban route through the 28 GHz radio model (gNB at 15 m, 30 dBm, 64 × 16
     beamforming, 5 dB noise figure, trees and building as boxes, 2-D LOS test), sampled every
