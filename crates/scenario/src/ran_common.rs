@@ -1356,7 +1356,7 @@ impl Scenario for RanScenario {
         check(
             !m.bsr_enhancement || m.bsr == BsrMode::Standard,
             "mac.bsr_enhancement",
-            "needs mac.bsr = \"standard\" (ideal reporting has no BSR procedure to enhance)",
+            "needs mac.bsr = \"standard\" (under ideal reporting the eNB ignores BSRs)",
         )?;
         check(self.m2m.down.0 >= 1, "m2m.down", "must be >= 1 byte")?;
         check(self.m2m.up.0 >= 1, "m2m.up", "must be >= 1 byte")?;
