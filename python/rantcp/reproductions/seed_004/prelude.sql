@@ -20,7 +20,7 @@ WHERE traffic = 'tcp' AND status = 'ok' AND "ue.drive_duration" = '25s';
 CREATE VIEW udp_runs AS
 SELECT COLUMNS(lambda c: c <> 'setting'),
     CASE WHEN "ue.drive_duration" = '15s' THEN 'route15'
-         WHEN "flow.mss" = 14000 THEN 'MSS14000'
+         WHEN "udp_packet" = '14028B' THEN 'MSS14000'
          WHEN "rlc.buffer" = '20MiB' THEN '20MB'
          WHEN "rlc.buffer" = '2.5MiB' THEN '2.5MB'
          WHEN "rlc.buffer" = '0.25MiB' THEN '0.25MB' END AS setting
