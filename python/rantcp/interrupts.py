@@ -10,9 +10,18 @@ interrupt it is, rather than as a failure (a traceback and exit 1 from `trace in
 only as the statement ends (measured with duckdb 2.0.1: a 5 s statement interrupted at 0.1 s
 raised at 4.9 s; 0.1 s in a bare interpreter), so a command stops within one statement; rantcp's
 statements are a chunk of packets or a batch of runs.
+
+Some steps must not be cut in two by the interrupt: ``held()`` runs such a step whole and acts on
+a signal that arrived during it as the step ends.
 """
 
 from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
 DUCKDB_INTERRUPTED = "Query interrupted"
 """The message of the error DuckDB raises when a signal interrupts a statement."""
@@ -32,3 +41,30 @@ def is_interrupt(e: BaseException) -> bool:
                 return True
         cur = cur.__cause__ or cur.__context__
     return False
+
+
+@contextmanager
+def held() -> Iterator[None]:
+    """Run the block whole: a SIGINT or SIGTERM that arrives during it is raised again as it ends,
+    to the handlers in place before (KeyboardInterrupt for Ctrl-C, and for SIGTERM under the
+    command line). Handlers run on the main thread only, so elsewhere this does nothing; nor for a
+    signal whose handler was not installed from Python."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    arrived: list[int] = []
+
+    def hold(signum: int, frame: object) -> None:
+        arrived.append(signum)
+
+    before: dict[signal.Signals, Any] = {}
+    try:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            if signal.getsignal(sig) is not None:
+                before[sig] = signal.signal(sig, hold)
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+        for signum in dict.fromkeys(arrived):
+            signal.raise_signal(signum)  # as if it arrived now: the handler, the default action or nothing

@@ -15,6 +15,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from rantcp._native import ConfigError
+from rantcp.interrupts import held
 from rantcp.sweeps.spec import RunTask
 from rantcp.sweeps.worker import run_point
 
@@ -102,7 +103,13 @@ def local_runs(tasks: Sequence[RunTask], workers: int) -> Iterator[tuple[RunTask
                     while pending and len(inflight) < window and not broken:
                         t = pending.pop()
                         try:
-                            inflight[pool.submit(run_point, t)] = t
+                            # Whole: a worker the pool starts here and an interrupt cuts off from
+                            # the pool (before it records the process) is never joined, and reads
+                            # its arguments after this process has closed the pipe or unlinked the
+                            # queues' semaphores: a traceback (EOFError, SemLock._rebuild's
+                            # FileNotFoundError) from the forkserver's child.
+                            with held():
+                                inflight[pool.submit(run_point, t)] = t
                         except BrokenProcessPool:
                             pending.append(t)
                             broken = True
