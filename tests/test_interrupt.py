@@ -206,3 +206,16 @@ def test_held_acts_on_the_signal_as_the_block_ends():
     assert steps == ["after the signal"]
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
+
+@pytest.mark.parametrize("sig, code", [("INT", -2), ("TERM", -15)])
+def test_a_signal_as_the_interpreter_exits_ends_it_without_a_traceback(tmp_path: Path, sig: str, code: int):
+    """Before: exit 0 and "Exception ignored in: <module 'threading'>" with a KeyboardInterrupt
+    traceback (fuzz seed 604): the handlers raised it in the Python code the interpreter runs at
+    exit, with no thread left to wait for. Now `rantcp` (rantcp.cli.console) hands the signals
+    back to their default actions once its work is done."""
+    from importlib.metadata import entry_points
+
+    assert [e.value for e in entry_points(group="console_scripts", name="rantcp")] == ["rantcp.cli:console"]
+    r = at("threading._shutdown", sig, *RUN, cwd=tmp_path)
+    assert (r.returncode, r.stderr) == (code, "")
+    assert (tmp_path / "out" / "summary.json").is_file()

@@ -389,6 +389,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         _fail(f"internal error (a bug in rantcp; please report it with the command): {_native.last_panic() or e}")
 
 
+def console() -> int:
+    """The `rantcp` command (pyproject's console script): main(), then SIGINT and SIGTERM back to
+    their default actions for the interpreter's exit. Otherwise a Ctrl-C while the interpreter
+    runs its own Python code at exit (threading._shutdown, which runs concurrent.futures' exit hook
+    and joins threads, then atexit's callbacks), after all work is done and with no thread left
+    to wait for, raised KeyboardInterrupt there: "Exception ignored in: <module 'threading'>" and
+    a traceback. Now the signal just ends the process, as it does before the command starts.
+    main() itself leaves the handlers alone: tests and scripts call it in-process."""
+    import signal
+
+    code = main()
+    if threading_main():
+        # No Python code runs between main's return and here but finalizers of its locals; a
+        # signal already pending when the handler becomes SIG_DFL is dropped, not raised.
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    return code
+
+
 def threading_main() -> bool:
     import threading
 
@@ -396,4 +415,4 @@ def threading_main() -> bool:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(console())
