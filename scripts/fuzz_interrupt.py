@@ -42,11 +42,12 @@ Found and fixed: a SIGKILLed run's .DIR.partial-* stayed forever (2 of 2 SIGKILL
 report.html.tmp left by SIGINT/SIGTERM before the page's rename, after which `run --out` refused
 the folder; `trace ingest` interrupted inside a DuckDB INSERT: traceback, exit 1; SIGTERM or
 SIGINT during start-up: traceback, exit -2; SIGKILL before a sweep's tables existed: report/load
-failed with CatalogException. Left: a forkserver child's traceback on stderr when the sweep
-stops while it starts a worker (5 of ~80 sweep cases, data intact); two SIGTERMs at 0.25 s
-into a sweep that were not acted on (exit 0 after the whole sweep), before the start-up fix,
-not reproduced since (16 tries); a Ctrl-C as the interpreter exits, after the work, prints
-Python's "Exception ignored in threading._shutdown ... KeyboardInterrupt" (seed 604). Never seen: an old run or page damaged, a half run in DIR, a
+failed with CatalogException; a forkserver child's traceback (EOFError, SemLock._rebuild's
+FileNotFoundError) when the sweep stopped while the pool started a worker (5 of ~80 sweep cases,
+data intact); a Ctrl-C as the interpreter exits, after the work: Python's "Exception ignored in
+threading._shutdown ... KeyboardInterrupt" (seed 604). Left: two SIGTERMs at 0.25 s into a sweep
+that were not acted on (exit 0 after the whole sweep), before the start-up fix, not reproduced
+since (16 tries). Never seen: an old run or page damaged, a half run in DIR, a
 run recorded twice or ok without its files, a resumed sweep or reproduction differing from an
 uninterrupted one, a trace database with half a capture or unreadable, workers outliving the
 sweep.
@@ -92,7 +93,8 @@ HOOKS = {
     "sweep": ["rantcp.sweeps.store.Store.commit_many", "rantcp.sweeps.store.Store.commit_many+",
               "rantcp.sweeps.store.Store._insert_rows", "rantcp.sweeps.store.Store._insert_rows+",
               "rantcp.sweeps.store.Store._move_into_place", "rantcp.sweeps.store.Store._write_files+",
-              "rantcp.sweeps.store.Store.open", "rantcp.sweeps.store.Store.open+", "rantcp.sweeps.store.Store._cleanup"],
+              "rantcp.sweeps.store.Store.open", "rantcp.sweeps.store.Store.open+", "rantcp.sweeps.store.Store._cleanup",
+              "multiprocessing.forkserver.connect_to_new_process+", "multiprocessing.forkserver.read_signed+"],
     "reproduce": ["rantcp.sweeps.store.Store.commit_many+", "rantcp.reproductions.render", "rantcp.reproductions._write",
                   "rantcp.reproductions._write+", "os.replace", "rantcp.reproductions.page.render"],
     "ingest": ["rantcp.trace.ingest._arrow_chunk", "rantcp.trace.ingest.ingest_file", "rantcp.trace.ingest.ingest_file+",
