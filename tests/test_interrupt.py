@@ -219,3 +219,48 @@ def test_a_signal_as_the_interpreter_exits_ends_it_without_a_traceback(tmp_path:
     r = at("threading._shutdown", sig, *RUN, cwd=tmp_path)
     assert (r.returncode, r.stderr) == (code, "")
     assert (tmp_path / "out" / "summary.json").is_file()
+
+
+POOL_PROBE = """
+import os, platform, signal, time
+from concurrent.futures import ProcessPoolExecutor
+from rantcp.sweeps import executors
+
+READ = {"x86_64": "0", "aarch64": "63"}[platform.machine()]  # read(2)'s number
+
+
+def reading(pid):
+    # whether the worker's main thread waits in read(2): on the call queue, idle
+    with open(f"/proc/{pid}/syscall") as f:
+        return f.read().split()[0] == READ
+
+
+def sigint_in_a_run(_):
+    # What a Ctrl-C does to a worker during a run: the "run" receives SIGINT and would go on.
+    executors.run_point = lambda task: (os.kill(os.getpid(), signal.SIGINT), "not stopped")[1]
+    return executors._local_run(None)
+
+
+if __name__ == "__main__":
+    pool = ProcessPoolExecutor(max_workers=1, mp_context=executors._mp_context(),
+                               initializer=executors._worker_init, initargs=(os.getpid(),))
+    worker = pool.submit(os.getpid).result()
+    while not reading(worker):
+        time.sleep(0.001)
+    os.kill(worker, signal.SIGINT)  # a Ctrl-C between runs: the worker is idle
+    print("idle:", pool.submit(os.getpid).result() == worker)  # the same worker, still serving
+    try:
+        print("run:", pool.submit(sigint_in_a_run, None).result())
+    except KeyboardInterrupt:
+        print("run: stopped")
+    pool.shutdown()
+"""
+
+
+def test_a_ctrl_c_between_runs_is_left_to_the_coordinator_and_stops_a_run(tmp_path: Path):
+    """Before: a Ctrl-C (the terminal signals the workers too) that found a pool worker idle,
+    reading the call queue, printed "Process ForkServerProcess-1:" and a KeyboardInterrupt
+    traceback, and broke the pool. During a run it still stops the run."""
+    (tmp_path / "probe.py").write_text(POOL_PROBE)
+    r = subprocess.run([sys.executable, "probe.py"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert (r.stdout, r.stderr) == ("idle: True\nrun: stopped\n", "")

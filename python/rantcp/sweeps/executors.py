@@ -109,7 +109,7 @@ def local_runs(tasks: Sequence[RunTask], workers: int) -> Iterator[tuple[RunTask
                             # queues' semaphores: a traceback (EOFError, SemLock._rebuild's
                             # FileNotFoundError) from the forkserver's child.
                             with held():
-                                inflight[pool.submit(run_point, t)] = t
+                                inflight[pool.submit(_local_run, t)] = t
                         except BrokenProcessPool:
                             pending.append(t)
                             broken = True
@@ -146,10 +146,38 @@ def local_runs(tasks: Sequence[RunTask], workers: int) -> Iterator[tuple[RunTask
             yield None
 
 
+_running = False
+"""In a local pool worker: whether it is running a point (see _on_sigint_in_worker)."""
+
+
+def _local_run(task: RunTask) -> dict[str, Any]:
+    """run_point in a local pool worker."""
+    global _running
+    _running = True
+    try:
+        return run_point(task)
+    finally:
+        _running = False
+
+
+def _on_sigint_in_worker(signum: int, frame: object) -> None:
+    """A Ctrl-C reaches the workers too (the terminal signals the whole process group). During a
+    run it stops the run as in `rantcp run` (its KeyboardInterrupt goes back to the coordinator
+    as the run's outcome). Between runs the worker leaves it to the coordinator, which got it too
+    and shuts the pool down (the worker reads its sentinel and exits): raised there, in the read of
+    the call queue, it printed "Process ForkServerProcess-N:" and a traceback."""
+    if _running:
+        raise KeyboardInterrupt
+
+
 def _worker_init(coordinator_pid: int) -> None:
     """In each pool worker: exit when the coordinating process is gone (killed, even with -9),
-    instead of idling forever on a queue nobody writes to."""
+    instead of idling forever on a queue nobody writes to; a Ctrl-C between runs left to the
+    coordinator (_on_sigint_in_worker)."""
+    import signal
     import threading
+
+    signal.signal(signal.SIGINT, _on_sigint_in_worker)
 
     parent = os.getppid()
 
