@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import multiprocessing
 import os
+import signal
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -30,8 +31,32 @@ def _mp_context() -> multiprocessing.context.BaseContext:
         ctx = multiprocessing.get_context("forkserver")
         # Workers fork from a server that has already imported rantcp: fast start.
         ctx.set_forkserver_preload(["rantcp.sweeps.worker"])
+        _start_forkserver()
         return ctx
     return multiprocessing.get_context("spawn")
+
+
+def _start_forkserver() -> None:
+    """Start the forkserver, unless it runs, with SIGINT blocked, as CPython starts its resource
+    tracker (multiprocessing/resource_tracker.py, bpo-33613). A terminal's Ctrl-C reaches the whole
+    process group, and the forkserver ignores SIGINT only once it has imported its preload
+    (rantcp: 0.1-0.2 s): a Ctrl-C then killed it with a KeyboardInterrupt traceback. The mask is
+    inherited by the forkserver (which then ignores SIGINT, dropping one pending) and by the workers
+    it forks; _worker_init unblocks SIGINT once its handler is set. The forkserver is one per
+    process: other pools of a script that use it (Python 3.14's default on Linux) get workers
+    with SIGINT blocked too, unless they unblock it."""
+    from multiprocessing import forkserver, resource_tracker
+
+    if not hasattr(signal, "pthread_sigmask"):
+        forkserver.ensure_running()
+        return
+    # First: starting the resource tracker unblocks SIGINT and SIGTERM after its own spawn.
+    resource_tracker.ensure_running()
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        forkserver.ensure_running()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)  # a Ctrl-C meanwhile is acted on here
 
 
 def default_workers(cgroup_root: str = "/sys/fs/cgroup") -> int:
@@ -174,10 +199,11 @@ def _worker_init(coordinator_pid: int) -> None:
     """In each pool worker: exit when the coordinating process is gone (killed, even with -9),
     instead of idling forever on a queue nobody writes to; a Ctrl-C between runs left to the
     coordinator (_on_sigint_in_worker)."""
-    import signal
     import threading
 
     signal.signal(signal.SIGINT, _on_sigint_in_worker)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked since _start_forkserver
 
     parent = os.getppid()
 
