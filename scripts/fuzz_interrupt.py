@@ -45,7 +45,9 @@ SIGINT during start-up: traceback, exit -2; SIGKILL before a sweep's tables exis
 failed with CatalogException; a forkserver child's traceback (EOFError, SemLock._rebuild's
 FileNotFoundError) when the sweep stopped while the pool started a worker (5 of ~80 sweep cases,
 data intact); a Ctrl-C as the interpreter exits, after the work: Python's "Exception ignored in
-threading._shutdown ... KeyboardInterrupt" (seed 604). Left: two SIGTERMs at 0.25 s into a sweep
+threading._shutdown ... KeyboardInterrupt" (seed 604); found beside them, by hand: a terminal's
+Ctrl-C that found a pool worker idle (its traceback, a broken pool) or the forkserver importing
+its preload (its traceback, the coordinator's EOFError). Left: two SIGTERMs at 0.25 s into a sweep
 that were not acted on (exit 0 after the whole sweep), before the start-up fix, not reproduced
 since (16 tries). Never seen: an old run or page damaged, a half run in DIR, a
 run recorded twice or ok without its files, a resumed sweep or reproduction differing from an
