@@ -127,7 +127,7 @@ impl AckFilterMode {
 }
 
 /// `[functions.ack_filter]`. Absent `mode`: not attached at all.
-#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AckFilterConfig {
     /// "none", "passive", "granted", "active", "highest", "hybrid" or "hybrid-opt" (absent:
@@ -168,6 +168,21 @@ pub enum STbs {
 
 fn d_header() -> u32 {
     SEED_HEADER_BYTES
+}
+
+/// The table's defaults whether it is absent or written empty (a derived `Default` gave
+/// `header_bytes` 0 for an absent table, 58 for an empty one, and the echo said 0).
+impl Default for AckFilterConfig {
+    fn default() -> Self {
+        AckFilterConfig {
+            mode: None,
+            ratio: None,
+            threshold: None,
+            segment_bytes: None,
+            s_tbs: STbs::default(),
+            header_bytes: d_header(),
+        }
+    }
 }
 
 /// The discard steps a mode runs.

@@ -294,6 +294,18 @@ mod tests {
         }
     }
 
+    /// A kind's defaults are the same whether its table is absent or written empty (or with
+    /// only some keys): `Default` agrees with the fields' serde defaults, so an echoed config
+    /// means what it says.
+    #[test]
+    fn an_absent_table_and_an_empty_one_have_the_same_defaults() {
+        let absent = serde_json::to_value(FunctionsConfig::default()).unwrap();
+        let names: Vec<String> = absent.as_object().unwrap().keys().cloned().collect();
+        let text: String = names.iter().map(|k| format!("[{k}]\n")).collect();
+        let empty: FunctionsConfig = toml::from_str(&text).unwrap();
+        assert_eq!(serde_json::to_value(empty).unwrap(), absent);
+    }
+
     #[test]
     fn a_kind_that_is_off_reads_none_of_its_parameters() {
         let mut u = Unreads::default();
