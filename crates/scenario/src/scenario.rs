@@ -328,6 +328,12 @@ pub fn load(
         })?;
         table.insert("seed".into(), toml::Value::Integer(s));
     }
+    load_table(table, true)
+}
+
+/// [`load`] from the user's table (file, overrides and seed applied). `warn`: work out the
+/// warnings for values set but not read ([`ScenarioConfig::warnings`]).
+fn load_table(table: toml::Table, warn: bool) -> Result<ScenarioConfig, ConfigError> {
     let builtin = match table.get("scenario") {
         Some(toml::Value::String(s)) => {
             ScenarioName::find(s).map_err(|e| ConfigError::new("scenario", e))?
@@ -350,6 +356,7 @@ pub fn load(
     let mut full = crate::config::parse_toml(b.toml, &format!("builtin:{}", b.name))?;
     // What the user set: the values of their table that the built-in's file does not hold.
     let set = set_leaves(&table, &full);
+    let user = (warn && !set.is_empty()).then(|| table.clone());
     merge_tables(&mut full, table);
     let mut common = toml::Table::new();
     for k in COMMON_KEYS {
@@ -373,8 +380,60 @@ pub fn load(
         // any run.
         cfg.build()?;
     }
-    cfg.warnings = cfg.unread().warnings(set.iter().map(String::as_str));
+    if let Some(user) = user {
+        cfg.warnings = unread_settings(&cfg, user, set);
+    }
     Ok(cfg)
+}
+
+/// The warnings for the values the user set (`set`: the leaves of their table `user` whose
+/// value is not the built-in file's) that the run does not read. A leaf counts as set only if
+/// its effective value differs from what it would be had the user not written it (the config
+/// loaded without those leaves): a default written out (an echoed config run again, where
+/// `flow.stack = "rfc"` brings its own defaults) or in other units (`"0.02s"` for `"20ms"`) is
+/// not a setting. If the config without them does not load, they all count.
+fn unread_settings(cfg: &ScenarioConfig, mut user: toml::Table, set: Vec<String>) -> Vec<String> {
+    let unread = cfg.unread();
+    let candidates: Vec<String> = set
+        .into_iter()
+        .filter(|p| !unread.warnings(std::iter::once(p.as_str())).is_empty())
+        .collect();
+    if candidates.is_empty() {
+        return Vec::new();
+    }
+    for p in &candidates {
+        remove_path(&mut user, p);
+    }
+    let set = match load_table(user, false) {
+        Ok(without) => {
+            let (mine, base) = (cfg.to_json(), without.to_json());
+            let at =
+                |v: &serde_json::Value, p: &str| p.split('.').try_fold(v, |v, k| v.get(k)).cloned();
+            candidates
+                .into_iter()
+                .filter(|p| match (at(&mine, p), at(&base, p)) {
+                    (Some(a), Some(b)) => a != b,
+                    _ => true,
+                })
+                .collect()
+        }
+        Err(_) => candidates,
+    };
+    unread.warnings(set.iter().map(String::as_str))
+}
+
+/// Remove the leaf at a dotted path (and nothing else) if it is there.
+fn remove_path(t: &mut toml::Table, path: &str) {
+    match path.split_once('.') {
+        None => {
+            t.remove(path);
+        }
+        Some((k, rest)) => {
+            if let Some(toml::Value::Table(sub)) = t.get_mut(k) {
+                remove_path(sub, rest);
+            }
+        }
+    }
 }
 
 /// Merge `over` into `base` (tables recursively; other values replaced).

@@ -573,3 +573,42 @@ fn the_drift_check_sees_a_field_that_is_read() {
         assert!(outputs(cfg) != base, "{spec}: {path} = {v} changed nothing");
     }
 }
+
+/// JSON without its nulls (TOML has none), for writing an echo back as TOML.
+fn without_nulls(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k.clone(), without_nulls(v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(without_nulls).collect()),
+        v => v.clone(),
+    }
+}
+
+/// A setting is a value other than the built-in's effective one, not a key its file lacks:
+/// the effective config a run echoes (summary.json `config`, `rantcp validate`), run again,
+/// warns of nothing, and a default written in other units is not a setting; a value that
+/// differs still warns.
+#[test]
+fn an_echoed_config_run_again_warns_of_nothing() {
+    for b in BUILTINS {
+        let echo = try_load(&format!("builtin:{}", b.name), &[])
+            .unwrap()
+            .to_json();
+        let text = toml::to_string(&without_nulls(&echo)).expect("the echo is TOML");
+        let cfg = load(&text, "echo.toml", &[], None).unwrap_or_else(|e| panic!("{}: {e}", b.name));
+        assert!(cfg.warnings.is_empty(), "{}: {:?}", b.name, cfg.warnings);
+    }
+    let p2p = "builtin:p2p-bulk";
+    let default = try_load(p2p, &[]).unwrap().to_json()["flow"]["hystart"].clone();
+    let default = default.as_str().expect("hystart is a string").to_string();
+    assert!(warnings(p2p, &[("flow.hystart", &default)]).is_empty());
+    let other = if default == "off" { "classic" } else { "off" };
+    assert_eq!(
+        warnings(p2p, &[("flow.hystart", other)]),
+        ["flow.hystart is set but flow.cc = \"newreno\": it has no effect"]
+    );
+}
