@@ -91,6 +91,25 @@ pub trait FieldUse {
     const CONDITIONAL: &'static [&'static str];
 }
 
+/// The field lists `parts` one after the other, for a [`FieldUse::CONDITIONAL`] made of named
+/// groups that `unread` also names (`N`: their total length, e.g.
+/// `{ A.len() + B.len() }`; a wrong `N` fails to compile).
+pub const fn concat<const N: usize>(parts: &[&[&'static str]]) -> [&'static str; N] {
+    let mut out = [""; N];
+    let (mut i, mut n) = (0, 0);
+    while i < parts.len() {
+        let mut j = 0;
+        while j < parts[i].len() {
+            out[n] = parts[i][j];
+            n += 1;
+            j += 1;
+        }
+        i += 1;
+    }
+    assert!(n == N, "concat: N is not the total length of the parts");
+    out
+}
+
 /// `Err` naming the fields of `T`'s JSON Schema that `T`'s [`FieldUse`] does not classify
 /// (or classifies twice, or that are not fields): the drift check of each table's test.
 pub fn classified<T: FieldUse + JsonSchema>() -> Result<(), String> {
@@ -146,6 +165,14 @@ fn walk(user: &toml::Table, defaults: Option<&toml::Table>, prefix: &str, out: &
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn concat_lists_the_groups_in_order() {
+        const A: &[&str] = &["a", "b"];
+        const B: &[&str] = &["c"];
+        const AB: [&str; A.len() + B.len()] = concat(&[A, B]);
+        assert_eq!(AB, ["a", "b", "c"]);
+    }
 
     #[test]
     fn set_leaves_are_the_values_that_differ_from_the_defaults() {

@@ -1,6 +1,6 @@
 //! Config sections shared by scenarios: a TCP flow (`[flow]`) and outputs (`[output]`).
 
-use crate::config::reads::{FieldUse, Unreads};
+use crate::config::reads::{concat, FieldUse, Unreads};
 use crate::config::{check, ConfigError};
 use crate::units::{Bytes, Dur, Rate};
 use rantcp_core::Duration;
@@ -538,44 +538,8 @@ impl Default for FlowConfig {
 /// controller and the TCP options ([`FlowConfig::unread`]).
 impl FieldUse for FlowConfig {
     const ALWAYS: &'static [&'static str] = &["app", "count", "start"];
-    const CONDITIONAL: &'static [&'static str] = &[
-        "bytes",
-        "request",
-        "app_rate",
-        "app_write",
-        "burst_size",
-        "burst_rate",
-        "burst_interval",
-        "burst_count",
-        "udp_rate",
-        "udp_packet",
-        "stack",
-        "cc",
-        "mss",
-        "delayed_ack",
-        "ack_every",
-        "quickack",
-        "ack_when_read",
-        "delack_timeout",
-        "min_rto",
-        "initial_rto",
-        "sack",
-        "rack_tlp",
-        "prr",
-        "rto_undo",
-        "timestamps",
-        "window_scaling",
-        "rcv_buf",
-        "rcv_win_ratio",
-        "snd_buf",
-        "initial_cwnd",
-        "pacing",
-        "slow_start_after_idle",
-        "hystart",
-        "cwnd_rules",
-        "radio_aware",
-        "video",
-    ];
+    const CONDITIONAL: &'static [&'static str] =
+        &concat::<{ Self::APP.len() + Self::TCP.len() }>(&[Self::APP, Self::TCP]);
 }
 
 /// Linux `TCP_MAX_QUICKACKS`.
@@ -765,6 +729,22 @@ impl FlowConfig {
             format!("{p}.timestamps = false")
         });
     }
+
+    /// The application's settings: each read by some `app` only (what M2M traffic, which
+    /// runs its own application, does not read).
+    pub const APP: &'static [&'static str] = &[
+        "bytes",
+        "request",
+        "app_rate",
+        "app_write",
+        "burst_size",
+        "burst_rate",
+        "burst_interval",
+        "burst_count",
+        "udp_rate",
+        "udp_packet",
+        "video",
+    ];
 
     /// The TCP settings: what a UDP flow does not read.
     pub const TCP: &'static [&'static str] = &[

@@ -13,7 +13,7 @@
 //! seed 004).
 
 use crate::common::{name_of, AppKind, FlowConfig};
-use crate::config::reads::{FieldUse, Unreads};
+use crate::config::reads::{concat, FieldUse, Unreads};
 use crate::config::{check, ConfigError};
 use crate::p2p_bulk::max_packet_bytes;
 use crate::scenario::{
@@ -791,9 +791,16 @@ impl FieldUse for MacSection {
         "sr_offset_per_ue",
         "sr_prohibit_timer",
     ];
-    const CONDITIONAL: &'static [&'static str] = &[
-        "pf_time_constant",
-        "ul_proactive_period",
+    const CONDITIONAL: &'static [&'static str] = &concat::<{ 2 + Self::STANDARD_BSR.len() }>(&[
+        &["pf_time_constant", "ul_proactive_period"],
+        Self::STANDARD_BSR,
+    ]);
+}
+impl MacSection {
+    /// What only standard reporting reads: SR and random access (the dsr-TransMax fallback)
+    /// and radio link monitoring (`ran_config`, cell/mod.rs); under `bsr = "ideal"` the eNB
+    /// ignores SRs, so none goes unanswered.
+    pub const STANDARD_BSR: &'static [&'static str] = &[
         "dsr_trans_max",
         "ra_prach_period",
         "ra_preamble_trans_max",
@@ -843,32 +850,14 @@ impl RanScenario {
         match self.traffic {
             // The UDP flows take their start only.
             Traffic::UdpSaturation => {
-                let tcp: Vec<&str> = FlowConfig::CONDITIONAL.to_vec();
-                out.unless(false, "flow", &tcp, traffic);
+                out.unless(false, "flow", FlowConfig::CONDITIONAL, traffic);
                 out.unless(false, "flow", &["app"], traffic);
             }
             // M2M runs its own application over the flow's TCP settings.
             Traffic::M2m => {
                 self.flow.unread("flow", true, out);
-                out.unless(
-                    false,
-                    "flow",
-                    &[
-                        "app",
-                        "bytes",
-                        "request",
-                        "app_rate",
-                        "app_write",
-                        "burst_size",
-                        "burst_rate",
-                        "burst_interval",
-                        "burst_count",
-                        "udp_rate",
-                        "udp_packet",
-                        "video",
-                    ],
-                    traffic,
-                );
+                out.unless(false, "flow", FlowConfig::APP, traffic);
+                out.unless(false, "flow", &["app"], traffic);
             }
             // `build_sim`: a download runs as a bulk send from the server (`tcp_source`).
             Traffic::Tcp => self.flow.unread("flow", true, out),
@@ -945,23 +934,7 @@ impl RanScenario {
         out.unless(
             m.bsr == BsrMode::Standard,
             "mac",
-            &[
-                "dsr_trans_max",
-                "ra_prach_period",
-                "ra_preamble_trans_max",
-                "ra_power_ramping_step_db",
-                "ra_preamble_target_dbm",
-                "ra_response_window",
-                "ra_contention_resolution_timer",
-                "ra_backoff",
-                "ra_detection_snr_db",
-                "rlf_search_delay",
-                "rlm_qout_db",
-                "rlm_qin_db",
-                "n310",
-                "n311",
-                "t310",
-            ],
+            MacSection::STANDARD_BSR,
             || "mac.bsr = \"ideal\"".into(),
         );
         out.unless(
