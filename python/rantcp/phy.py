@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Callable, TypeVar
+from typing import Any, Callable, TypedDict, TypeVar, cast
 
 from rantcp import _native
 
@@ -47,6 +47,7 @@ __all__ = [
     "nr_tbs",
     "nr_tbs_raw",
     "pathloss",
+    "Seed004Trace",
     "seed004_trace",
     "shadowing_sigma",
     "threshold_sinr",
@@ -55,7 +56,7 @@ __all__ = [
 DEFAULT_GAP_DB = 2.3
 DEFAULT_WIDTH_DB = 1.5
 
-_F = TypeVar("_F", bound=Callable)
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def _unsigned(**bits: int) -> Callable[[_F], _F]:
@@ -68,7 +69,7 @@ def _unsigned(**bits: int) -> Callable[[_F], _F]:
         sig = inspect.signature(f)
 
         @functools.wraps(f)
-        def checked(*args, **kwargs):
+        def checked(*args: Any, **kwargs: Any) -> Any:
             given = sig.bind_partial(*args, **kwargs).arguments
             for name, b in bits.items():
                 v = given.get(name)
@@ -76,7 +77,7 @@ def _unsigned(**bits: int) -> Callable[[_F], _F]:
                     raise ValueError(f"{name} must be an integer from 0 to {(1 << b) - 1}, got {v}")
             return f(*args, **kwargs)
 
-        return checked  # type: ignore[return-value]
+        return cast(_F, checked)  # functools.wraps keeps the signature, not its static type
 
     return wrap
 
@@ -208,8 +209,21 @@ def n_prb(bandwidth_mhz: float, scs_khz: int = 0, fr2: bool = False) -> int:
     return _native.phy_n_prb(bandwidth_mhz, scs_khz, fr2)
 
 
+class Seed004Trace(TypedDict):
+    """:func:`seed004_trace`'s equal-length lists, one entry per sample."""
+
+    t_s: list[float]
+    x_m: list[float]
+    y_m: list[float]
+    los: list[bool]
+    pathloss_db: list[float]
+    sinr_db: list[float]
+    cqi: list[int]
+    mcs: list[int]
+
+
 @_unsigned(step_ms=64, drive_s=64, seed=64)
-def seed004_trace(step_ms: int = 10, drive_s: int = 25, seed: int = 1, fading: bool = True) -> dict:
+def seed004_trace(step_ms: int = 10, drive_s: int = 25, seed: int = 1, fading: bool = True) -> Seed004Trace:
     """Seed 004's urban route through the 28 GHz radio model (gNB at 15 m, 30 dBm, 64 × 16
     beamforming, 5 dB noise figure, trees and building as boxes, 2-D LOS test), sampled every
     ``step_ms``. Returns a dict of equal-length lists: ``t_s`` (s), ``x_m``, ``y_m`` (m),
