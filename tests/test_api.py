@@ -66,6 +66,22 @@ def test_load_result_round_trip(tmp_path: Path):
     pd.testing.assert_frame_equal(back.flows, r.flows)
 
 
+def test_result_timeseries_is_tables_whatever_it_was_given():
+    # Result.timeseries is typed Tables (the CLI counts rows with .arrow(), without pandas): a
+    # mapping of DataFrames or Arrow tables given to Result is wrapped, and both views work.
+    import pyarrow as pa
+
+    from rantcp.api import Result, Tables
+
+    df = pd.DataFrame({"time_s": [0.1, 0.2], "goodput_bps": [1.0, 2.0]})
+    for given in ({"flows": df}, {"flows": pa.Table.from_pandas(df, preserve_index=False)}):
+        r = Result(summary={}, timeseries=given)
+        assert isinstance(r.timeseries, Tables) and list(r.timeseries) == ["flows"]
+        assert r.timeseries.arrow("flows").num_rows == 2
+        pd.testing.assert_frame_equal(r.flows, df)
+    assert len(Result(summary={}).timeseries) == 0
+
+
 def test_failed_run_keeps_earlier_folder(tmp_path: Path):
     out = tmp_path / "r"
     rantcp.run("builtin:p2p-bulk", overrides=SHORT, out=out)

@@ -115,7 +115,7 @@ def main() -> int:
     best = {m[0]: 0.0 for m in MODES}
 
     def ok(e: dict[str, Any]) -> bool:
-        return e["drops"] == 0 and e["p99_us"] < 1000 and e["deliv_p99_us"] < 1000
+        return bool(e["drops"] == 0 and e["p99_us"] < 1000 and e["deliv_p99_us"] < 1000)
 
     for g in RATES_GBPS:
         rate = g * 1e9

@@ -157,8 +157,10 @@ class Result:
 
     summary: dict[str, Any]
     """The content of summary.json."""
-    timeseries: Mapping[str, pd.DataFrame] = field(default_factory=dict)
-    """Time-series tables by name (e.g. "flows"), pandas DataFrames (made on first access)."""
+    timeseries: Tables = field(default_factory=lambda: Tables({}))
+    """Time-series tables by name (e.g. "flows"), pandas DataFrames (made on first access);
+    ``timeseries.arrow(name)`` gives one as a pyarrow Table without pandas. Any mapping of Arrow
+    tables or DataFrames given here is wrapped in a Tables."""
     out: Path | None = None
     """The output folder, when one was written."""
     warnings: list[str] = field(default_factory=list)
@@ -501,5 +503,5 @@ def load_result(folder: str | os.PathLike[str]) -> Result:
     except (OSError, ValueError) as e:
         why = "no summary.json" if isinstance(e, FileNotFoundError) else f"summary.json unreadable: {e}"
         raise _native.ConfigError(f"{p}: not a run folder ({why})") from None
-    tables = {f.stem: pq.read_table(f) for f in sorted(p.glob("*.parquet"))}
+    tables = Tables({f.stem: pq.read_table(f) for f in sorted(p.glob("*.parquet"))})
     return Result(summary=summary, timeseries=tables, out=p)

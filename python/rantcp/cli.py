@@ -25,7 +25,7 @@ import os  # noqa: E402
 import sys  # noqa: E402
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 EXIT_BAD_INPUT = 2
 
@@ -145,7 +145,7 @@ SUMMARY_COLUMNS = [
 _TEXT_COLUMNS = ("flow", "app", "cc")
 
 
-def summary_text(summary: dict, out: Path, max_flows: int = 20) -> str:
+def summary_text(summary: dict[str, Any], out: Path, max_flows: int = 20) -> str:
     """The table printed after a run: one row per flow (up to `max_flows`), then events and wall
     time. Plain aligned text: a table library's import would cost more than a short run."""
     flows = summary["flows"]
@@ -182,7 +182,7 @@ def rate_text(events: int, elapsed_s: float) -> str:
     return f"{rate / 1e6:.1f} M events/s" if rate >= 1e5 else f"{rate / 1e3:.1f} k events/s"
 
 
-def empty_tables_note(summary: dict, table_rows: dict[str, int]) -> str | None:
+def empty_tables_note(summary: dict[str, Any], table_rows: dict[str, int]) -> str | None:
     """One line when the run wrote time-series tables without a row: the sample interval is
     longer than the run, so flows.parquet & co. are empty."""
     if not table_rows or any(table_rows.values()):

@@ -24,8 +24,6 @@ class Label:
     """Best shown on a log axis (rates of rare events such as loss)."""
 
 
-_PROB = {"lower": 0.0, "upper": 1.0}
-
 TABLE: dict[str, Label] = {
     # Run figures (summary.json, runs table) and time-series columns.
     "goodput_mbps": Label("goodput", "Mbit/s", 0.0),
@@ -53,16 +51,16 @@ TABLE: dict[str, Label] = {
     "cwnd_bytes": Label("congestion window", "B", 0.0),
     "in_flight_bytes": Label("bytes in flight", "B", 0.0),
     "sinr_db": Label("SINR", "dB"),
-    "dl_prb_util": Label("downlink PRB utilisation", None, **_PROB),
-    "ul_prb_util": Label("uplink PRB utilisation", None, **_PROB),
+    "dl_prb_util": Label("downlink PRB utilisation", None, 0.0, 1.0),
+    "ul_prb_util": Label("uplink PRB utilisation", None, 0.0, 1.0),
     "pdcch_util": Label("PDCCH use (of budget)", None, 0.0),
     "time_s": Label("time", "s", 0.0),
     # Config paths (sweep axes).
-    "bottleneck.loss": Label("bottleneck loss probability", None, log=True, **_PROB),
+    "bottleneck.loss": Label("bottleneck loss probability", None, 0.0, 1.0, log=True),
     "bottleneck.rate": Label("bottleneck rate"),
     "bottleneck.delay": Label("bottleneck delay"),
     "bottleneck.queue": Label("bottleneck queue"),
-    "core.error_rate": Label("core packet error rate", None, log=True, **_PROB),
+    "core.error_rate": Label("core packet error rate", None, 0.0, 1.0, log=True),
     "flow.cc": Label("congestion control"),
     "flow.mss": Label("MSS", "B"),
     "flow.count": Label("flows"),

@@ -4,7 +4,7 @@ a figure or table shows (see ``interval``)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 __all__ = ["MIN_REPETITIONS_FOR_INTERVAL", "interval", "interval_text", "summarise", "t975"]
@@ -73,7 +73,7 @@ def interval(values: Any, lower: float | None = None, upper: float | None = None
     return mean, lo, hi, n
 
 
-def interval_text(values: Any, lower: float | None = None, upper: float | None = None, fmt: Any = "{:.4g}".format) -> str:
+def interval_text(values: Any, lower: float | None = None, upper: float | None = None, fmt: Callable[[float], str] = "{:.4g}".format) -> str:
     """A table cell for the values of one point: "mean [low, high]" (the clipped 95 % interval,
     n >= 5), "mean (min–max)" (2 to 4 values), "mean" (one), "–" (none)."""
     vals = [float(v) for v in values if v is not None and v == v and math.isfinite(float(v))]
