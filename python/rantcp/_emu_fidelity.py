@@ -436,7 +436,7 @@ def merge_runs(files: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m rantcp._emu_fidelity")
     ap.add_argument("--seconds", type=int, default=20)
     ap.add_argument("--repeats", type=int, default=1, help="runs per case and controller on each side (seeds 1..N)")
@@ -456,6 +456,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--resimulate", action="store_true",
                     help="with --from: run rantcp's side of each saved run again (same seed and start), "
                          "keep the kernel's; write the result to --out")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = build_parser()
     args = ap.parse_args(argv)
     if args.sources:
         rows = merge_runs([json.loads(Path(src).read_text()) for src in args.sources])

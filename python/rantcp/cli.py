@@ -319,6 +319,22 @@ def _on_sigterm(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+def parse_args(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:
+    """The command line's arguments, as main() reads them (tests/test_readme_commands.py parses
+    the README's commands with this). Bad input exits with status 2 (SystemExit)."""
+    argv = list(argv)
+    # `rantcp emulate [OPTIONS] SCENARIO -- HOST: ARGV... [-- HOST: ARGV...]`: the commands
+    # after the first `--` are not rantcp's options (argparse cannot split them itself).
+    trailing: list[str] = []
+    if argv[:1] == ["emulate"] and "--" in argv:
+        cut = argv.index("--")
+        argv, trailing = argv[:cut], argv[cut:]
+    args = parser.parse_args(argv)
+    if args.command == "emulate":
+        args.commands = trailing
+    return args
+
+
 _T_MAIN = _T_IMPORTED
 _START_AGE: float | None = None
 
@@ -337,17 +353,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # Ctrl-C while starting: nothing written, no traceback
         sys.stderr.write("rantcp: interrupted\n")
         return 130
-    argv = list(sys.argv[1:] if argv is None else argv)
-    # `rantcp emulate [OPTIONS] SCENARIO -- HOST: ARGV... [-- HOST: ARGV...]`: the commands
-    # after the first `--` are not rantcp's options (argparse cannot split them itself).
-    trailing: list[str] = []
-    if argv[:1] == ["emulate"] and "--" in argv:
-        cut = argv.index("--")
-        argv, trailing = argv[:cut], argv[cut:]
-    args = parser.parse_args(argv)
+    args = parse_args(parser, sys.argv[1:] if argv is None else argv)
     _config_warnings_to_stderr()
-    if args.command == "emulate":
-        args.commands = trailing
     handlers = {
         "run": _cmd_run,
         "scenarios": _cmd_scenarios,
