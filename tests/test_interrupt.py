@@ -270,3 +270,71 @@ def test_the_pool_s_processes_leave_a_ctrl_c_to_the_coordinator_but_a_run_stops(
     (tmp_path / "probe.py").write_text(POOL_PROBE)
     r = subprocess.run([sys.executable, "probe.py"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert (r.stdout, r.stderr) == ("idle: True\nrun: stopped\nforkserver: the same True\n", "")
+
+
+IMPORT_LOCK_PROBE = """
+import _imp, os, signal, sys, threading, time
+from importlib import _bootstrap
+
+import rantcp.cli
+
+# The handler `rantcp` (rantcp.cli.console) has for SIGINT while its command runs:
+handler = []
+rantcp.cli.main = lambda argv=None: handler.append(signal.getsignal(signal.SIGINT)) or 0
+rantcp.cli.console()
+signal.signal(signal.SIGINT, handler[0])
+MAIN = threading.get_ident()
+
+
+def hold_and_signal(where, ready):
+    # Hold the import lock until the main thread waits for it in `where`, then signal and let go:
+    # the handler runs as the main thread's _imp.acquire_lock() returns there (the instant a
+    # signal that came during the call is acted on).
+    _imp.acquire_lock()
+    ready.set()
+    while sys._current_frames()[MAIN].f_code.co_name != where:
+        time.sleep(0.001)
+    os.kill(os.getpid(), signal.SIGINT)
+    _imp.release_lock()
+
+
+def case(where, step):
+    ready = threading.Event()
+    helper = threading.Thread(target=hold_and_signal, args=(where, ready))
+    helper.start()
+    ready.wait()
+    try:
+        step()
+        for _ in range(500):
+            time.sleep(0.01)
+        outcome = "not interrupted"
+    except KeyboardInterrupt:
+        outcome = "interrupted"
+    helper.join()
+    print(f"{where}: {outcome}, import lock left held: {_imp.lock_held()}", flush=True)
+    if _imp.lock_held():
+        _imp.release_lock()
+
+
+locks = [_bootstrap._get_module_lock("rantcp-probe")]
+case("cb", locks.clear)  # freeing a module lock runs its weakref callback, cb
+case("_get_module_lock", lambda: __import__("colorsys"))  # an import takes its module lock
+"""
+
+
+def test_a_ctrl_c_inside_the_import_machinery_leaves_the_import_lock_free_and_stops_the_command(tmp_path: Path):
+    """Before: a Ctrl-C to `rantcp run --plots` 0.33-0.40 s in hung it for ever, 4-5 times in 60
+    (scripts/fuzz_interrupt.py's unreproduced hang): the KeyboardInterrupt was raised in
+    importlib's weakref callback `cb` just after it took the global import lock, outside the try
+    that releases it, and as a callback's exception it was swallowed ("Exception ignored in"):
+    the run went on with the lock held, and the prefetch thread importing matplotlib waited for it
+    while holding the module lock the main thread's own import of matplotlib then waited for.
+    Raised likewise in _get_module_lock it stopped the command but left the lock held. Now the
+    handler acts on the signal once the code running is not importlib's."""
+    (tmp_path / "probe.py").write_text(IMPORT_LOCK_PROBE)
+    r = subprocess.run([sys.executable, "probe.py"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert (r.stdout, r.stderr) == (
+        "cb: interrupted, import lock left held: False\n"
+        "_get_module_lock: interrupted, import lock left held: False\n",
+        "",
+    )

@@ -314,11 +314,6 @@ def _cmd_schema(args: argparse.Namespace) -> int:
     return 0
 
 
-def _on_sigterm(signum: int, frame: object) -> None:
-    # Unwind like Ctrl-C so a run's staging folder is removed (nothing half-written is left).
-    raise KeyboardInterrupt
-
-
 def parse_args(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:
     """The command line's arguments, as main() reads them (tests/test_readme_commands.py parses
     the README's commands with this). Bad input exits with status 2 (SystemExit)."""
@@ -369,7 +364,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Only now: a SIGTERM while the arguments are parsed (nothing written yet) just ends the
         # process; from here it unwinds like Ctrl-C, inside this try (no traceback).
         if threading_main():
-            signal.signal(signal.SIGTERM, _on_sigterm)
+            from rantcp.interrupts import on_interrupt
+
+            # Unwinds like Ctrl-C, so a run's staging folder is removed (nothing half-written is left).
+            signal.signal(signal.SIGTERM, on_interrupt)
         return int(handler(args) or 0)
     except rantcp.ConfigError as e:
         _fail(str(e))
@@ -403,9 +401,16 @@ def console() -> int:
     and joins threads, then atexit's callbacks), after all work is done and with no thread left
     to wait for, raised KeyboardInterrupt there: "Exception ignored in: <module 'threading'>" and
     a traceback. Now the signal just ends the process, as it does before the command starts.
-    main() itself leaves the handlers alone: tests and scripts call it in-process."""
+    Before main(), SIGINT gets rantcp.interrupts.on_interrupt, which never raises inside Python's
+    import machinery (a Ctrl-C there could leave the import lock held and be swallowed: the
+    command went on, or hung). main() itself leaves SIGINT's handler alone: tests and scripts
+    call it in-process."""
     import signal
 
+    if threading_main():
+        from rantcp.interrupts import on_interrupt
+
+        signal.signal(signal.SIGINT, on_interrupt)
     code = main()
     if threading_main():
         # No Python code runs between main's return and here but finalizers of its locals; a

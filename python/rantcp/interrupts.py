@@ -13,15 +13,50 @@ statements are a chunk of packets or a batch of runs.
 
 Some steps must not be cut in two by the interrupt: ``held()`` runs such a step whole and acts on
 a signal that arrived during it as the step ends.
+
+Nor may the interrupt be raised inside Python's import machinery: ``on_interrupt`` (the command
+line's handler for SIGINT and SIGTERM, and a sweep worker's during a run) waits until the code
+running is not importlib's. CPython 3.11's importlib takes the global import lock with
+``_imp.acquire_lock()`` one bytecode before the ``try`` that releases it (``_get_module_lock``, and
+the weakref callback ``cb`` that runs whenever a module lock is freed); a KeyboardInterrupt raised
+on that call's return leaves the lock held for ever. Raised in ``cb`` it is also swallowed
+("Exception ignored in: <function _get_module_lock.<locals>.cb>"): the command went on as if the
+signal had not come, and as soon as another thread imported (``api._prefetch``, during a run's
+Parquet and plots) that thread waited for the lock while holding a module lock the main thread
+then needed: both waited for ever (a group Ctrl-C 0.33-0.41 s into `rantcp run --plots`: 5 hangs
+in 60).
 """
 
 from __future__ import annotations
 
+import _thread
 import signal
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
+
+_IMPORT_MACHINERY = frozenset({"<frozen importlib._bootstrap>", "<frozen importlib._bootstrap_external>"})
+
+
+def on_interrupt(signum: int, frame: Any) -> None:
+    """A signal handler that raises KeyboardInterrupt, except inside the import machinery (see
+    the module doc): there it has the signal come again 1 ms later, until the code running is not
+    importlib's (the module being imported, or the code that imported). A thread blocked on a
+    lock inside an import (a module another thread imports) is interrupted once that import ends.
+    (Sending the signal again from the handler itself does not work: the handler runs again at
+    once, in its own frame.)"""
+    if frame is not None and frame.f_code.co_filename in _IMPORT_MACHINERY:
+        _thread.start_new_thread(_interrupt_main_soon, (signum,))
+        return
+    raise KeyboardInterrupt
+
+
+def _interrupt_main_soon(signum: int) -> None:
+    time.sleep(0.001)
+    _thread.interrupt_main(signum)  # as if the signal arrived again (nothing if its handler is no longer Python's)
+
 
 DUCKDB_INTERRUPTED = "Query interrupted"
 """The message of the error DuckDB raises when a signal interrupts a statement."""

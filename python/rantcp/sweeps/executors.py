@@ -16,7 +16,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from rantcp._native import ConfigError
-from rantcp.interrupts import held
+from rantcp.interrupts import held, on_interrupt
 from rantcp.sweeps.spec import RunTask
 from rantcp.sweeps.worker import run_point
 
@@ -190,9 +190,11 @@ def _on_sigint_in_worker(signum: int, frame: object) -> None:
     run it stops the run as in `rantcp run` (its KeyboardInterrupt goes back to the coordinator
     as the run's outcome). Between runs the worker leaves it to the coordinator, which got it too
     and shuts the pool down (the worker reads its sentinel and exits): raised there, in the read of
-    the call queue, it printed "Process ForkServerProcess-N:" and a traceback."""
+    the call queue, it printed "Process ForkServerProcess-N:" and a traceback. Raised as
+    rantcp.interrupts.on_interrupt does: never inside an import (a run imports pyarrow and its
+    prefetch thread too)."""
     if _running:
-        raise KeyboardInterrupt
+        on_interrupt(signum, frame)
 
 
 def _worker_init(coordinator_pid: int) -> None:
