@@ -345,10 +345,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         parser = _build_parser()  # the subcommands' modules: most of the start-up
+        args = parse_args(parser, sys.argv[1:] if argv is None else argv)
     except KeyboardInterrupt:  # Ctrl-C while starting: nothing written, no traceback
         sys.stderr.write("rantcp: interrupted\n")
         return 130
-    args = parse_args(parser, sys.argv[1:] if argv is None else argv)
     _config_warnings_to_stderr()
     handlers = {
         "run": _cmd_run,
