@@ -346,3 +346,50 @@ def test_ctrl_c_while_the_arguments_are_parsed_is_one_line(tmp_path: Path):
     r = at("argparse.ArgumentParser.parse_args", "INT", *RUN, cwd=tmp_path)
     assert (r.returncode, r.stderr) == (130, "rantcp: interrupted\n")
     assert list(tmp_path.iterdir()) == []
+
+
+STORE_PROBE = """
+import sys
+
+from rantcp.sweeps import store
+
+real = store._connect
+
+
+class Interrupted:
+    # A connection whose first query of the runs table's columns is interrupted: DuckDB raises a
+    # Ctrl-C or SIGTERM that comes during a statement as RuntimeError("Query interrupted") (see
+    # test_duckdb_turns_a_keyboard_interrupt_into_an_error_we_recognise).
+    def __init__(self, con):
+        self._con, self.fired = con, False
+
+    def execute(self, sql, *args):
+        if "information_schema.columns" in sql and not self.fired:
+            self.fired = True
+            raise RuntimeError("Query interrupted")
+        return self._con.execute(sql, *args)
+
+    def __getattr__(self, name):
+        return getattr(self._con, name)
+
+
+if __name__ == "__main__":  # not in the sweep's workers, which import this file
+    store._connect = lambda *a, **k: Interrupted(real(*a, **k))
+    from rantcp import cli
+
+    sys.argv = ["rantcp", *sys.argv[1:]]
+    raise SystemExit(cli.console())
+"""
+
+
+def test_an_interrupt_during_the_sweep_store_s_column_query_stops_the_sweep(tmp_path: Path):
+    """Before: Store._reload_types took any error of its query for "no columns yet", so a SIGTERM
+    or Ctrl-C that came while DuckDB ran it (about 1 ms, as the store opens, 0.16-0.25 s into a
+    sweep) was dropped and the whole sweep ran: exit 0 (scripts/fuzz_interrupt.py's two ignored
+    SIGTERMs). With a real SIGTERM sent while the query ran, 40 of 300 were dropped."""
+    (tmp_path / "s.toml").write_text(SWEEP)
+    (tmp_path / "probe.py").write_text(STORE_PROBE)
+    r = subprocess.run([sys.executable, "probe.py", "sweep", "s.toml", "--out", "sw", "--workers", "1", "--quiet"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert (r.returncode, r.stderr) == (130, "rantcp: interrupted\n")
+    assert not (tmp_path / "sw" / "runs").exists() or not any((tmp_path / "sw" / "runs").iterdir())

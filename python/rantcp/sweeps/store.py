@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rantcp._native import ConfigError
+from rantcp.interrupts import is_interrupt
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -337,7 +338,11 @@ class Store:
             rows = self.con.execute(
                 "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'runs' ORDER BY ordinal_position"
             ).fetchall()
-        except Exception:
+        except Exception as e:
+            # Not a Ctrl-C or SIGTERM that came during the query: DuckDB raises it as an error
+            # (rantcp.interrupts), and taken for "no columns" here it was lost (the sweep ran on).
+            if is_interrupt(e):
+                raise
             rows = []
         self._types = {n: t for n, t in rows}
 
