@@ -525,3 +525,36 @@ def test_reproduce_seed_002_quick(tmp_path: Path):
     # fig1 16, table1 16, fig5 8, fig8 4, fig8co 1, fig9 2, fig9co 1, beyond_bbr 3,
     # beyond_delay 6, beyond_mmwave 3: one repetition each.
     assert m["runs"] == 16 + 16 + 8 + 4 + 1 + 2 + 1 + 3 + 6 + 3
+
+
+
+def five_repetitions() -> Results:
+    runs = pd.DataFrame({"run": [f"s/{i}" for i in range(10)], "status": ["ok"] * 10, "sweep": ["s"] * 10,
+                         "repetition": [1, 2, 3, 4, 5] * 2, "cc": ["a"] * 5 + ["b"] * 5,
+                         "tput": [100.0, 104, 98, 101, 103, 90, 92, 95, 91, 93]})
+    return Results(runs, {}, "CREATE MACRO mean_of(c_) AS (SELECT avg(tput) FROM runs WHERE cc = c_);")
+
+
+@pytest.mark.parametrize("metric, holds, nth", [
+    ("SELECT mean_of('a') AS value", "value > 50", 1),  # the verdict's query
+    ("SELECT mean_of('a') AS value", "value > 50", 2),  # the noise check over the interval
+    ("SELECT mean_of('a') AS value, mean_of('b') AS b", "value > b", 2),  # the noise check per repetition
+])
+def test_an_interrupt_during_a_rule_s_query_is_the_interrupt_not_a_claim_error(monkeypatch, metric: str, holds: str, nth: int):
+    """DuckDB raises a Ctrl-C or SIGTERM that comes during a statement as RuntimeError("Query
+    interrupted") (tests/test_interrupt.py). Before: the rules' query or the noise check's took
+    it for a failing rule, so an interrupted reproduction recorded the claim as an error (or its
+    noise as unknown) and went on."""
+    real = cl._rules
+    calls = []
+
+    def rules(*a, **k):  # noqa: ANN002, ANN003
+        calls.append(1)
+        if len(calls) == nth:
+            raise RuntimeError("Query interrupted")
+        return real(*a, **k)
+
+    assert cl.evaluate(claim(metric=metric, holds=holds), five_repetitions()).noise == "significant"  # both queries run
+    monkeypatch.setattr(cl, "_rules", rules)
+    with pytest.raises(RuntimeError, match="Query interrupted"):
+        cl.evaluate(claim(metric=metric, holds=holds), five_repetitions())

@@ -67,6 +67,7 @@ from typing import Any
 import pandas as pd
 
 from rantcp._native import ConfigError
+from rantcp.interrupts import is_interrupt
 from rantcp.reproductions.results import Results, check_select
 from rantcp.reproductions.spec import Claim
 
@@ -262,6 +263,8 @@ def evaluate(claim: Claim, results: Results, quick: bool = False, reps: Repetiti
     try:
         verdict = _rules(claim, results, df)[0]
     except Exception as e:  # a rule's SQL error (duckdb.Error) or a non-SELECT rule
+        if is_interrupt(e):  # a Ctrl-C during the rule's query, not the rule failing
+            raise
         return ClaimResult(claim, ERROR, value, details, f"{where} rules: {str(e).splitlines()[0]}")
     res = ClaimResult(claim, verdict, value, details, "a rule is NULL" if verdict == NO_DATA else "")
     if verdict in DECIDED:
@@ -402,6 +405,8 @@ def _noise(res: ClaimResult, df: pd.DataFrame, results: Results, reps: Repetitio
         try:
             per_rep = _rules(claim, results, pd.concat(rows, ignore_index=True))
         except Exception as e:
+            if is_interrupt(e):  # a Ctrl-C during the rule's query, not the rule failing
+                raise
             return no(f"the rules fail on one repetition: {str(e).splitlines()[0]}")
         differ = [(r, v, x) for r, v, x in zip(wanted, per_rep, samples) if v != res.verdict]
         if differ:
@@ -419,6 +424,8 @@ def _noise(res: ClaimResult, df: pd.DataFrame, results: Results, reps: Repetitio
     try:
         verdicts = _rules(claim, results, grid)
     except Exception as e:  # the rules ran at the point, so this is unexpected
+        if is_interrupt(e):  # a Ctrl-C during the rule's query, not the rule failing
+            raise
         return no(f"the rules fail inside the interval: {str(e).splitlines()[0]}")
     others: dict[str, float] = {}
     for v, c in zip(verdicts, cands):
