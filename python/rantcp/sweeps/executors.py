@@ -119,7 +119,9 @@ def local_runs(tasks: Sequence[RunTask], workers: int) -> Iterator[tuple[RunTask
     barren_pools = 0
     with _main_path_hidden_if_unimportable():
         while pending:
-            pool = ProcessPoolExecutor(max_workers=workers, mp_context=_mp_context(), initializer=_worker_init, initargs=(os.getpid(),))
+            ctx = _mp_context()
+            stop = ctx.Event()  # set as the pool shuts down: the workers start no run and stop the one they run
+            pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init, initargs=(os.getpid(), stop))
             inflight: dict[Future[dict[str, Any]], RunTask] = {}
             broken = False
             finished = 0
@@ -154,6 +156,12 @@ def local_runs(tasks: Sequence[RunTask], workers: int) -> Iterator[tuple[RunTask
                         yield t, outcome
                     yield None  # end of a round: what finished together is committed together
             finally:
+                # On an interrupt, the runs in flight are not waited for: cancel_futures cancels only
+                # the runs still here, not those already queued to the workers (one more each), and a
+                # SIGTERM (or Ctrl-C to this process alone) does not reach the workers at all. Each
+                # worker went on to finish its run and the queued one: a group Ctrl-C took a run's
+                # wall to end the sweep (1.0-1.3 s with 1 s runs), a SIGTERM two runs'.
+                stop.set()
                 pool.shutdown(wait=True, cancel_futures=True)
             if not broken:
                 continue
@@ -175,9 +183,15 @@ _running = False
 """In a local pool worker: whether it is running a point (see _on_sigint_in_worker)."""
 
 
+_stop: Any = None
+"""In a local pool worker: the pool's event set when the coordinator stops (see _worker_init)."""
+
+
 def _local_run(task: RunTask) -> dict[str, Any]:
-    """run_point in a local pool worker."""
+    """run_point in a local pool worker; not started once the coordinator stops."""
     global _running
+    if _stop is not None and _stop.is_set():
+        raise KeyboardInterrupt  # the coordinator does not wait for it: it stops
     _running = True
     try:
         return run_point(task)
@@ -197,12 +211,16 @@ def _on_sigint_in_worker(signum: int, frame: object) -> None:
         on_interrupt(signum, frame)
 
 
-def _worker_init(coordinator_pid: int) -> None:
+def _worker_init(coordinator_pid: int, stop: Any = None) -> None:
     """In each pool worker: exit when the coordinating process is gone (killed, even with -9),
     instead of idling forever on a queue nobody writes to; a Ctrl-C between runs left to the
-    coordinator (_on_sigint_in_worker)."""
+    coordinator (_on_sigint_in_worker); once the coordinator sets `stop` (it stops), the run in
+    progress is interrupted as a Ctrl-C would and no other starts."""
+    import _thread
     import threading
 
+    global _stop
+    _stop = stop
     signal.signal(signal.SIGINT, _on_sigint_in_worker)
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked since _start_forkserver
@@ -211,9 +229,13 @@ def _worker_init(coordinator_pid: int) -> None:
 
     def watch() -> None:
         while True:
-            time.sleep(0.5)
+            stopping = stop.wait(0.5) if stop is not None else time.sleep(0.5)
             if not _alive(coordinator_pid) or os.getppid() != parent:
                 os._exit(1)
+            if stopping:
+                if _running:
+                    _thread.interrupt_main(signal.SIGINT)  # as a Ctrl-C: _on_sigint_in_worker
+                time.sleep(0.05)
 
     threading.Thread(target=watch, name="rantcp-coordinator-watch", daemon=True).start()
 
