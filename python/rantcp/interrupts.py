@@ -29,10 +29,9 @@ in 60).
 
 from __future__ import annotations
 
-import _thread
 import signal
+import sys
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -42,20 +41,30 @@ _IMPORT_MACHINERY = frozenset({"<frozen importlib._bootstrap>", "<frozen importl
 
 def on_interrupt(signum: int, frame: Any) -> None:
     """A signal handler that raises KeyboardInterrupt, except inside the import machinery (see
-    the module doc): there it has the signal come again 1 ms later, until the code running is not
-    importlib's (the module being imported, or the code that imported). A thread blocked on a
-    lock inside an import (a module another thread imports) is interrupted once that import ends.
-    (Sending the signal again from the handler itself does not work: the handler runs again at
-    once, in its own frame.)"""
+    the module doc): there it raises it at the first call or return of code that is not
+    importlib's (the module being imported, or the code that imported), through a profile
+    function on this thread that then removes itself. A thread blocked on a lock inside an import
+    (a module another thread imports) is interrupted as soon as that import ends. (Not by sending
+    the signal again: from the handler, the handler runs again at once, in its own frame; from
+    another thread 1 ms later, the command had sometimes ended first and the signal was lost.)"""
     if frame is not None and frame.f_code.co_filename in _IMPORT_MACHINERY:
-        _thread.start_new_thread(_interrupt_main_soon, (signum,))
+        _raise_outside_imports()
         return
     raise KeyboardInterrupt
 
 
-def _interrupt_main_soon(signum: int) -> None:
-    time.sleep(0.001)
-    _thread.interrupt_main(signum)  # as if the signal arrived again (nothing if its handler is no longer Python's)
+def _raise_outside_imports() -> None:
+    previous = sys.getprofile()
+    if getattr(previous, "__name__", "") == "_interrupt_outside_imports":
+        return  # already pending
+
+    def _interrupt_outside_imports(frame: Any, event: str, arg: object) -> None:
+        if frame.f_code.co_filename in _IMPORT_MACHINERY or frame.f_code.co_filename == __file__:
+            return  # importlib's code, or the handler returning to it
+        sys.setprofile(previous)
+        raise KeyboardInterrupt  # propagates into `frame`, as if the signal came there
+
+    sys.setprofile(_interrupt_outside_imports)
 
 
 DUCKDB_INTERRUPTED = "Query interrupted"
