@@ -314,15 +314,20 @@ def case(where, step):
         _imp.release_lock()
 
 
-locks = [_bootstrap._get_module_lock("rantcp-probe")]
+def free_a_lock():
+    locks.pop()  # freeing a module lock runs its weakref callback, cb
 
 
-def free_the_lock():
-    locks.clear()  # freeing a module lock runs its weakref callback, cb
-
-
-case("cb", free_the_lock)
+locks = [_bootstrap._get_module_lock(f"rantcp-probe-{i}") for i in range(2)]
+case("cb", free_a_lock)
 case("_get_module_lock", lambda: __import__("colorsys"))  # an import takes its module lock
+# A sweep worker's handler during a run, which calls the same on_interrupt:
+from rantcp.sweeps import executors
+
+executors._running = True
+signal.signal(signal.SIGINT, executors._on_sigint_in_worker)
+case("cb", free_a_lock)
+case("_get_module_lock", lambda: __import__("sched"))
 """
 
 
@@ -339,11 +344,8 @@ def test_a_ctrl_c_inside_the_import_machinery_leaves_the_import_lock_free_and_st
     meanwhile: 4 lost Ctrl-Cs in 150 `rantcp run`s)."""
     (tmp_path / "probe.py").write_text(IMPORT_LOCK_PROBE)
     r = subprocess.run([sys.executable, "probe.py"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
-    assert (r.stdout, r.stderr) == (
-        "cb: interrupted, import lock left held: False\n"
-        "_get_module_lock: interrupted, import lock left held: False\n",
-        "",
-    )
+    cases = "cb: interrupted, import lock left held: False\n_get_module_lock: interrupted, import lock left held: False\n"
+    assert (r.stdout, r.stderr) == (cases * 2, "")  # the command line's handler, then a sweep worker's
 
 
 def test_ctrl_c_while_the_arguments_are_parsed_is_one_line(tmp_path: Path):

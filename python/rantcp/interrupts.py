@@ -48,19 +48,26 @@ def on_interrupt(signum: int, frame: Any) -> None:
     the signal again: from the handler, the handler runs again at once, in its own frame; from
     another thread 1 ms later, the command had sometimes ended first and the signal was lost.)"""
     if frame is not None and frame.f_code.co_filename in _IMPORT_MACHINERY:
-        _raise_outside_imports()
+        _raise_outside_imports(frame)
         return
     raise KeyboardInterrupt
 
 
-def _raise_outside_imports() -> None:
+def _raise_outside_imports(interrupted: Any) -> None:
     previous = sys.getprofile()
     if getattr(previous, "__name__", "") == "_interrupt_outside_imports":
         return  # already pending
+    armed = False
 
     def _interrupt_outside_imports(frame: Any, event: str, arg: object) -> None:
-        if frame.f_code.co_filename in _IMPORT_MACHINERY or frame.f_code.co_filename == __file__:
-            return  # importlib's code, or the handler returning to it
+        nonlocal armed
+        if not armed:
+            # Not within the signal handler (on_interrupt, or a handler that calls it): armed
+            # as it returns to the interrupted frame.
+            armed = frame is interrupted or (event == "return" and frame.f_back is interrupted)
+            return
+        if frame.f_code.co_filename in _IMPORT_MACHINERY:
+            return
         sys.setprofile(previous)
         raise KeyboardInterrupt  # propagates into `frame`, as if the signal came there
 
