@@ -229,7 +229,11 @@ def _worker_init(coordinator_pid: int, stop: Any = None) -> None:
 
     def watch() -> None:
         while True:
-            stopping = stop.wait(0.5) if stop is not None else time.sleep(0.5)
+            stopping = False
+            if stop is not None:
+                stopping = stop.wait(0.5)
+            else:
+                time.sleep(0.5)
             if not _alive(coordinator_pid) or os.getppid() != parent:
                 os._exit(1)
             if stopping:
