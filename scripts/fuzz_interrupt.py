@@ -47,9 +47,12 @@ FileNotFoundError) when the sweep stopped while the pool started a worker (5 of 
 data intact); a Ctrl-C as the interpreter exits, after the work: Python's "Exception ignored in
 threading._shutdown ... KeyboardInterrupt" (seed 604); found beside them, by hand: a terminal's
 Ctrl-C that found a pool worker idle (its traceback, a broken pool) or the forkserver importing
-its preload (its traceback, the coordinator's EOFError). Left: two SIGTERMs at 0.25 s into a sweep
-that were not acted on (exit 0 after the whole sweep), before the start-up fix, not reproduced
-since (16 tries). Never seen: an old run or page damaged, a half run in DIR, a
+its preload (its traceback, the coordinator's EOFError). Left then, found later by
+scripts/interrupt_grid.py (every instant of the start-up): two SIGTERMs at 0.25 s into a sweep not
+acted on (exit 0 after the whole sweep) and a hang after a group Ctrl-C to `run` at 0.184 s. Two
+causes drop a signal: raised inside importlib (it also leaves the import lock held, and `run
+--plots` then deadlocked with its prefetch thread: rantcp.interrupts) and, in the sweep store's
+column query, DuckDB's "Query interrupted" taken for an error. Never seen: an old run or page damaged, a half run in DIR, a
 run recorded twice or ok without its files, a resumed sweep or reproduction differing from an
 uninterrupted one, a trace database with half a capture or unreadable, workers outliving the
 sweep.
