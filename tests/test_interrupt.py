@@ -366,10 +366,12 @@ def test_a_ctrl_c_inside_the_import_machinery_leaves_the_import_lock_free_and_st
     assert (r.stdout, r.stderr) == (cases + module + cases, "")  # the command line's handler, then a sweep worker's
 
 
-def test_ctrl_c_while_the_arguments_are_parsed_is_one_line(tmp_path: Path):
+@pytest.mark.parametrize("point", ["rantcp.cli._process_age_s", "argparse.ArgumentParser.parse_args"])
+def test_ctrl_c_while_the_arguments_are_parsed_is_one_line(tmp_path: Path, point: str):
     """Before: only building the parser was inside main's try; a Ctrl-C while argparse parsed
-    (0.09 s into `rantcp run` on a loaded box) printed a KeyboardInterrupt traceback, exit -2."""
-    r = at("argparse.ArgumentParser.parse_args", "INT", *RUN, cwd=tmp_path)
+    (0.09 s into `rantcp run` on a loaded box), or in main's first lines (0.044 s), printed a
+    KeyboardInterrupt traceback, exit -2."""
+    r = at(point, "INT", *RUN, cwd=tmp_path)
     assert (r.returncode, r.stderr) == (130, "rantcp: interrupted\n")
     assert list(tmp_path.iterdir()) == []
 

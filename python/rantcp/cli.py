@@ -340,10 +340,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     import rantcp
 
     global _T_MAIN, _START_AGE
-    _T_MAIN = time.perf_counter()
-    _START_AGE = _process_age_s()
-
-    try:
+    try:  # from the first line: a Ctrl-C anywhere before the command runs is one line too
+        _T_MAIN = time.perf_counter()
+        _START_AGE = _process_age_s()
         parser = _build_parser()  # the subcommands' modules: most of the start-up
         args = parse_args(parser, sys.argv[1:] if argv is None else argv)
     except KeyboardInterrupt:  # Ctrl-C while starting: nothing written, no traceback
