@@ -25,9 +25,10 @@ another thread imported (``api._prefetch``, during a run's Parquet and plots) th
 for the lock while holding a module lock the main thread then needed: both waited for ever (a group
 Ctrl-C 0.33-0.41 s into `rantcp run --plots`: 5 hangs in 60). Raised in Python code that a C
 extension's module init calls (Cython registering its types with ``collections.abc``: pandas,
-numpy.random) it was swallowed by that init and the command ran to its end (3 of 900 `run --plots`
-and 12 of 480 sweeps signalled in their first 0.7 s; `reproduce` once); in nanobind's enum
-creation (DuckDB's import) it aborted the process ("Critical nanobind error", 2 of 480 sweeps).
+numpy.random) it was swallowed by that init and the command ran to its end (3 of 904 `run --plots`
+and 12 of 484 sweeps signalled in their first 0.6 s; `reproduce` once); in nanobind's enum
+creation (DuckDB's import) it aborted the process ("Critical nanobind error", 2 of 484 sweeps).
+Found with scripts/interrupt_grid.py.
 """
 
 from __future__ import annotations
