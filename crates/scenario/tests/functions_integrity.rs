@@ -30,13 +30,20 @@ use std::time::Instant;
 const CASES: u64 = 2000;
 
 /// Cases that fail for a cause found and not fixed: the test checks they still fail (so the
-/// list stays true) and that every other case holds. None now. The last were 9 cases of
+/// list stays true) and that every other case holds. Before case 1417, the last were 9 cases of
 /// radio-aware TCP without SACK on `radio-aware` (45 KB RLC buffer), which did not finish in
 /// 30 s: on an RTO the controller kept its radio window while feedback was fresh, so go-back-N
 /// resent up to the whole window (250 KB in case 1705) into the RLC buffer, which dropped most
 /// of it, and without SACK each loss waited for the next, backed-off RTO. The controller now
 /// uses the RFC 5681 §3.1 loss window after a timeout (crates/tcp/src/cc/radio_aware.rs).
-const KNOWN: [(u64, &str); 0] = [];
+const KNOWN: [(u64, &str); 1] = [(
+    1417,
+    "es-tcp without SACK or timestamps, 1.18 % loss: the split host's FIN to ue1 (10.78 s) is \
+     lost and goes again only at 37.9 s, its timer backed off by three timeouts with no RTT \
+     sample since (RFC 6298 §5.5, Karn: every ACK covered retransmitted data); the run ends at \
+     30 s. Fails since the slow start after a timeout counts 1 SMSS per ACK (RFC 3465 §2.3), \
+     which moved the losses.",
+)];
 
 /// A network function, or a pair of them, as `--set` overrides.
 #[derive(Clone, Copy, Debug)]

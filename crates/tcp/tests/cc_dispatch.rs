@@ -85,3 +85,48 @@ fn test_feedback_is_ignored_by_controllers_that_do_not_use_it() {
         );
     }
 }
+
+#[test]
+fn test_slow_start_after_a_timeout_counts_one_segment_per_ack_under_rfc_rules() {
+    // RFC 3465 §2.3: L = 1 SMSS while slow starting after a retransmission timeout, L = 2 SMSS
+    // otherwise (§2.2); Linux's rules count every byte the ACK covers (`tcp_slow_start`). The ACK
+    // here covers 4 segments, as the ACK of a retransmission that fills the hole below data the
+    // receiver held does. Every controller that counts bytes in slow start; BBR does not.
+    const MSS: u64 = 1448;
+    for name in ["newreno", "cubic", "highspeed"] {
+        for (abc, in_loss_before, grown) in [
+            (Some(2), true, 1),
+            (Some(2), false, 2),
+            (None, true, 4),
+            (None, false, 4),
+        ] {
+            let mut cc = Cc::new(&CcParams {
+                kind: CcKind::from_name(name).unwrap(),
+                mss: MSS as u32,
+                initial_cwnd_segments: 10,
+                abc_limit_segments: abc,
+                ..CcParams::default()
+            });
+            cc.on_rto(Time::from_millis(300), 20 * MSS, MSS as u32, true);
+            assert_eq!(cc.cwnd(), MSS, "{name}: one loss window");
+            assert!(cc.ssthresh() >= 6 * MSS, "{name}: {}", cc.ssthresh());
+            cc.on_ack(&AckSample {
+                now: Time::from_millis(400),
+                bytes_acked: 4 * MSS,
+                cum_acked: 4 * MSS,
+                srtt: Duration::from_millis(40),
+                min_rtt: Duration::from_millis(40),
+                prior_in_flight: 4 * MSS,
+                in_loss: in_loss_before,
+                in_loss_before,
+                mss: MSS as u32,
+                ..AckSample::default()
+            });
+            assert_eq!(
+                cc.cwnd(),
+                (1 + grown) * MSS,
+                "{name} abc {abc:?} after-RTO {in_loss_before}"
+            );
+        }
+    }
+}

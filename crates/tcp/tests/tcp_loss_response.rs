@@ -8,7 +8,7 @@ mod common;
 use common::*;
 use rantcp_core::Time;
 use rantcp_tcp::cc::{CcKind, Feedback};
-use rantcp_tcp::{Endpoint, TcpConfig};
+use rantcp_tcp::{CwndRules, Endpoint, TcpConfig};
 
 fn ack(c: &mut Endpoint, t: Time, off: u32, win: u16, sack: &[(u32, u32)]) {
     let (ip, h) = server_ack(off, win, sack);
@@ -129,13 +129,13 @@ fn test_repeated_timeouts_hold_or_reduce_from_the_retransmitted_flight() {
     let v = drain(&mut c, ms(1500));
     assert_eq!(
         offs(&v),
-        vec![20_000, 21_000, 22_000],
-        "cwnd 1000 + 2000 (ABC L = 2)"
+        vec![20_000, 21_000],
+        "cwnd 1000 + 1000: the ACK came in the slow start after a timeout (RFC 3465 §2.3 L = 1)"
     );
     let t = c.poll_timeout().unwrap();
     c.handle_timeout(t);
     assert_eq!(c.stats().rtos, 4);
-    assert_eq!(c.info().ssthresh, 2000, "max(3000 / 2, 2 SMSS)");
+    assert_eq!(c.info().ssthresh, 2000, "max(2000 / 2, 2 SMSS)");
 }
 
 fn offs(v: &[rantcp_wire::Packet]) -> Vec<u32> {
@@ -311,4 +311,68 @@ fn test_radio_aware_rto_with_fresh_feedback_resends_one_segment_then_slow_starts
     ack(&mut c, t3, 61_000, W, &[]);
     assert_eq!(c.info().cwnd, 60_000);
     assert_eq!(drain(&mut c, t3).len(), 60);
+}
+
+/// 20 segments in flight from 40 ms under `rules` with `cc`; none of their ACKs arrives, so the
+/// RTO fires (cwnd 1 SMSS, ssthresh 10 000 or more) and segment 0 goes again.
+fn after_rto(rules: CwndRules, cc: CcKind) -> Endpoint {
+    let mut ccfg = cfg(true);
+    ccfg.cc = cc;
+    ccfg.cwnd_rules = rules;
+    // F-RTO (Linux profile) would call the timeout spurious on the first ACK below: it
+    // acknowledges never-retransmitted segments (RFC 5682 §3.1 step 3.b). Not what is tested.
+    ccfg.frto = false;
+    ccfg.initial_cwnd_segments = 20;
+    let (mut c, _s) = established(ccfg, cfg(true));
+    ack(&mut c, ms(30), 0, W, &[]);
+    c.send(100_000);
+    assert_eq!(drain(&mut c, ms(40)).len(), 20);
+    let t = c.poll_timeout().unwrap();
+    c.handle_timeout(t);
+    assert_eq!(c.stats().rtos, 1);
+    assert_eq!(c.info().cwnd, 1000, "{cc:?}");
+    assert!(c.info().ssthresh >= 10_000, "{cc:?}: {}", c.info().ssthresh);
+    assert_eq!(offs(&drain(&mut c, t)), vec![0]);
+    c
+}
+
+#[test]
+fn test_rfc_slow_start_after_a_timeout_counts_one_segment_for_the_ack_that_fills_the_hole() {
+    // RFC 3465 §2.3: L = 1 SMSS in the slow start that follows a retransmission timeout. The
+    // receiver held segments 1..19; the retransmission of 0 fills the hole and its ACK covers
+    // 20 000 bytes and ends the timeout's recovery. With L = 2 (RFC 3465 §2.2) cwnd would go
+    // to 3 000 and release 3 segments at once; Linux counts all (`tcp_slow_start`, up to
+    // ssthresh).
+    for cc in [CcKind::NewReno, CcKind::Cubic, CcKind::HighSpeed] {
+        let mut c = after_rto(CwndRules::Rfc, cc);
+        ack(&mut c, ms(260), 20_000, W, &[]);
+        assert_eq!(c.info().cwnd, 2000, "{cc:?} rfc");
+        let mut c = after_rto(CwndRules::Linux, cc);
+        ack(&mut c, ms(260), 20_000, W, &[]);
+        assert!(c.info().cwnd >= 10_000, "{cc:?} linux: {}", c.info().cwnd);
+    }
+}
+
+#[test]
+fn test_rfc_slow_start_counts_one_segment_per_ack_until_the_timeouts_data_is_acknowledged() {
+    // Two holes (segments 0 and 5): each ACK of a retransmission that fills one grows cwnd by
+    // one SMSS however much it covers (RFC 3465 §2.3), SACKed data included; once everything
+    // outstanding at the timeout is acknowledged, L = 2 SMSS again (§2.2).
+    let mut c = after_rto(CwndRules::Rfc, CcKind::NewReno);
+    ack(&mut c, ms(260), 5000, W, &[(6000, 20_000)]);
+    assert_eq!(
+        c.info().cwnd,
+        2000,
+        "5 000 acknowledged, 14 000 SACKed: + 1 SMSS"
+    );
+    assert_eq!(offs(&drain(&mut c, ms(260))), vec![5000, 20_000]);
+    ack(&mut c, ms(280), 20_000, W, &[]);
+    assert_eq!(
+        c.info().cwnd,
+        3000,
+        "the timeout's data all acknowledged: + 1 SMSS"
+    );
+    assert_eq!(offs(&drain(&mut c, ms(280))), vec![21_000, 22_000]);
+    ack(&mut c, ms(300), 22_000, W, &[]);
+    assert_eq!(c.info().cwnd, 5000, "new data: L = 2 SMSS again");
 }

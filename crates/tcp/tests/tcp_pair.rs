@@ -306,13 +306,18 @@ fn pair_droptail_bottleneck_keeps_the_link_busy() {
         assert!(st.fast_retransmits > 0);
         let payload_share = 1000.0 / 1040.0;
         // Without SACK the slow-start overshoot (hundreds of losses in one window) costs an
-        // RTO and a go-back-N round; SACK repairs it in one recovery episode.
+        // RTO and a go-back-N round; SACK repairs it in one recovery episode. The go-back-N's
+        // slow start (one SMSS per ACK, RFC 3465 §2.3) overshoots again into a NewReno recovery
+        // of 8 holes, one per RTT, that outlasts the timer RFC 6582 §3.2 step 5 restarts only
+        // on the first partial ACK ("Impatient"): a second RTO, just before the last hole's
+        // ACK would have ended that recovery.
         let floor = if sack { 0.85 } else { 0.75 };
         assert!(
             gp > floor * 20e6 * payload_share,
             "sack {sack}: goodput {gp}"
         );
-        assert!(st.rtos <= 1, "sack {sack}: {} RTOs", st.rtos);
+        let max_rtos = if sack { 1 } else { 2 };
+        assert!(st.rtos <= max_rtos, "sack {sack}: {} RTOs", st.rtos);
     }
 }
 

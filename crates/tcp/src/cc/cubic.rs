@@ -362,7 +362,7 @@ impl Cubic {
                 }
                 self.slow_start_inc(ack.bytes_acked, l) / CSS_GROWTH_DIVISOR
             }
-            HystartPhase::Done => self.params.slow_start_increase(ack.bytes_acked),
+            HystartPhase::Done => self.params.slow_start_increase(ack),
         }
     }
 
@@ -481,9 +481,9 @@ impl Cubic {
                 if self.cwnd >= self.ssthresh {
                     return 0; // the exit was found on this ACK: CA from the next one
                 }
-                self.params.slow_start_increase(ack.bytes_acked)
+                self.params.slow_start_increase(ack)
             }
-            _ => self.params.slow_start_increase(ack.bytes_acked),
+            _ => self.params.slow_start_increase(ack),
         }
     }
 }

@@ -140,7 +140,7 @@ impl CongestionControl for HighSpeed {
         }
         if self.cwnd < self.ssthresh {
             // RFC 5681 §3.1 slow start with RFC 3465 §2.2 byte counting (as NewReno).
-            self.cwnd += self.params.slow_start_increase(ack.bytes_acked);
+            self.cwnd += self.params.slow_start_increase(ack);
             self.bytes_acked = 0;
         } else {
             // RFC 3649 §4: w ← w + a(w)/w per ACK-ed segment, i.e. a(w) segments per window of

@@ -74,6 +74,13 @@ pub struct AckSample {
     /// `icsk_ca_state == TCP_CA_Loss` after `tcp_fastretrans_alert`, which `cong_control`
     /// modules such as BBR read).
     pub in_loss: bool,
+    /// [`AckSample::in_loss`] as it was when this ACK arrived, before the ACK was processed
+    /// (false if this ACK undid the timeout as spurious): the ACK belongs to the slow start that
+    /// follows a timeout, the one that completes its recovery included. That last ACK is the
+    /// one RFC 3465 §2.3 is about: a retransmission that fills the hole at SND.UNA is
+    /// acknowledged together with everything the receiver held above it. FreeBSD reads its
+    /// `snd_nxt != snd_max` in the same place, before the ACK moves `snd_nxt`.
+    pub in_loss_before: bool,
     /// Total bytes delivered on the connection so far (`C.delivered`).
     pub delivered: u64,
     /// The delivery-rate sample, when one could be taken.
@@ -302,7 +309,8 @@ pub struct CcParams {
     pub initial_cwnd_segments: u32,
     /// CUBIC's slow start.
     pub hystart: Hystart,
-    /// Slow start grows cwnd by at most this many segments per ACK (RFC 3465 §2.2 L = 2);
+    /// Slow start grows cwnd by at most this many segments per ACK (RFC 3465 §2.2 L = 2), one
+    /// in the slow start after a timeout (RFC 3465 §2.3, see [`CcParams::slow_start_increase`]);
     /// `None`: by everything the ACK newly acknowledged (Linux `tcp_slow_start`).
     pub abc_limit_segments: Option<u32>,
     /// Seed of the controller's own random stream (BBR's PROBE_BW start phase). Derive it from
@@ -314,13 +322,25 @@ impl CcParams {
     /// The fixed seed used by [`CcParams::default`].
     pub const DEFAULT_SEED: u64 = 0x7263_7463_705f_6363; // "rctcp_cc"
 
-    /// Slow-start increase for an ACK of `acked` bytes: min(acked, L·SMSS) (RFC 3465 §2.2) or
-    /// all of it (Linux).
+    /// Slow-start increase for this ACK: min(N, L·SMSS) of the N bytes it newly acknowledged
+    /// (RFC 3465 §2.2), or all of them (Linux `tcp_slow_start`, which has no such rule).
+    ///
+    /// RFC 3465 §2.3: L = 1 SMSS while slow starting after a retransmission timeout, whatever
+    /// L is otherwise. After a timeout the receiver may hold much data above the lost segment,
+    /// so the ACK of the retransmission that fills the hole covers all of it; counted with
+    /// L = 2 every such ACK would add a segment more to the burst it releases. FreeBSD
+    /// cc_newreno.c `newreno_cc_cwnd_in_slow_start` (and cc_cubic.c): "Must not use
+    /// abc_l_var > 1 if slow starting after an RTO". The slow start after a timeout lasts, as
+    /// the radio-aware controller's loss window does, until everything outstanding at the
+    /// timeout is acknowledged ([`AckSample::in_loss`]), and covers the ACK that gets there
+    /// ([`AckSample::in_loss_before`]).
     #[inline]
-    pub fn slow_start_increase(&self, acked: u64) -> u64 {
+    pub fn slow_start_increase(&self, ack: &AckSample) -> u64 {
         match self.abc_limit_segments {
-            Some(l) => acked.min(l as u64 * self.mss as u64),
-            None => acked,
+            // RFC 3465 §2.3
+            Some(_) if ack.in_loss_before => ack.bytes_acked.min(self.mss as u64),
+            Some(l) => ack.bytes_acked.min(l as u64 * self.mss as u64),
+            None => ack.bytes_acked,
         }
     }
 }

@@ -52,7 +52,7 @@ impl CongestionControl for NewReno {
         let smss = ack.mss as u64;
         if self.cwnd < self.ssthresh {
             // RFC 5681 §3.1 slow start with RFC 3465 §2.2 byte counting.
-            self.cwnd += self.params.slow_start_increase(ack.bytes_acked);
+            self.cwnd += self.params.slow_start_increase(ack);
             self.bytes_acked = 0;
         } else {
             // RFC 3465 §2.1 / RFC 5681 §3.1 congestion avoidance: one SMSS per cwnd of bytes.

@@ -176,11 +176,13 @@ impl Endpoint {
         if is_dup {
             self.stats.dup_acks_received += 1;
         }
+        let mut rto_undone = spurious_rto;
         if in_loss && self.rto_recovery && self.cfg.frto {
             // RFC 5682 §3.1 (Linux tcp_process_loss): FLAG_ORIG_SACK_ACKED is never-resent data
             // at or below the recovery point (Linux high_seq) delivered by this ACK.
             let orig_acked = orig_min_end.is_some_and(|e| e <= self.recover);
-            self.frto_on_ack(now, orig_acked, newly_sacked > 0 || is_dup, ack > prior_una);
+            rto_undone |=
+                self.frto_on_ack(now, orig_acked, newly_sacked > 0 || is_dup, ack > prior_una);
         }
 
         // Loss marking: RACK (RFC 8985 §6.2) on every ACK, or RFC 6675 §4 IsLost.
@@ -349,6 +351,7 @@ impl Endpoint {
                 newly_lost,
                 in_recovery: was_in_recovery,
                 in_loss: self.rto_recovery,
+                in_loss_before: in_loss && !rto_undone,
                 delivered: self.rate.delivered,
                 rate,
                 mss: self.smss,
