@@ -58,7 +58,7 @@
 
 use crate::split::tcp_packet;
 use crate::{BuildEnv, FunctionConfig};
-use rantcp_config::reads::{FieldUse, Unreads};
+use rantcp_config::reads::{concat, FieldUse, Unreads};
 use rantcp_config::units::{Bytes, Dur};
 use rantcp_config::{check, ConfigError};
 use rantcp_core::{Duration, Time};
@@ -171,15 +171,16 @@ impl Default for ProxyConfig {
 /// at a time, "mmpep" batches by Eq. 2 (α, β, σ, 1 − ε).
 impl FieldUse for ProxyConfig {
     const ALWAYS: &'static [&'static str] = &["mode"];
-    const CONDITIONAL: &'static [&'static str] = &[
-        "cache",
-        "alpha",
-        "beta_slots",
-        "sigma",
-        "confidence",
-        "timer",
-        "rlc_fill",
-    ];
+    const CONDITIONAL: &'static [&'static str] = &concat::<
+        { 1 + Self::BATCH.len() + Self::CACHING.len() },
+    >(&[&["cache"], Self::BATCH, Self::CACHING]);
+}
+
+impl ProxyConfig {
+    /// What only mmPEP reads: its batch size N = ceil(α·β·(1+γ)) (Eq. 1–2).
+    const BATCH: &'static [&'static str] = &["alpha", "beta_slots", "sigma", "confidence"];
+    /// What PEP and mmPEP read and "none" (which caches nothing) does not.
+    const CACHING: &'static [&'static str] = &["timer", "rlc_fill"];
 }
 
 impl FunctionConfig for ProxyConfig {
@@ -199,25 +200,11 @@ impl FunctionConfig for ProxyConfig {
         let because = || format!("{p}.mode = {:?}", self.mode.name());
         match self.mode {
             ProxyMode::Off => out.unless(false, p, Self::CONDITIONAL, because),
-            ProxyMode::None => out.unless(
-                false,
-                p,
-                &[
-                    "alpha",
-                    "beta_slots",
-                    "sigma",
-                    "confidence",
-                    "timer",
-                    "rlc_fill",
-                ],
-                because,
-            ),
-            ProxyMode::Pep => out.unless(
-                false,
-                p,
-                &["alpha", "beta_slots", "sigma", "confidence"],
-                because,
-            ),
+            ProxyMode::None => {
+                out.unless(false, p, Self::BATCH, because);
+                out.unless(false, p, Self::CACHING, because);
+            }
+            ProxyMode::Pep => out.unless(false, p, Self::BATCH, because),
             ProxyMode::Mmpep => {}
         }
     }

@@ -12,7 +12,7 @@
 //! (HARQ n+4, 1 ms processing at each end, scheduling: about 10 ms), so that TCP_RAN's RTT
 //! is close to `ran_rtt`.
 
-use crate::config::reads::{FieldUse, Unreads};
+use crate::config::reads::{concat, FieldUse, Unreads};
 use crate::config::{check, ConfigError};
 use crate::ran_common::RanScenario;
 use crate::scenario::{Common, Network, Scenario, ScenarioKind};
@@ -85,20 +85,11 @@ impl ScenarioKind for SplitTcp {
 }
 
 impl FieldUse for SplitTcp {
-    const ALWAYS: &'static [&'static str] = &[
-        "ues",
-        "traffic",
-        "radio",
-        "ue",
-        "mac",
-        "rlc",
-        "core",
-        "flow",
-        "packet_series",
-        "ran_rtt",
-        "wan_rtt",
-        "baseline",
-    ];
+    // The radio scenario's fields (flattened into this table) and the split's own.
+    const ALWAYS: &'static [&'static str] = &concat::<{ RanScenario::ALWAYS.len() + 3 }>(&[
+        RanScenario::ALWAYS,
+        &["ran_rtt", "wan_rtt", "baseline"],
+    ]);
     const CONDITIONAL: &'static [&'static str] = RanScenario::CONDITIONAL;
 }
 
