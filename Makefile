@@ -79,8 +79,9 @@ fmt-check:
 			echo "rustfmt: these files are not formatted; run 'cargo fmt --all'"; exit 1; }; \
 	else echo "rustfmt is not installed: the format check is skipped"; fi
 
+# --durations: the 15 slowest tests in the log, so a test that grows shows where CI time goes.
 test-python: develop system-deps
-	$(VENV)/bin/python -m pytest tests
+	$(VENV)/bin/python -m pytest tests --durations=15
 
 bench: develop
 	cargo run --release -q -p rantcp-bench
