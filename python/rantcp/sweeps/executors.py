@@ -4,6 +4,7 @@ each wait round (what finished together is committed together)."""
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import multiprocessing
 import os
@@ -284,6 +285,12 @@ def check_dask_address(dask: Any) -> None:
     written."""
     if not isinstance(dask, str):
         return  # a Client (checked when used)
+    if importlib.util.find_spec("distributed") is None:
+        # dask is the `sweep` extra (pyproject.toml); the core install runs sweeps on local cores.
+        raise ConfigError(
+            f"--dask {dask}: dask.distributed is not installed; install it with "
+            "pip install 'rantcp[sweep]', or leave --dask out to use this machine's cores"
+        )
     if dask == "local" or dask.startswith("local:"):
         n_text = dask.partition(":")[2]
         if n_text and (not n_text.isdigit() or int(n_text) < 1):
