@@ -9,7 +9,7 @@ POINT names a function looked up at call time (``os.rename``, ``os.replace``, ``
 after it with a trailing ``+``. SIGINT and SIGTERM then unwind from that point exactly as a
 Ctrl-C or a ``kill`` arriving there would (Python runs the handler at the next bytecode, i.e.
 as the hook returns); SIGKILL ends the process there. Nothing in rantcp itself knows about this
-hook: it patches the attribute from outside, then calls ``rantcp.cli.console`` (what the
+hook: it patches the attribute from outside, then calls ``rantcp.__main__.console`` (what the
 ``rantcp`` command runs), so the interpreter's exit is the command's too (``threading._shutdown``).
 
 Used by scripts/fuzz_interrupt.py (its ``hook`` instants) and tests/test_interrupt.py.
@@ -72,10 +72,10 @@ def main() -> int:
     spec, signame, rest = argv[0], argv[1], argv[3:]
     sig = signal.Signals["SIG" + signame.upper().removeprefix("SIG")]
     install(spec, sig)
-    from rantcp import cli
+    from rantcp.__main__ import console
 
     sys.argv = ["rantcp", *rest]
-    return cli.console()
+    return console()
 
 
 if __name__ == "__main__":

@@ -31,6 +31,15 @@ sweep) and aborted twice in DuckDB's import, `runplots` lost 3 in 904 and `repro
 (226), run (1,206): no hang, no lost signal. Left: a traceback for a Ctrl-C in the first ~60 ms
 (Python's own start-up, before `rantcp` installs its handler), and one abort at exit ("terminate
 called without an active exception", 1 in 904 `run --plots`, seen before the fixes too).
+
+Start-up, `run INTG 0 0.12 0.002 2` (122 cases, load 9-10): before rantcp.__main__ 28 ended by
+SIGINT before Python's handler (no output), 14 "Fatal Python error" in `site` (exit 1), 77
+KeyboardInterrupt tracebacks while the console script imported rantcp.cli (exit -2), one traceback
+in the interpreter's check of argv[0] after which the run completed (exit 0), 2 exit 130; after:
+27, 10, 9 tracebacks (all at the console script's `from rantcp.__main__ import console`, before
+any of rantcp's code runs), 0, 76 exit 130. A grid started in the background from a
+non-interactive shell (`cmd &`) used to inherit SIGINT ignored and passed that on to the commands,
+which then ignored every SIGINT; it now restores SIGINT's default action first.
 """
 from __future__ import annotations
 
@@ -174,6 +183,10 @@ def main() -> None:
     ap.add_argument("repetitions", type=int)
     ap.add_argument("--log", help="JSON lines (default: interrupt-grid-TARGET-SIGNAL.jsonl)")
     a = ap.parse_args()
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        # Started in the background by a non-interactive shell (`cmd &`): SIGINT is ignored, and
+        # the commands would inherit that across exec and ignore every SIGINT sent to them.
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
     w = Path(tempfile.mkdtemp(prefix="rantcp-grid-"))
     (w / "sweep.toml").write_text(SWEEP_TOML)
     subprocess.run([RANTCP, "run", "builtin:p2p-bulk", "--seed", "1", "--set", "duration=0.5s", "--quiet", "--out",

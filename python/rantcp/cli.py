@@ -393,30 +393,53 @@ def main(argv: Sequence[str] | None = None) -> int:
         _fail(f"internal error (a bug in rantcp; please report it with the command): {_native.last_panic() or e}")
 
 
-def console() -> int:
-    """The `rantcp` command (pyproject's console script): main(), then SIGINT and SIGTERM back to
-    their default actions for the interpreter's exit. Otherwise a Ctrl-C while the interpreter
-    runs its own Python code at exit (threading._shutdown, which runs concurrent.futures' exit hook
-    and joins threads, then atexit's callbacks), after all work is done and with no thread left
-    to wait for, raised KeyboardInterrupt there: "Exception ignored in: <module 'threading'>" and
-    a traceback. Now the signal just ends the process, as it does before the command starts.
-    Before main(), SIGINT gets rantcp.interrupts.on_interrupt, which never raises inside Python's
+def console(started: Sequence[int] = ()) -> int:
+    """The `rantcp` command (rantcp.__main__.console, pyproject's console script, calls it with
+    the signals its start-up handler recorded: a Ctrl-C while this module was imported): main(),
+    with SIGINT handled by rantcp.interrupts.on_interrupt, which never raises inside Python's
     import machinery (a Ctrl-C there could leave the import lock held and be swallowed: the
-    command went on, or hung). main() itself leaves SIGINT's handler alone: tests and scripts
-    call it in-process."""
+    command went on, or hung); then SIGINT and SIGTERM back to their default actions for the
+    interpreter's exit. Otherwise a Ctrl-C while the interpreter runs its own Python code at exit
+    (threading._shutdown, which runs concurrent.futures' exit hook and joins threads, then
+    atexit's callbacks), after all work is done and with no thread left to wait for, raised
+    KeyboardInterrupt there: "Exception ignored in: <module 'threading'>" and a traceback. Now the
+    signal just ends the process. main() itself leaves SIGINT's handler alone: tests and scripts
+    call it in-process. A Ctrl-C that comes here outside main's own try (a recorded one, or one
+    between main's return and the handlers' reset) is the same one line and exit 130."""
     import signal
 
-    if threading_main():
-        from rantcp.interrupts import on_interrupt
+    on_main_thread = threading_main()
+    try:
+        try:
+            if on_main_thread:
+                from rantcp.interrupts import on_interrupt
 
-        signal.signal(signal.SIGINT, on_interrupt)
-    code = main()
-    if threading_main():
-        # No Python code runs between main's return and here but finalizers of its locals; a
-        # signal already pending when the handler becomes SIG_DFL is dropped, not raised.
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    return code
+                # A Ctrl-C as the handler changes is recorded in `started` or raised: both end below.
+                signal.signal(signal.SIGINT, on_interrupt)
+            if started:
+                raise KeyboardInterrupt
+            return main()
+        finally:
+            if on_main_thread:
+                _default_actions()
+    except KeyboardInterrupt:
+        sys.stderr.write("rantcp: interrupted\n")
+        return 130
+
+
+def _default_actions() -> None:
+    """SIGINT and SIGTERM to their default actions. signal.signal first runs the handler of a
+    signal that came just before: on_interrupt raises. The command is over (its work done, or
+    undone as it unwound), so that interrupt is dropped and the reset tried again."""
+    import signal
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        while True:
+            try:
+                signal.signal(sig, signal.SIG_DFL)
+                break
+            except KeyboardInterrupt:
+                continue
 
 
 def threading_main() -> bool:
