@@ -511,3 +511,40 @@ def test_an_interrupted_sweep_does_not_wait_for_its_runs(tmp_path: Path, sig: st
     assert (r.returncode, r.stderr) == (130, "rantcp: interrupted\n")
     assert wall < 4.0, wall
 
+
+PREFETCH_PROBE = """
+import sys
+from pathlib import Path
+
+sys.path.insert(0, ".")
+Path("slow_module.py").write_text(
+    "import threading, time\\n"
+    "from pathlib import Path\\n"
+    "Path('started').touch()\\n"
+    "while threading.main_thread().is_alive():  # until the interpreter's exit has begun\\n"
+    "    time.sleep(0.01)\\n"
+    "time.sleep(1.0)  # C++ module init still running as the interpreter would finalize\\n"
+    "Path('done').touch()\\n"
+)
+from rantcp import api
+
+api._prefetch("slow_module")
+while not Path("started").exists():
+    pass
+"""  # then the main thread ends: the interpreter exits, as `rantcp run --plots` after a Ctrl-C
+
+
+def test_the_interpreter_waits_for_a_prefetch_import_before_it_finalizes(tmp_path: Path):
+    """Before: the prefetch thread (api._prefetch: pyarrow, matplotlib, imported during a run) was
+    a daemon thread, so a command interrupted during a run finalized the interpreter while that
+    thread was still importing. CPython 3.11 ends such a thread with pthread_exit as it next takes
+    the GIL, unwinding through the C++ frames of the extension it initialises (matplotlib's
+    ft2font, pybind11): "terminate called without an active exception" and SIGABRT (1 of 904
+    `run --plots` in scripts/interrupt_grid.py); exits at random instants of the prefetch crashed
+    2 times in 489 (core dumps: a segfault with that thread in ft2font's init and the main thread
+    in Py_FinalizeEx's GC; "Fatal Python error: PyThreadState_Get" in ft2font's static destructor
+    at exit()). Here the import outlives the main thread by 1 s; it must run to its end."""
+    (tmp_path / "probe.py").write_text(PREFETCH_PROBE)
+    r = subprocess.run([sys.executable, "probe.py"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert (r.returncode, r.stderr) == (0, "")
+    assert (tmp_path / "done").exists()

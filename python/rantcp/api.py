@@ -389,7 +389,19 @@ def _advance(sim: Any, progress: Callable[[float, float, int], None] | None, ser
 def _prefetch(*modules: str) -> None:
     """Import `modules` on a helper thread while this one simulates (the core releases the GIL
     while it steps, so on two cores the imports cost no wall time). Errors are left for the
-    real import to report."""
+    real import to report.
+
+    Not a daemon thread: the interpreter waits for it (threading._shutdown) before it finalizes.
+    A daemon thread still importing as the interpreter finalized (a Ctrl-C during a run ends the
+    command at once) was ended by CPython 3.11 with pthread_exit when it next took the GIL, which
+    unwinds through the C++ frames on its stack: in matplotlib's ft2font (pybind11) module init,
+    a segfault (its references dropped without the GIL during Py_FinalizeEx's GC), "Fatal Python
+    error: PyThreadState_Get" from the half-built module's static destructor at exit(), or
+    std::terminate through a noexcept frame ("terminate called without an active exception").
+    The cost: an interrupted `rantcp run` ends once the import in progress has (`--plots` signalled
+    0.4-1.5 s in, on a 2-core box at load 10: median 2.6 s after the signal, 0.35 s before; the
+    import of pyarrow.parquet and matplotlib takes 0.6 + 1.4 s there). A second Ctrl-C ends it at
+    once: `rantcp` has given SIGINT its default action by then (rantcp.cli.console)."""
     import threading
 
     def load() -> None:
@@ -399,7 +411,7 @@ def _prefetch(*modules: str) -> None:
             except BaseException:  # noqa: BLE001 - the caller's own import raises it properly
                 return
 
-    threading.Thread(target=load, name="rantcp-prefetch", daemon=True).start()
+    threading.Thread(target=load, name="rantcp-prefetch").start()
 
 
 PLOT_MODULES = ("matplotlib.figure", "matplotlib.backends.backend_agg")
