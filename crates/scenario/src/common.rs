@@ -209,10 +209,12 @@ impl HystartName {
 #[serde(rename_all = "lowercase")]
 pub enum CwndRulesName {
     /// ssthresh from cwnd, slow start by all that is acknowledged, RTO = SRTT + Linux's
-    /// variation term (at least min_rto, decaying by a quarter per round trip) (Linux 6.x).
+    /// variation term (at least min_rto, decaying by a quarter per round trip); without SACK,
+    /// duplicate ACKs counted as SACKed segments and PRR in fast recovery (Linux 6.x).
     Linux,
     /// ssthresh from FlightSize (RFC 5681 eq. 4), slow start by at most 2 SMSS per ACK
-    /// (RFC 3465), RTO = max(SRTT + 4·RTTVAR, min_rto) (RFC 6298).
+    /// (RFC 3465), RTO = max(SRTT + 4·RTTVAR, min_rto) (RFC 6298); without SACK, cwnd
+    /// inflation in fast recovery (RFC 6582).
     Rfc,
 }
 
@@ -370,13 +372,16 @@ pub struct FlowConfigInput {
     /// RTO before the first RTT sample (RFC 6298 §2.1: 1 s).
     #[serde(default = "d_initial_rto")]
     pub initial_rto: Dur,
-    /// SACK (RFC 2018) with RFC 6675 recovery; off means NewReno recovery (RFC 6582).
+    /// SACK (RFC 2018) with RFC 6675 recovery; off means NewReno recovery (RFC 6582): with
+    /// cwnd inflation under the rfc `cwnd_rules`, with Linux's counting of duplicate ACKs as
+    /// SACKed segments and PRR under the linux ones.
     #[serde(default = "d_true")]
     pub sack: bool,
     /// RACK-TLP loss detection (RFC 8985) with SACK (linux: true, rfc: false).
     #[serde(default)]
     pub rack_tlp: Option<bool>,
-    /// Proportional Rate Reduction in fast recovery (RFC 6937; linux: true, rfc: false).
+    /// Proportional Rate Reduction in fast recovery (RFC 6937), with SACK or, under the linux
+    /// `cwnd_rules`, without (linux: true, rfc: false).
     #[serde(default)]
     pub prr: Option<bool>,
     /// Undo a retransmission timeout whose ACKs echo timestamps from before its retransmission
@@ -720,10 +725,16 @@ impl FlowConfig {
             &["ack_every", "quickack", "ack_when_read", "delack_timeout"],
             || format!("{p}.delayed_ack = false"),
         );
-        // rack.rs, ack.rs: RACK-TLP and PRR run on a SACK connection only.
-        out.unless(self.sack, p, &["rack_tlp", "prr"], || {
-            format!("{p}.sack = false")
-        });
+        // rack.rs: RACK-TLP runs on a SACK connection only. ack.rs, reno.rs: PRR runs with SACK,
+        // or without it under the Linux rules (Linux's duplicate-ACK SACK emulation); the RFC
+        // rules inflate cwnd instead (RFC 6582).
+        out.unless(self.sack, p, &["rack_tlp"], || format!("{p}.sack = false"));
+        out.unless(
+            self.sack || self.cwnd_rules == CwndRulesName::Linux,
+            p,
+            &["prr"],
+            || format!("{p}.sack = false with {p}.cwnd_rules = \"rfc\""),
+        );
         // ack.rs: the undo test reads the echoed timestamps.
         out.unless(self.timestamps, p, &["rto_undo"], || {
             format!("{p}.timestamps = false")

@@ -2,7 +2,8 @@
 //! the scoreboard update from the cumulative ACK and SACK blocks (RFC 6675 §5), the send window
 //! update (SND.WL1/SND.WL2), duplicate ACKs (RFC 5681 §2, RFC 6675 §2), loss marking (RFC 6675
 //! §4 IsLost), the fast retransmit / fast recovery state machine (RFC 5681 §3.2, RFC 6582 §3.2
-//! with SACK off, RFC 6675 §5 with SACK on), RTT samples (RFC 6298 §3 Karn, RFC 7323 §4.1
+//! with SACK off — under the Linux rules with Linux's SACK emulation, reno.rs — RFC 6675 §5 with
+//! SACK on), RTT samples (RFC 6298 §3 Karn, RFC 7323 §4.1
 //! RTTM), the delivery-rate sample and the controller's `on_ack`, the FIN's acknowledgement and
 //! the retransmission timer's restart (RFC 6298 §5.2–§5.3).
 
@@ -66,9 +67,13 @@ impl Endpoint {
         seq_pos: i64,
         ack: u64,
     ) {
-        let prior_in_flight = self.sb.pipe;
+        let prior_in_flight = self.in_flight();
         let prior_una = self.snd_una;
-        let sacked_before = self.sb.sacked_bytes;
+        let smss = self.smss as u64;
+        // Linux's SACK emulation without SACK (reno.rs): what this ACK delivered, bytes.
+        let reno = self.reno_emulation();
+        let mut reno_delivered = 0u64;
+        let sacked_before = self.sb.sacked_bytes + self.sb.reno.sacked as u64 * smss;
         let mut newly_lost = 0u64;
         let rack = self.rack_on();
         let rack_scan = rack.then(|| {
@@ -116,6 +121,14 @@ impl Endpoint {
             acked_bytes = cum.acked_bytes;
             newly_sacked += cum.newly_sacked;
             rtt = cum.rtt;
+            if reno {
+                // Linux tcp_clean_rtx_queue → tcp_remove_reno_sacks: one segment filled a hole,
+                // the rest had been counted by duplicate ACKs already.
+                let eaten = cum.segs_acked - self.sb.remove_reno_sacks(cum.segs_acked);
+                reno_delivered = acked_bytes
+                    .saturating_sub(eaten as u64 * smss)
+                    .max(acked_bytes.min(smss));
+            }
         }
         let (rs, scan, orig_min_end) = (d.rs, d.rack, d.orig_min_end);
         // Linux tcp_process_loss → tcp_try_undo_loss on an ACK that advances SND.UNA: by the
@@ -205,7 +218,13 @@ impl Endpoint {
         // A fast recovery was undone on this ACK: no window reduction to end.
         let mut undone = false;
         if ack > prior_una {
-            if self.in_recovery {
+            // Linux tcp_is_non_sack_preventing_reopen: without SACK, recovery holds until
+            // something above the recovery point is acknowledged (RFC 6582 §3.2 step 1's
+            // protection against a false fast retransmit), dropping the emulated SACKs.
+            let held = reno && self.in_recovery && ack == self.recover;
+            if held {
+                self.sb.reset_reno_sack();
+            } else if self.in_recovery {
                 if ack >= self.recover {
                     // Linux tcp_try_undo_recovery: the recovery's end, undone if it proved
                     // unnecessary (timestamps, RFC 3522 §3.2, or every retransmission
@@ -222,15 +241,22 @@ impl Endpoint {
                     self.inflation = 0;
                     self.dupacks = 0;
                     self.prr = None;
-                } else if self.sack_ok {
+                    // Linux tcp_fastretrans_alert: tcp_reset_reno_sack at the recovery's end.
+                    self.sb.reset_reno_sack();
+                } else if self.sack_ok || reno {
                     // Linux tcp_try_undo_partial: the hole was filled by a delayed original,
                     // not by a retransmission (timestamps); undone when no retransmission is
                     // in flight any more.
-                    if self.cfg.recovery_undo
+                    let delayed = self.cfg.recovery_undo
                         && self.undo_window.is_some()
-                        && self.packet_delayed(tcp)
-                        && !self.sb.segs.iter().any(|s| s.flags & F_RETRANS != 0)
-                    {
+                        && self.packet_delayed(tcp);
+                    if delayed && reno {
+                        // "Plain luck! Hole is filled with delayed packet": reordering
+                        // (tcp_check_sack_reordering), which raises the duplicate-ACK threshold.
+                        self.sb
+                            .reno_delayed_fill(prior_una, ack, self.snd_max, self.smss);
+                    }
+                    if delayed && !self.sb.segs.iter().any(|s| s.flags & F_RETRANS != 0) {
                         if self.retrans_stamp.is_some()
                             && !self.sb.segs.iter().any(|s| s.flags & F_EVER_RETRANS != 0)
                         {
@@ -239,13 +265,18 @@ impl Endpoint {
                         self.undo_cwnd_reduction(now, true, super::undo::UndoKind::Partial);
                         self.leave_recovery_undone();
                         undone = true;
+                    } else if reno && !delayed {
+                        // tcp_try_undo_partial "Partial ACK arrived" → tcp_identify_packet_loss
+                        // → tcp_newreno_mark_lost: the segment now at SND.UNA is lost. Its
+                        // retransmission waits for PRR's window (tcp_xmit_retransmit_queue is
+                        // cwnd-limited), unlike RFC 6582 step 5's.
+                        newly_lost += self.sb.newreno_mark_lost();
                     }
                 } else {
                     // RFC 6582 §3.2 step 5 partial ACK: retransmit the first unacked segment,
                     // deflate by the amount acked, add back one SMSS if at least SMSS acked.
                     newly_lost += self.sb.mark_first_lost();
                     self.force_rtx = true;
-                    let smss = self.smss as u64;
                     self.inflation = self.inflation.saturating_sub(acked_bytes);
                     if acked_bytes >= smss {
                         self.inflation += smss;
@@ -258,6 +289,9 @@ impl Endpoint {
                 }
             } else {
                 self.dupacks = 0;
+                // Linux tcp_fastretrans_alert (Open/Disorder) and tcp_process_loss: an ACK that
+                // advances SND.UNA drops the emulated SACKs.
+                self.sb.reset_reno_sack();
             }
         }
         if self.in_recovery && dsack && self.undo_window.is_some() && self.undo_retrans == 0 {
@@ -274,7 +308,21 @@ impl Endpoint {
         }
         if is_dup {
             self.dupacks += 1;
-            if self.in_recovery && !self.sack_ok {
+            if reno {
+                // Linux tcp_add_reno_sack: in recovery (not once held at its recovery point),
+                // in Open/Disorder, and in a timeout's recovery once data beyond its recovery
+                // point has gone out (tcp_process_loss).
+                let count = if self.in_recovery {
+                    self.snd_una < self.recover
+                } else if self.rto_recovery {
+                    self.snd_max > self.recover
+                } else {
+                    true
+                };
+                if count {
+                    reno_delivered += self.sb.add_reno_sack(1) as u64 * smss;
+                }
+            } else if self.in_recovery && !self.sack_ok {
                 // RFC 6582 §3.2 step 4 / RFC 5681 §3.2 step 4: inflate by one SMSS.
                 self.inflation += self.smss as u64;
             }
@@ -285,6 +333,10 @@ impl Endpoint {
             // §6.2; Linux tcp_time_to_recover "the loss is proven"), not on DupThresh.
             let loss_detected = if rack {
                 self.sb.next_lost().is_some()
+            } else if reno {
+                // Linux tcp_newreno_mark_lost → tcp_time_to_recover ("the loss is proven"):
+                // `reordering` duplicate ACKs counted.
+                self.sb.reno.sacked >= self.sb.reno.reordering
             } else {
                 let first_lost =
                     self.sack_ok && self.sb.segs[0].flags & (F_LOST | F_SACKED) == F_LOST;
@@ -302,11 +354,15 @@ impl Endpoint {
                 was_in_recovery = true;
             }
         }
+        // DeliveredData (RFC 6937 §3; Linux `tcp_newly_delivered`, which counts the emulated
+        // SACKs without SACK).
+        let delivered = if reno {
+            reno_delivered
+        } else {
+            acked_bytes + newly_sacked
+        };
         if self.in_recovery {
-            self.prr_on_ack(
-                acked_bytes + newly_sacked,
-                ack > prior_una && newly_lost == 0,
-            );
+            self.prr_on_ack(delivered, ack > prior_una && newly_lost == 0);
         }
 
         // Delivery-rate sample (draft §3.3) and the controller.
@@ -331,7 +387,7 @@ impl Endpoint {
                 }
             }
         }
-        if acked_bytes > 0 || newly_sacked > 0 {
+        if delivered > 0 {
             // RFC 7661 / Linux tcp_is_cwnd_limited, judged on the window before this ACK grows it.
             let in_slow_start = self.cc.cwnd() < self.cc.ssthresh();
             let rate_limited = !self.cwnd_use.is_limited(self.cc.cwnd(), in_slow_start);
@@ -341,12 +397,12 @@ impl Endpoint {
             }
             let sample = AckSample {
                 now,
-                bytes_acked: acked_bytes + newly_sacked,
+                bytes_acked: delivered,
                 cum_acked: acked_bytes,
                 rtt,
                 srtt: self.rtt.srtt(),
                 min_rtt: self.rtt.min_rtt(),
-                bytes_in_flight: self.sb.pipe,
+                bytes_in_flight: self.in_flight(),
                 prior_in_flight,
                 newly_lost,
                 in_recovery: was_in_recovery,
@@ -430,8 +486,8 @@ impl Endpoint {
     }
 
     /// Enter fast recovery (RFC 5681 §3.2 step 2, RFC 6582 §3.2 step 2–3, RFC 6675 §5 step 4),
-    /// with PRR (RFC 6937) when configured, SACK is in use and the controller does not manage
-    /// the recovery window itself.
+    /// with PRR (RFC 6937) when configured, SACK or Linux's emulation of it (reno.rs) is in use
+    /// and the controller does not manage the recovery window itself.
     pub(super) fn enter_recovery(&mut self, now: Time, recover_fs: u64) {
         self.rack.tlp_end = None;
         self.rack.pto_deadline = None;
@@ -442,7 +498,9 @@ impl Endpoint {
             self.init_undo(cwnd, ss.max(cwnd / 2 + cwnd / 4));
         }
         self.respond_to_loss(now);
-        if self.cfg.prr && self.sack_ok && !self.cc.controls_recovery_window() {
+        // Linux runs PRR (tcp_cwnd_reduction) without SACK too, from the emulated SACKs.
+        let sack_or_emulated = self.sack_ok || self.reno_emulation();
+        if self.cfg.prr && sack_or_emulated && !self.cc.controls_recovery_window() {
             let ssthresh = self.cc.ssthresh();
             self.prr = Some(Prr::new(ReductionBound::SafeAck, ssthresh, recover_fs));
         }
@@ -451,8 +509,9 @@ impl Endpoint {
         self.high_rxt = self.snd_una;
         self.partial_acks = 0;
         self.stats.fast_retransmits += 1;
-        // RFC 6582 §3.2 step 3: cwnd = ssthresh + 3·SMSS (SACK uses pipe instead, RFC 6675).
-        self.inflation = if self.sack_ok {
+        // RFC 6582 §3.2 step 3: cwnd = ssthresh + 3·SMSS (SACK uses pipe instead, RFC 6675;
+        // Linux without SACK, pipe less the emulated SACKs).
+        self.inflation = if sack_or_emulated {
             0
         } else {
             DUP_THRESH as u64 * self.smss as u64
@@ -462,7 +521,7 @@ impl Endpoint {
     /// RFC 6937 §3 on every ACK in recovery: the window is pipe + sndcnt, sndcnt rounded up to
     /// whole segments. An ACK that delivers nothing leaves it as it was (Linux; RFC 9937 §6.2).
     pub(super) fn prr_on_ack(&mut self, delivered: u64, safe_ack: bool) {
-        let pipe = self.sb.pipe;
+        let pipe = self.in_flight();
         let mss = self.smss as u64;
         if let Some(prr) = &mut self.prr {
             if delivered == 0 && prr.out() > 0 {

@@ -13,6 +13,7 @@ pub enum CwndRules {
     /// RFC 5681 / RFC 3465: ssthresh from FlightSize (eq. 4); slow start grows by at most
     /// L = 2 SMSS per ACK (RFC 3465 §2.2); a repeated timeout within one timeout episode holds
     /// ssthresh (RFC 5681 §3.1). RTO = max(SRTT + 4·RTTVAR, min_rto) (RFC 6298 §2.3, §2.4).
+    /// Without SACK, fast recovery inflates cwnd (RFC 6582 §3.2).
     Rfc,
     /// Linux 6.x: ssthresh from cwnd (`ca_ops->ssthresh`, e.g. `tcp_reno_ssthresh`); slow start
     /// grows by everything acknowledged (`tcp_slow_start`); a timeout after the previous one's
@@ -25,7 +26,9 @@ pub enum CwndRules {
     /// through a blockage) keeps the RTO up for round trips. An ACK that also covers retransmitted
     /// data gives no send-time RTT sample, only its timestamp's (`tcp_clean_rtx_queue`:
     /// `FLAG_RETRANS_DATA_ACKED`); with `Rfc`, the oldest never-retransmitted segment it covers
-    /// gives one (RFC 6298 §3 forbids samples of retransmitted segments only).
+    /// gives one (RFC 6298 §3 forbids samples of retransmitted segments only). Without SACK,
+    /// duplicate ACKs count as SACKed segments (`tcp_add_reno_sack`) and PRR sets the window in
+    /// fast recovery, with no inflation (`reno.rs`).
     Linux,
 }
 
@@ -75,12 +78,13 @@ pub struct TcpConfig {
     pub initial_rto: Duration,
     /// Upper bound on the RTO (RFC 6298 §2.5: at least 60 s).
     pub max_rto: Duration,
-    /// Offer/use SACK (RFC 2018) and RFC 6675 loss recovery.
+    /// Offer/use SACK (RFC 2018) and RFC 6675 loss recovery (without: RFC 6582, as
+    /// [`CwndRules`] says).
     pub sack: bool,
     /// RACK-TLP loss detection (RFC 8985) instead of RFC 6675's DupThresh rule (needs SACK).
     pub rack_tlp: bool,
     /// Proportional Rate Reduction (RFC 6937) for the sending rate in fast recovery (with SACK,
-    /// for the window-based controllers).
+    /// or without it under [`CwndRules::Linux`]; for the window-based controllers).
     pub prr: bool,
     /// Offer/use timestamps (RFC 7323 §3).
     pub timestamps: bool,

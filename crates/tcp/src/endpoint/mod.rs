@@ -18,6 +18,7 @@
 //! | `rack.rs` | RACK-TLP loss detection and tail loss probes (RFC 8985) |
 //! | `undo.rs` | D-SACK use on the sending side (RFC 2883), the undo of congestion responses found unnecessary (Linux `tcp_try_undo_*`, RFC 3522), F-RTO (RFC 5682) |
 //! | `prr.rs` | Proportional Rate Reduction (RFC 6937 / RFC 9937) |
+//! | `reno.rs` | the Linux stack's recovery without SACK: duplicate ACKs counted as delivered segments (Linux `tcp_add_reno_sack` and kin) |
 //! | `rate.rs` | delivery-rate sampling (draft-cheng-iccrg-delivery-rate-estimation) |
 //! | `recv.rs` | the receive side: reassembly, when to ACK, SACK blocks, the advertised window |
 //! | `output.rs` | `poll_transmit`: what goes next (retransmission, new data, FIN, probe, ACK), cwnd and pacing, segment building |
@@ -47,8 +48,10 @@
 //! * Loss detection with SACK is RACK-TLP (RFC 8985) when [`TcpConfig::rack_tlp`] is on (as in
 //!   Linux), otherwise RFC 6675's DupThresh rule with NextSeg rules 1–3, where a lost
 //!   retransmission is repaired by the RTO unless the opt-in lost-retransmission detection
-//!   ([`Endpoint::set_lost_retransmit_detection`]) is on; without SACK, RFC 6582. The sending
-//!   rate in SACK recovery follows PRR (RFC 6937) when [`TcpConfig::prr`] is on. There is no
+//!   ([`Endpoint::set_lost_retransmit_detection`]) is on; without SACK, RFC 6582 with window
+//!   inflation under [`CwndRules::Rfc`], Linux's emulation of SACK by duplicate ACKs under
+//!   [`CwndRules::Linux`] (`reno.rs`). The sending rate in recovery follows PRR (RFC 6937) when
+//!   [`TcpConfig::prr`] is on, with SACK or that emulation. There is no
 //!   PAWS. A timeout found spurious by its timestamps is undone when [`TcpConfig::rto_undo`]
 //!   is on (Linux `tcp_try_undo_loss`). The Linux profile adds ([`TcpConfig::dsack`],
 //!   [`TcpConfig::recovery_undo`], [`TcpConfig::frto`]; `undo.rs`): the receiver's D-SACK
@@ -66,6 +69,7 @@ mod prr;
 mod rack;
 mod rate;
 mod recv;
+mod reno;
 mod rtt;
 mod scoreboard;
 mod timers;
@@ -215,8 +219,9 @@ pub struct TcpInfo {
 ///
 /// # Units
 /// Sizes are bytes, times are [`Time`]/[`Duration`] (integer ns). [`TcpInfo::cwnd`] includes
-/// the NewReno recovery inflation (RFC 6582 §3.2) when SACK is off; [`TcpInfo::bytes_in_flight`]
-/// is RFC 6675 "pipe".
+/// the NewReno recovery inflation (RFC 6582 §3.2) when SACK is off under [`CwndRules::Rfc`];
+/// [`TcpInfo::bytes_in_flight`] is RFC 6675 "pipe" (under [`CwndRules::Linux`] without SACK,
+/// less the segments duplicate ACKs reported delivered: Linux `tcp_packets_in_flight`).
 pub struct Endpoint {
     cfg: TcpConfig,
     state: State,
@@ -284,7 +289,8 @@ pub struct Endpoint {
     frto_new_only: bool,
     /// RFC 6582 `recover` / RFC 6675 RecoveryPoint, as HighData + 1.
     recover: u64,
-    /// NewReno (no SACK) cwnd inflation during fast recovery (RFC 6582 §3.2 steps 3–4).
+    /// NewReno (no SACK, [`CwndRules::Rfc`]) cwnd inflation during fast recovery (RFC 6582
+    /// §3.2 steps 3–4).
     inflation: u64,
     /// Proportional Rate Reduction of the current fast recovery, when it applies.
     prr: Option<Prr>,
@@ -491,7 +497,7 @@ impl Endpoint {
             ssthresh: self.cc.ssthresh(),
             srtt: self.rtt.srtt(),
             rto: self.rtt.rto(),
-            bytes_in_flight: self.sb.pipe,
+            bytes_in_flight: self.in_flight(),
             peer_rwin: self.snd_wnd,
             rwin: self.rcv.window(),
             pacing_rate_bps: self.pacing_rate(),

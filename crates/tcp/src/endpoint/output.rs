@@ -87,8 +87,8 @@ impl Endpoint {
     /// cwnd − pipe ≥ SMSS; a short last segment needs only its own size)?
     #[inline]
     fn cwnd_allows(&self, len: u32) -> bool {
-        let cwnd = self.cwnd();
-        self.sb.pipe + len as u64 <= cwnd || (self.sb.pipe == 0)
+        let (cwnd, pipe) = (self.cwnd(), self.in_flight());
+        pipe + len as u64 <= cwnd || pipe == 0
     }
 
     fn can_send_data_state(&self) -> bool {
@@ -206,8 +206,9 @@ impl Endpoint {
         let remaining = self.app_end.saturating_sub(self.snd_max);
         if remaining == 0 {
             // Nothing to send: application-limited (draft §3.4) if cwnd has room.
-            if self.sb.pipe < self.cwnd() {
-                self.rate.mark_app_limited(self.sb.pipe);
+            let pipe = self.in_flight();
+            if pipe < self.cwnd() {
+                self.rate.mark_app_limited(pipe);
             }
             return self.rescue_hole(now, paced);
         }
@@ -238,7 +239,7 @@ impl Endpoint {
         }
         self.force_send = false;
         let p = self.send_new_segment(now, len);
-        let full = self.sb.pipe >= self.cwnd();
+        let full = self.in_flight() >= self.cwnd();
         self.cwnd_use.validate(self.snd_una, self.snd_max, full);
         // RFC 8985 §7.2: (re)start the loss probe timer after new data: once per instant (an
         // ACK at this instant has just re-armed it), unless the flight was one segment then.
@@ -372,8 +373,9 @@ impl Endpoint {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
         self.persist_deadline = None;
+        let pipe = self.in_flight();
         self.cc
-            .on_packet_sent(now, len as u64, self.sb.pipe, self.rate.is_app_limited());
+            .on_packet_sent(now, len as u64, pipe, self.rate.is_app_limited());
         if let Some(rate) = self.pacing_rate() {
             let rate = rate.max(1.0) as u64;
             // Paced on payload bytes, as Linux tcp_update_skb_after_send does (the original skb

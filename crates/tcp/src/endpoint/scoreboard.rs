@@ -13,6 +13,7 @@
 
 use super::rack::RackScan;
 use super::rate::{RateSampler, RsBuild};
+use super::reno::RenoSacks;
 use super::DUP_THRESH;
 use rantcp_core::{Duration, Time};
 use std::collections::VecDeque;
@@ -103,6 +104,8 @@ impl Delivered<'_> {
 pub(super) struct CumAck {
     /// Bytes newly acknowledged that had not been SACKed before.
     pub acked_bytes: u64,
+    /// Segments the ACK removed whole (Linux `pkts_acked`).
+    pub segs_acked: u32,
     /// Bytes of a trimmed front segment that now lies wholly in a SACKed range.
     pub newly_sacked: u64,
     /// RTT of the oldest newly acked never-retransmitted segment (Karn, RFC 6298 §3); with
@@ -131,6 +134,8 @@ pub(super) struct Scoreboard {
     /// Outstanding retransmissions as (segment start, send time, HighData + 1 when sent), in
     /// send order, hence sorted by the third field (lost-retransmission detection only).
     pub rtx_queue: VecDeque<(u64, Time, u64)>,
+    /// Duplicate ACKs counted as delivered segments on a connection without SACK (reno.rs).
+    pub reno: RenoSacks,
 }
 
 impl Scoreboard {
@@ -162,6 +167,7 @@ impl Scoreboard {
         self.pipe = 0;
         self.sacked_bytes = 0;
         self.sacked_segs = 0;
+        self.reset_reno_sack();
     }
 
     /// Remove what the cumulative ACK `ack` covers (RFC 9293 §3.10.7.4; RFC 6675 §5 scoreboard
@@ -178,6 +184,7 @@ impl Scoreboard {
             if front.end() <= ack {
                 self.segs.pop_front();
                 self.pipe -= front.in_flight();
+                out.segs_acked += 1;
                 if front.flags & F_SACKED != 0 {
                     self.sacked_bytes -= front.len as u64;
                     self.sacked_segs -= 1;

@@ -123,6 +123,8 @@ impl Endpoint {
                     // RFC 6675 §5.1: keep SACKed marks, everything else is lost.
                     self.sb.mark_all_lost(self.snd_una, self.snd_max);
                 }
+                // Linux tcp_timeout_mark_lost → tcp_reset_reno_sack (no SACK).
+                self.sb.reset_reno_sack();
                 self.rack.reo_deadline = None;
                 self.rack.pto_deadline = None;
                 self.rack.probe_due = false;

@@ -203,7 +203,9 @@ impl Endpoint {
         self.inflation = 0;
         self.dupacks = 0;
         self.prr = None;
-        if self.sack_ok {
+        // Linux tcp_try_keep_open: a new recovery may start at once (without SACK too, under
+        // the Linux rules: tcp_time_to_recover has no recovery-point test).
+        if self.sack_ok || self.reno_emulation() {
             self.recover = self.snd_una;
         }
     }
