@@ -103,6 +103,29 @@ def test_kernel_buffers_are_the_scenarios_own() -> None:
     assert small["net.ipv4.tcp_rmem"] == "4096 64000 64000"
 
 
+def test_sack_off_reaches_both_sides() -> None:
+    """`--sack off`: rantcp's flow.sack = false and the kernel's tcp_sack = 0, from the one
+    override; the case is labelled as such and a saved run is re-simulated with it."""
+    import rantcp
+
+    assert fid.build_parser().parse_args([]).sack == "on"
+    assert fid.build_parser().parse_args(["--sack", "off"]).sack == "off"
+    base = {"bottleneck.loss": 1e-3}
+    assert fid.case_overrides(base, True) == base
+    off = fid.case_overrides(base, False)
+    assert off == {"bottleneck.loss": 1e-3, "flow.sack": False} and base == {"bottleneck.loss": 1e-3}
+    on_cfg = rantcp.validate("builtin:p2p-bulk", overrides=base, seed=1)
+    off_cfg = rantcp.validate("builtin:p2p-bulk", overrides=off, seed=1)
+    assert (on_cfg["flow"]["sack"], off_cfg["flow"]["sack"]) == (True, False)
+    assert fid.kernel_sysctls(on_cfg)["net.ipv4.tcp_sack"] == "1"
+    assert fid.kernel_sysctls(off_cfg)["net.ipv4.tcp_sack"] == "0"
+    assert ("p2p-bulk, loss 1e-3" + fid.SACK_OFF).removesuffix(fid.SACK_OFF) in {c[0] for c in fid.CASES}
+    # The kernel counts a connection without SACK's fast recoveries as TCPRenoRecovery.
+    row = {"case": "p2p" + fid.SACK_OFF, "kernel_cc": "reno",
+           "emulated": {"nstat": {"TcpExtTCPRenoRecovery": 8}}, "simulated": {"undo": dict.fromkeys(fid.SIM_UNDO, 0)}}
+    assert fid.undo_table([row]).splitlines()[2].endswith("| 8.0 / 0.0 |")
+
+
 def test_set_sysctls_reads_them_back() -> None:
     class Emu:
         def __init__(self, readback: str) -> None:

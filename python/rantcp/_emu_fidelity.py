@@ -1,7 +1,7 @@
 """The kernel's TCP against rantcp's, side by side on the same scenarios (issue 17).
 
     sudo .venv/bin/python -m rantcp._emu_fidelity [--seconds 20] [--repeats 3] [--only lte]
-        [--cc cubic] [--offload] [--out fidelity.json]
+        [--cc cubic] [--offload] [--sack off] [--out fidelity.json]
     .venv/bin/python -m rantcp._emu_fidelity --from a.json b.json    # the table of saved runs
 
 For each case (p2p-bulk at loss 0, 1e-4, 1e-3; lte-cell with 1 UE; mmwave-blockage) and each
@@ -56,7 +56,8 @@ from its resolved config (`rantcp.validate`, same overrides: 6 MB on mmwave-bloc
 default on p2p-bulk and lte-cell), the cap of Linux's buffer autotuning (tcp_rcv_space_adjust),
 so the kernel advertises rcv_buf × scaling_ratio / 256 (tcp_win_from_space; 160/256 here) as
 rantcp's linux profile advertises rcv_buf × `flow.rcv_win_ratio` (0.625); the rest is
-`KERNEL_SYSCTLS`. MSS 1448 follows from the TUN device's 1500-byte MTU with timestamps. Prints Markdown
+`KERNEL_SYSCTLS`, and `tcp_sack` from `flow.sack` (`--sack off` sets it false on both sides and
+marks the cases ", SACK off"). MSS 1448 follows from the TUN device's 1500-byte MTU with timestamps. Prints Markdown
 tables (the README's): per case and controller the mean and range over the repeats of each
 side, the ratio of the means (kernel / rantcp), and the slow-start exits run by run.
 """
@@ -131,6 +132,8 @@ def kernel_sysctls(config: dict[str, Any]) -> dict[str, str]:
     return {
         "net.ipv4.tcp_rmem": f"{min(rmin, rcv)} {min(rdef, rcv)} {rcv}",
         "net.ipv4.tcp_wmem": f"{min(wmin, snd)} {min(wdef, snd)} {snd}",
+        # `flow.sack` (both namespaces: neither side offers SACK when off)
+        "net.ipv4.tcp_sack": "1" if flow["sack"] else "0",
         **KERNEL_SYSCTLS,
     }
 
@@ -159,6 +162,14 @@ NOT_MATCHED = [
 ]
 SIM_STACK = {"flow.stack": "linux"}
 """rantcp's side runs its Linux profile everywhere (the kernel is the reference here)."""
+SACK_OFF = ", SACK off"
+"""Appended to a case's label for the runs with `--sack off`."""
+
+
+def case_overrides(ov: dict[str, Any], sack: bool) -> dict[str, Any]:
+    """A case's overrides on both sides, with `flow.sack = false` for `--sack off` (rantcp's
+    `flow.sack`, the kernel's `net.ipv4.tcp_sack` through `kernel_sysctls`)."""
+    return ov if sack else {**ov, "flow.sack": False}
 
 
 SS_POLL_S = 0.02
@@ -387,7 +398,9 @@ def undo_table(rows: list[dict[str, Any]]) -> str:
     for (case, kcc), rs in groups.items():
         cells = []
         for k, s in zip(KERNEL_UNDO, SIM_UNDO):
-            kv = sum(r["emulated"].get("nstat", {}).get(k, 0) for r in rs) / len(rs)
+            # A connection without SACK counts its fast recoveries as TCPRenoRecovery instead.
+            ks = (k, "TcpExtTCPRenoRecovery") if k == "TcpExtTCPSackRecovery" else (k,)
+            kv = sum(r["emulated"].get("nstat", {}).get(x, 0) for r in rs for x in ks) / len(rs)
             sims = [r["simulated"]["undo"][s] for r in rs if "undo" in r["simulated"]]
             sv = f"{sum(sims) / len(sims):.1f}" if sims else "–"
             cells.append(f"{kv:.1f} / {sv}")
@@ -450,6 +463,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "super-segment, as a modem driver's NAPI poll with GRO hands it over")
     ap.add_argument("--blksize", help="iperf3's -l (its write size, and the server's read size; default 128K): "
                                       "a reader that takes a whole post-blockage burst in one read")
+    ap.add_argument("--sack", choices=("on", "off"), default="on",
+                    help="off: SACK off on both sides (net.ipv4.tcp_sack = 0 in the namespaces, flow.sack = false)")
     ap.add_argument("--from", dest="sources", nargs="+",
                     help="print the tables of saved JSON files; run nothing (a later file's runs of a case and "
                          "controller replace an earlier file's)")
@@ -467,7 +482,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.resimulate:
             by_label = {c[0]: c for c in CASES}
             for r in rows:
-                _, scenario, ov, snd, rcv = by_label[r["case"]]
+                _, scenario, ov, snd, rcv = by_label[r["case"].removesuffix(SACK_OFF)]
+                ov = case_overrides(ov, r.get("sack", True))
                 with tempfile.TemporaryDirectory(prefix="rantcp-fidelity-") as tmp:
                     r["simulated"] = simulated(scenario, ov, snd, rcv, r["rantcp_cc"], r["emulated"]["start_s"],
                                                r.get("seconds", args.seconds), r["seed"], Path(tmp))
@@ -482,9 +498,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"fidelity: skipped: {why}", file=sys.stderr)
         return 0
     rows = []
+    sack = args.sack == "on"
     for label, scenario, ov, snd, rcv in CASES:
         if args.only and args.only not in label:
             continue
+        ov = case_overrides(ov, sack)
+        label = label if sack else label + SACK_OFF
         for kcc, rcc in CCS:
             if args.cc and args.cc != kcc:
                 continue
@@ -498,7 +517,8 @@ def main(argv: list[str] | None = None) -> int:
                                  blksize=args.blksize)
                     s = simulated(scenario, ov, snd, rcv, rcc, e["start_s"], args.seconds, seed, work)
                 row = {"case": label, "kernel_cc": kcc, "rantcp_cc": rcc, "seed": seed, "seconds": args.seconds,
-                       "offload": args.offload, "blksize": args.blksize, "emulated": e, "simulated": s}
+                       "offload": args.offload, "blksize": args.blksize, "sack": sack, "emulated": e,
+                       "simulated": s}
                 rows.append(row)
                 print(f"{label:<20} {kcc:<5} seed {seed}: kernel {e['goodput_mbps']:7.2f} Mbit/s "
                       f"{e['rtt']['mean_ms']:7.1f} ms {exit_text_kernel(e)} | rantcp {s['goodput_mbps']:7.2f} Mbit/s "
