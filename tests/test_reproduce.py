@@ -7,6 +7,7 @@ import json
 import textwrap
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -535,26 +536,38 @@ def five_repetitions() -> Results:
     return Results(runs, {}, "CREATE MACRO mean_of(c_) AS (SELECT avg(tput) FROM runs WHERE cc = c_);")
 
 
+class InterruptedRules:
+    """A DuckDB connection whose `nth` query of a claim's rules raises what DuckDB raises for a
+    Ctrl-C or SIGTERM during a statement; every other call goes to `con`."""
+
+    def __init__(self, con: Any, nth: int) -> None:
+        self.con, self.nth, self.calls = con, nth, 0
+
+    def execute(self, sql: str, *a: Any) -> Any:
+        if "_claim_row" in sql:
+            self.calls += 1
+            if self.calls == self.nth:
+                raise RuntimeError("Query interrupted")
+        return self.con.execute(sql, *a)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.con, name)
+
+
 @pytest.mark.parametrize("metric, holds, nth", [
     ("SELECT mean_of('a') AS value", "value > 50", 1),  # the verdict's query
     ("SELECT mean_of('a') AS value", "value > 50", 2),  # the noise check over the interval
     ("SELECT mean_of('a') AS value, mean_of('b') AS b", "value > b", 2),  # the noise check per repetition
 ])
-def test_an_interrupt_during_a_rule_s_query_is_the_interrupt_not_a_claim_error(monkeypatch, metric: str, holds: str, nth: int):
+def test_an_interrupt_during_a_rule_s_query_is_the_interrupt_not_a_claim_error(metric: str, holds: str, nth: int):
     """DuckDB raises a Ctrl-C or SIGTERM that comes during a statement as RuntimeError("Query
-    interrupted") (tests/test_interrupt.py). Before: the rules' query or the noise check's took
-    it for a failing rule, so an interrupted reproduction recorded the claim as an error (or its
-    noise as unknown) and went on."""
-    real = cl._rules
-    calls = []
-
-    def rules(*a, **k):  # noqa: ANN002, ANN003
-        calls.append(1)
-        if len(calls) == nth:
-            raise RuntimeError("Query interrupted")
-        return real(*a, **k)
-
+    interrupted") (tests/test_interrupt.py); the rules' query raises it as KeyboardInterrupt.
+    Before: the rules' query or the noise check's took it for a failing rule, so an interrupted
+    reproduction recorded the claim as an error (or its noise as unknown) and went on."""
     assert cl.evaluate(claim(metric=metric, holds=holds), five_repetitions()).noise == "significant"  # both queries run
-    monkeypatch.setattr(cl, "_rules", rules)
-    with pytest.raises(RuntimeError, match="Query interrupted"):
-        cl.evaluate(claim(metric=metric, holds=holds), five_repetitions())
+    results = five_repetitions()
+    con = InterruptedRules(results.con, nth)
+    results.con = con  # type: ignore[assignment]
+    with pytest.raises(KeyboardInterrupt):
+        cl.evaluate(claim(metric=metric, holds=holds), results)
+    assert con.calls == nth

@@ -111,6 +111,19 @@ def is_interrupt(e: BaseException) -> bool:
 
 
 @contextmanager
+def as_keyboard_interrupt() -> Iterator[None]:
+    """Run the block (DuckDB statements) with DuckDB's stand-in for the user's interrupt raised
+    as the KeyboardInterrupt it is, so that callers which treat other errors of the block as
+    failures need no special case for it."""
+    try:
+        yield
+    except Exception as e:
+        if is_interrupt(e):
+            raise KeyboardInterrupt from e
+        raise
+
+
+@contextmanager
 def held() -> Iterator[None]:
     """Run the block whole: a SIGINT or SIGTERM that arrives during it is raised again as it ends,
     to the handlers in place before (KeyboardInterrupt for Ctrl-C, and for SIGTERM under the

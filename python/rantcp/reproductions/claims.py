@@ -67,7 +67,7 @@ from typing import Any
 import pandas as pd
 
 from rantcp._native import ConfigError
-from rantcp.interrupts import is_interrupt
+from rantcp.interrupts import as_keyboard_interrupt
 from rantcp.reproductions.results import Results, check_select
 from rantcp.reproductions.spec import Claim
 
@@ -225,14 +225,16 @@ def _metric_row(claim: Claim, results: Results) -> tuple[pd.DataFrame | None, di
 
 
 def _rules(claim: Claim, results: Results, rows: pd.DataFrame) -> list[str]:
-    """The verdict of each row of `rows` (the metric's columns); raises on a rule's SQL error."""
+    """The verdict of each row of `rows` (the metric's columns); raises on a rule's SQL error,
+    and KeyboardInterrupt for a Ctrl-C or SIGTERM during the query (rantcp.interrupts)."""
     sel = ", ".join(f"({e})::BOOLEAN AS {n}" for n, e in (("h", claim.holds), ("d", claim.direction)) if e)
     sql = f"SELECT {sel} FROM _claim_row, (SELECT CAST($paper AS DOUBLE) AS paper) ORDER BY _claim_i"
     check_select(sql, f"claim {claim.id!r} rules")
     rows = rows.assign(_claim_i=range(len(rows)))
     results.con.register("_claim_row", rows)
     try:
-        r = results.con.execute(sql, {"paper": claim.paper}).df()
+        with as_keyboard_interrupt():
+            r = results.con.execute(sql, {"paper": claim.paper}).df()
     finally:
         results.con.unregister("_claim_row")
     out = []
@@ -263,8 +265,6 @@ def evaluate(claim: Claim, results: Results, quick: bool = False, reps: Repetiti
     try:
         verdict = _rules(claim, results, df)[0]
     except Exception as e:  # a rule's SQL error (duckdb.Error) or a non-SELECT rule
-        if is_interrupt(e):  # a Ctrl-C during the rule's query, not the rule failing
-            raise
         return ClaimResult(claim, ERROR, value, details, f"{where} rules: {str(e).splitlines()[0]}")
     res = ClaimResult(claim, verdict, value, details, "a rule is NULL" if verdict == NO_DATA else "")
     if verdict in DECIDED:
@@ -405,8 +405,6 @@ def _noise(res: ClaimResult, df: pd.DataFrame, results: Results, reps: Repetitio
         try:
             per_rep = _rules(claim, results, pd.concat(rows, ignore_index=True))
         except Exception as e:
-            if is_interrupt(e):  # a Ctrl-C during the rule's query, not the rule failing
-                raise
             return no(f"the rules fail on one repetition: {str(e).splitlines()[0]}")
         differ = [(r, v, x) for r, v, x in zip(wanted, per_rep, samples) if v != res.verdict]
         if differ:
@@ -424,8 +422,6 @@ def _noise(res: ClaimResult, df: pd.DataFrame, results: Results, reps: Repetitio
     try:
         verdicts = _rules(claim, results, grid)
     except Exception as e:  # the rules ran at the point, so this is unexpected
-        if is_interrupt(e):  # a Ctrl-C during the rule's query, not the rule failing
-            raise
         return no(f"the rules fail inside the interval: {str(e).splitlines()[0]}")
     others: dict[str, float] = {}
     for v, c in zip(verdicts, cands):
