@@ -68,13 +68,8 @@ impl FunctionConfig for CloseCoupledConfig {
         format!("{p}.enabled = false")
     }
 
-    fn off_needs_network(&self) -> bool {
-        self.flow.is_some()
-    }
-
-    fn check_off(&self, p: &str, env: &BuildEnv) -> Result<(), ConfigError> {
-        env.tcp_flows(&format!("{p}.flow"), self.flow.as_deref())
-            .map(|_| ())
+    fn tcp_flow(&self) -> Option<&str> {
+        self.flow.as_deref()
     }
 
     fn validate(&self, p: &str) -> Result<(), ConfigError> {
@@ -90,7 +85,7 @@ impl FunctionConfig for CloseCoupledConfig {
             return Ok(vec![]);
         }
         env.require_radio(&format!("{p}.enabled"))?;
-        let flows = env.tcp_flows(&format!("{p}.flow"), self.flow.as_deref())?;
+        let flows = env.tcp_flows(&format!("{p}.flow"), self.tcp_flow())?;
         Ok(vec![Attach {
             site: Site::Ran,
             function: Box::new(CloseCoupled::new(flows, self.buffer.map(|b| b.0))),

@@ -147,15 +147,26 @@ pub trait FunctionConfig: FieldUse {
             self.off_because(path)
         });
     }
+    /// The flow named in the kind's `flow` field, for the kinds that act on that one TCP flow
+    /// or, absent, on every TCP flow ([`BuildEnv::tcp_flows`]). The default off-checks below
+    /// check it; a kind with other names or times to check writes its own.
+    fn tcp_flow(&self) -> Option<&str> {
+        None
+    }
     /// Whether the function, off, holds a value only the network can check (a node or flow
     /// name other than the default, a time against the run's end): [`FunctionConfig::check_off`].
     fn off_needs_network(&self) -> bool {
-        false
+        self.tcp_flow().is_some()
     }
     /// The checks `build` makes of names and times, for a function that is off (a misspelt
     /// node is refused whether or not the function is on).
-    fn check_off(&self, _path: &str, _env: &BuildEnv) -> Result<(), ConfigError> {
-        Ok(())
+    fn check_off(&self, path: &str, env: &BuildEnv) -> Result<(), ConfigError> {
+        match self.tcp_flow() {
+            Some(name) => env
+                .tcp_flows(&format!("{path}.flow"), Some(name))
+                .map(|_| ()),
+            None => Ok(()),
+        }
     }
     /// The function instances and their sites (nothing when off). Names of nodes and flows
     /// are resolved here; errors name the field under `path`.
