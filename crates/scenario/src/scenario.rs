@@ -407,11 +407,9 @@ fn unread_settings(cfg: &ScenarioConfig, mut user: toml::Table, set: Vec<String>
     let set = match load_table(user, false) {
         Ok(without) => {
             let (mine, base) = (cfg.to_json(), without.to_json());
-            let at =
-                |v: &serde_json::Value, p: &str| p.split('.').try_fold(v, |v, k| v.get(k)).cloned();
             candidates
                 .into_iter()
-                .filter(|p| match (at(&mine, p), at(&base, p)) {
+                .filter(|p| match (config_at(&mine, p), config_at(&base, p)) {
                     (Some(a), Some(b)) => a != b,
                     _ => true,
                 })
@@ -420,6 +418,12 @@ fn unread_settings(cfg: &ScenarioConfig, mut user: toml::Table, set: Vec<String>
         Err(_) => candidates,
     };
     unread.warnings(set.iter().map(String::as_str))
+}
+
+/// The value at a dotted config path (`flow.cc`) of a config's JSON
+/// ([`ScenarioConfig::to_json`]), if it is there.
+pub fn config_at<'a>(cfg: &'a serde_json::Value, path: &str) -> Option<&'a serde_json::Value> {
+    path.split('.').try_fold(cfg, |v, k| v.get(k))
 }
 
 /// Remove the leaf at a dotted path (and nothing else) if it is there.

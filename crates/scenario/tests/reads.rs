@@ -11,6 +11,7 @@ use rantcp_scenario::p2p_bulk::{Access, Bottleneck, P2pBulk};
 use rantcp_scenario::ran_common::{
     CoreSection, MacSection, RadioSection, RanScenario, RlcSection, UeSection,
 };
+use rantcp_scenario::scenario::config_at;
 use rantcp_scenario::split_tcp::SplitTcp;
 use rantcp_scenario::{load, resolve_source, Common, Run, ScenarioConfig, BUILTINS};
 use serde_json::Value;
@@ -463,10 +464,6 @@ const BASES: &[(&str, &[(&str, &str)])] = &[
     ),
     ("builtin:radio-aware", &[("duration", "1s")]),
 ];
-
-fn config_at<'a>(cfg: &'a Value, path: &str) -> Option<&'a Value> {
-    path.split('.').try_fold(cfg, |v, k| v.get(k))
-}
 
 /// Drift check: for every field a base config is said not to read, a run with another value
 /// of it gives the same outputs. Each (field, reason) is tried once, at the first base that
