@@ -9,13 +9,16 @@ import os
 import signal
 import subprocess
 import sys
+import types
 from pathlib import Path
+from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 import duckdb
 import pytest
 
 import rantcp.trace as trace
 from rantcp import _native
+from rantcp.trace.schema import SESSION_COLUMNS, CaptureCounts, TraceResult
 from trace_helpers import (
     ACK,
     FIN,
@@ -411,6 +414,40 @@ def test_large_synthetic_capture_ingests_whole(tmp_path: Path) -> None:
     con = duckdb.connect(str(db), read_only=True)
     assert con.execute("SELECT count(*) FROM packet_rows").fetchall() == [(200_000,)]
     assert con.execute("SELECT count(*) FROM sessions").fetchall() == [(64,)]
+
+
+def _conforms(v: object, t: Any) -> bool:
+    """Whether `v` is a value of the annotation `t` (the few forms CaptureCounts uses)."""
+    origin, args = get_origin(t), get_args(t)
+    if origin in (Union, types.UnionType):
+        return any(_conforms(v, a) for a in args)
+    if origin is Literal:
+        return v in args
+    if origin is list:
+        return isinstance(v, list) and all(_conforms(x, args[0]) for x in v)
+    if t is type(None):
+        return v is None
+    return type(v) is t  # bool is not an int here
+
+
+def test_the_native_result_is_what_its_type_says(tmp_path: Path) -> None:
+    """`TraceIngest.result()` against its TypedDict (rantcp.trace.schema.TraceResult, which the
+    stub and so `make typecheck` hold its users to): the same keys, each value of its type, and
+    one column per session column."""
+    pcap = port_reuse_pcap(tmp_path / "p.pcap")
+    it = _native.trace_open(str(pcap))
+    while it.next_chunk() is not None:
+        pass
+    res = it.result()
+    assert set(res) == set(get_type_hints(TraceResult))
+    hints = get_type_hints(CaptureCounts)
+    cap: dict[str, Any] = dict(res["capture"])
+    assert set(cap) == set(hints)
+    wrong = {k: v for k, v in cap.items() if not _conforms(v, hints[k])}
+    assert not wrong, wrong
+    sess = res["sessions"]
+    assert list(sess) == [n for n, _ in SESSION_COLUMNS]
+    assert {len(c) for c in sess.values()} == {2}
 
 
 def test_uncompressed_ingest_stores_the_same_rows(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ import os
 from typing import Any, Literal, Self, final
 
 from rantcp.phy import Seed004Trace
+from rantcp.trace.schema import TraceResult
 
 __all__ = [
     "last_panic",
@@ -184,7 +185,7 @@ class TraceIngest:
         """The next chunk of packet rows as {column: (little-endian bytes, numpy dtype)}, or None
         at the end."""
 
-    def result(self) -> dict[str, Any]:
+    def result(self) -> TraceResult:
         """After the last chunk: {"capture": {...}, "sessions": {column: list}}; ValueError with
         one line when the file is not a capture."""
 

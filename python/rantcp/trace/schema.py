@@ -4,6 +4,8 @@ session id). Every metric is defined in the README, section "Trace analysis"."""
 
 from __future__ import annotations
 
+from typing import Any, Literal, TypedDict
+
 SCHEMA_VERSION = 1
 
 CAPTURES = """
@@ -98,6 +100,39 @@ SESSION_COLUMNS: list[tuple[str, str]] = [
     ("timestamps", "BOOLEAN"),
     ("repaired_packets", "BIGINT"),
 ]
+
+
+
+class CaptureCounts(TypedDict):
+    """What the analysis of one capture found (``TraceIngest.result()["capture"]``), most of it
+    a row of `captures`; None where the file did not say (no frame, no format)."""
+
+    format: Literal["pcap", "pcapng"] | None
+    file_bytes: int
+    blake3: str
+    truncated: bool
+    stop_reason: str | None
+    skipped_blocks: int
+    frames: int
+    tcp_packets: int
+    not_tcp: int
+    malformed: int
+    repaired: int
+    linktypes: list[int]
+    unsupported_frames: int
+    ts_backwards: int
+    unsupported_note: str | None
+    first_ts_ns: int | None
+    last_ts_ns: int | None
+
+
+class TraceResult(TypedDict):
+    """``TraceIngest.result()``: the capture's counts and its session table, {name: one value
+    per session} for each of SESSION_COLUMNS."""
+
+    capture: CaptureCounts
+    sessions: dict[str, list[Any]]
+
 
 SESSIONS = (
     "CREATE TABLE IF NOT EXISTS sessions (\n    session_id BIGINT NOT NULL,\n    capture_id INTEGER NOT NULL,\n    "
