@@ -198,7 +198,7 @@ def gen_reproduce(rng: random.Random, case: Path) -> list[str]:
         (case / "repro").mkdir()
         (case / "repro" / "reproduction.toml").write_text(rng.choice(["[reproduction]\nname = 1\n", "x = = 1\n", "",
                                                                       "[reproduction]\nname = \"r\"\n[quick]\nbogus = 1\n"]))
-    argv = ["reproduce"] + ([name] if name else [])
+    argv: list[str | list[str]] = ["reproduce", *([name] if name else [])]
     # A valid reproduction only ever meets a folder it must refuse (no sweep is run here).
     argv += ["--out", rng.choice(["keep", "run", "sweep", "afile", "caps"])]
     argv += rng.sample([["--quick"], ["--workers", rng.choice(["0", "-1", "x", "1"])], ["--quiet"],

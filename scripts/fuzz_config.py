@@ -33,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 RANTCP = str(ROOT / ".venv" / "bin" / "rantcp")
@@ -122,7 +123,7 @@ def leaves():
                 walk(v, prefix + [k], top, out)
         else:
             out.append((top, ".".join(prefix), n))
-    out = []
+    out: list[tuple[str, str, Any]] = []
     for a in s["anyOf"]:
         top = a["$ref"].split("/")[-1]
         walk(defs[top], [], top, out)

@@ -373,11 +373,11 @@ def _check_store(folder: Path, problems: list[str]) -> dict[str, dict[str, Any]]
     except Exception as e:  # noqa: BLE001 - any failure to read is the finding
         problems.append(f"store unreadable: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
         return {}
-    for pid, r in rows.items():
-        if r["status"] == "'ok'" and not (folder / "runs" / pid / "summary.json").is_file():
+    for pid, row in rows.items():
+        if row["status"] == "'ok'" and not (folder / "runs" / pid / "summary.json").is_file():
             problems.append(f"run {pid} recorded ok but its summary.json is missing")
-        if r["status"] != "'ok'":
-            problems.append(f"run {pid} recorded as {r['status']}: {r['error']}")
+        if row["status"] != "'ok'":
+            problems.append(f"run {pid} recorded as {row['status']}: {row['error']}")
     return rows
 
 

@@ -15,13 +15,14 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from typing import Any
 
 from rantcp.cli import main
 from rantcp.sweeps.store import Store
 
 
 def install(stage: str, n: int) -> None:
-    state = {"recorded": 0, "batch": range(0), "moved": False}
+    state: dict[str, Any] = {"recorded": 0, "batch": range(0), "moved": False}
 
     def kill_if(at: str) -> None:
         if at == stage and n in state["batch"]:

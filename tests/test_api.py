@@ -75,7 +75,7 @@ def test_result_timeseries_is_tables_whatever_it_was_given():
 
     df = pd.DataFrame({"time_s": [0.1, 0.2], "goodput_bps": [1.0, 2.0]})
     for given in ({"flows": df}, {"flows": pa.Table.from_pandas(df, preserve_index=False)}):
-        r = Result(summary={}, timeseries=given)
+        r = Result(summary={}, timeseries=given)  # type: ignore[arg-type]  # wrapped in Tables
         assert isinstance(r.timeseries, Tables) and list(r.timeseries) == ["flows"]
         assert r.timeseries.arrow("flows").num_rows == 2
         pd.testing.assert_frame_equal(r.flows, df)

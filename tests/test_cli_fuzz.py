@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -234,8 +235,9 @@ def test_emulate_refuses_an_unknown_host_before_any_namespace(capsys, monkeypatc
     refused the host and tore it all down. No namespace is made here: the test fails instead."""
     from rantcp import emulation
 
-    if emulation.why_not():
-        pytest.skip(emulation.why_not())
+    why = emulation.why_not()
+    if why:
+        pytest.skip(why)
 
     def made(*a: object, **k: object) -> None:
         raise AssertionError("a namespace would be made")
@@ -279,6 +281,7 @@ def test_api_load_result_and_sweep_workers_are_config_errors(tmp_path: Path) -> 
 
 def test_trace_readers_name_a_db_that_is_neither_path_nor_connection(tagged_db: Path) -> None:
     """trace.sessions(5) raised AttributeError ('int' object has no attribute 'execute')."""
+    bad: Any
     for bad in (5, float("nan"), [], None):
         with pytest.raises(ValueError, match=r"^db: expected a trace database path or a DuckDB connection, not "):
             rantcp.trace.sessions(bad)

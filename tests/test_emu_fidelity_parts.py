@@ -129,7 +129,8 @@ def test_sack_off_reaches_both_sides() -> None:
 def test_set_sysctls_reads_them_back() -> None:
     class Emu:
         def __init__(self, readback: str) -> None:
-            self.readback, self.calls = readback, []
+            self.readback = readback
+            self.calls: list[list[str]] = []
 
         def run(self, host, argv, **kw):
             import subprocess

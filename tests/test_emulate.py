@@ -199,7 +199,8 @@ def test_p2p_ping_rtt_floor_and_kernel_tcp_rate(tmp_path: Path) -> None:
     assert rate >= 0.95 * payload_rate, (rate, payload_rate)
     assert rate <= 1.005 * payload_rate, "faster than the bottleneck"
     s = emu.summary
-    assert s is not None and s["emulation"]["emulator_drops"] == 0, s["emulation"]
+    assert s is not None
+    assert s["emulation"]["emulator_drops"] == 0, s["emulation"]
     # The ping's RTT is the model's floor, never less: 2 x (20 ms + 1 us) of propagation plus
     # 84-byte echo packets serialised at 1 Gbit/s and 50 Mbit/s each way; what the host adds
     # (its stacks, the TUN reads and writes, the loop's wake-ups) keeps the RTT within 0.5 ms of

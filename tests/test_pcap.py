@@ -16,6 +16,7 @@ pytestmark = pytest.mark.skipif(TSHARK is None, reason="tshark not installed (ma
 
 
 def _tshark_count(pcap: Path, display_filter: str) -> int:
+    assert TSHARK is not None  # the module is skipped without it
     r = subprocess.run(
         [TSHARK, "-n", "-r", str(pcap), "-Y", display_filter, "-T", "fields", "-e", "frame.number"],
         capture_output=True,
@@ -59,6 +60,7 @@ def test_lossy_run_pcap_is_clean_and_retransmissions_match(tmp_path: Path, sack:
 
 
 def _out_of_order_frames_are_resends(pcap: Path) -> int:
+    assert TSHARK is not None
     r = subprocess.run(
         [TSHARK, "-n", "-r", str(pcap), "-o", "tcp.relative_sequence_numbers:FALSE", "-Y", "tcp.len > 0 && ip.src == 10.0.0.1",
          "-T", "fields", "-e", "tcp.seq", "-e", "tcp.len", "-e", "tcp.analysis.out_of_order"],

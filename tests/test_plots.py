@@ -17,10 +17,10 @@ from rantcp.sweeps import stats
 
 
 def test_decimate_keeps_envelope_and_short_series():
-    x = np.arange(10)
+    xi = np.arange(10)
     y = np.arange(10.0)
-    dx, dy = plots.decimate(x, y, max_points=20)
-    assert dx.tolist() == x.tolist() and dy.tolist() == y.tolist()
+    dx, dy = plots.decimate(xi, y, max_points=20)
+    assert dx.tolist() == xi.tolist() and dy.tolist() == y.tolist()
     x = np.arange(100_000) / 1000.0
     y = np.sin(x)
     y[54_321] = 7.0  # a spike survives

@@ -377,15 +377,15 @@ def test_readme_command_parses_and_its_config_validates(cmd: Command):
         assert r.returncode == 0, f"README line {cmd.line}: `{cmd.text}`:\n{r.stderr[-2000:]}"
         return
     if cmd.kind == "python-m":
-        module, *args = cmd.argv
+        module, *words = cmd.argv
         mod = importlib.import_module(module)
         if hasattr(mod, "build_parser"):
             parser = mod.build_parser()
-            _, err = _parse(parser, args, lambda p, a: p.parse_args(a))
+            _, err = _parse(parser, words, lambda p, a: p.parse_args(a))
             assert not err, f"README line {cmd.line}: `{cmd.text}`: {err}"
-            _assert_exact_flags(cmd, parser, args)
+            _assert_exact_flags(cmd, parser, words)
         else:
-            assert not args, f"README line {cmd.line}: `{cmd.text}`: {module} takes no arguments"
+            assert not words, f"README line {cmd.line}: `{cmd.text}`: {module} takes no arguments"
             assert callable(getattr(mod, "main", None)), f"README line {cmd.line}: {module} has no main()"
         return
 

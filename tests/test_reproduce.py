@@ -51,8 +51,8 @@ def synthetic() -> Results:
     return Results(runs, {"radio": ts}, prelude)
 
 
-def claim(**kw) -> Claim:
-    base = {"id": "c", "where": "§1", "statement": "s", "metric": "SELECT 1 AS value"}
+def claim(**kw: Any) -> Claim:
+    base: dict[str, Any] = {"id": "c", "where": "§1", "statement": "s", "metric": "SELECT 1 AS value"}
     base.update(kw)
     return Claim(**base)
 
@@ -217,13 +217,16 @@ def test_every_generic_kind_draws(tmp_path: Path):
     r = _repro(tmp_path, figs, sh)
     out = {f.id: fg.draw(res, f, r, {"s": {"flow": {"min_rto": "1s"}}}) for f in figs}  # type: ignore[arg-type]
     for k in ("b", "l", "c", "t", "x"):
-        assert out[k].error == "" and out[k].png is not None and out[k].png.startswith(PNG), (k, out[k].error)
-    bars = out["b"].data.set_index("series")
+        png = out[k].png
+        assert out[k].error == "" and png is not None and png.startswith(PNG), (k, out[k].error)
+    data, tab, cfg = out["b"].data, out["tab"].table, out["cfg"].table
+    assert data is not None and tab is not None and cfg is not None
+    bars = data.set_index("series")
     assert bars.loc["a", ["mean", "min", "max", "count"]].tolist() == [105.0, 100.0, 110.0, 2]
     assert bars.loc["c", "count"] == 1
     assert out["t"].notes[1] == "NLoS: 0.2–0.5 s, 0.7–0.8 s"
-    assert out["tab"].table.to_dict("list") == {"cc": ["a", "b", "c"], "tput": [105.0, 93.0, 50.0]}
-    assert out["cfg"].table.iloc[0][["parameter", "seed", "rantcp"]].tolist() == ["RTO", "1 s", "1s"]
+    assert tab.to_dict("list") == {"cc": ["a", "b", "c"], "tput": [105.0, 93.0, 50.0]}
+    assert cfg.iloc[0][["parameter", "seed", "rantcp"]].tolist() == ["RTO", "1 s", "1s"]
     # Identical data draw identical PNG bytes.
     assert fg.draw(res, figs[0], r, {}).png == out["b"].png  # type: ignore[arg-type]
 

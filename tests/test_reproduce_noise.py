@@ -4,6 +4,8 @@ somewhere in it (rantcp.reproductions.claims, module doc). Synthetic runs tables
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 import pytest
 
@@ -35,8 +37,8 @@ def paired(diffs: list[float], base: float = 100.0, extra: dict[str, list[float]
 GAIN = "SELECT 100 * (m('s', 'b') / m('s', 'a') - 1) AS value, m('s', 'a') AS a"
 
 
-def claim(**kw) -> Claim:
-    base = {"id": "c", "where": "§1", "statement": "b is above a", "metric": GAIN, "unit": "%", "direction": "value > 0"}
+def claim(**kw: Any) -> Claim:
+    base: dict[str, Any] = {"id": "c", "where": "§1", "statement": "b is above a", "metric": GAIN, "unit": "%", "direction": "value > 0"}
     base.update(kw)
     return Claim(**base)
 
@@ -44,7 +46,7 @@ def claim(**kw) -> Claim:
 def test_a_near_tie_is_within_noise():
     res = paired([1.0, -0.8, 1.5, -1.2, 0.9])
     r = cl.evaluate(claim(), res)
-    assert r.verdict == "holds" and r.value > 0  # the point says b is above a ...
+    assert r.verdict == "holds" and r.value is not None and r.value > 0  # the point says b is above a ...
     assert r.noise == "within noise"  # ... but not at 95 %
     assert r.noise_note.startswith("does not hold at ")
     assert r.n == 5 and r.low is not None and r.high is not None and r.low < 0 < r.high
@@ -58,7 +60,7 @@ def test_a_near_tie_is_within_noise():
 def test_a_clear_effect_is_significant():
     r = cl.evaluate(claim(), paired([10.0, 11.0, 9.0, 10.5, 9.5]))
     assert (r.verdict, r.noise, r.noise_note) == ("holds", "significant", "")
-    assert 0 < r.low < r.high and r.verdict_text() == "holds"
+    assert r.low is not None and r.high is not None and 0 < r.low < r.high and r.verdict_text() == "holds"
 
 
 def test_the_samples_are_the_metric_on_each_repetition_alone():
@@ -80,7 +82,7 @@ def test_a_band_rule_that_the_interval_spans_is_within_noise():
     # Point 4.0 %, paper 3 %, "holds if within ±0.5 points": does not hold at the point, holds
     # inside the interval, though neither end of the interval holds.
     r = cl.evaluate(claim(direction=None, paper=3.0, holds="abs(value - paper) <= 0.5"), paired([4.0, -2.0, 10.0, 0.0, 8.0]))
-    assert r.verdict == "does not hold" and r.low < 2.5 and r.high > 3.5
+    assert r.verdict == "does not hold" and r.low is not None and r.high is not None and r.low < 2.5 and r.high > 3.5
     assert r.noise == "within noise" and r.noise_note.startswith("holds at ")
     # The value named is the one closest to the point where the verdict differs.
     at = float(r.noise_note.split(" at ")[1])

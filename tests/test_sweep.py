@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pandas.testing as pdt
@@ -19,7 +20,7 @@ from rantcp.sweeps import store
 
 from conftest import RANTCP, ROOT
 
-SMALL = {
+SMALL: dict[str, Any] = {
     "sweep": {"name": "small", "scenario": "builtin:p2p-bulk", "repetitions": 2, "seed": 7},
     "set": {"duration": "2s", "output.sample_interval": "200ms"},
     "axes": {"flow.cc": ["newreno", "cubic"], "bottleneck.loss": [0.0, 1e-3, 1e-2]},

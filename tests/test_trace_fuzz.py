@@ -36,7 +36,11 @@ def tcp_ts(src: str, dst: str, sport: int, dport: int, seq: int, ack: int, flags
 
 def conversation(isn_c: int = 100, isn_s: int = 5000, ts: bool = True) -> list[bytes]:
     """Handshake, 10 × 1448 bytes of server data (one resent), ACKs, FINs."""
-    pkt = (lambda *a: tcp_ts(*a[:-1], tsval=a[-1])) if ts else (lambda *a: tcp_ipv4(*a[:-1]))
+    def pkt(src: str, dst: str, sport: int, dport: int, seq: int, ack: int, fl: int, n: int, tsval: int) -> bytes:
+        if ts:
+            return tcp_ts(src, dst, sport, dport, seq, ack, fl, n, tsval)
+        return tcp_ipv4(src, dst, sport, dport, seq, ack, fl, n)
+
     c = lambda seq, ack, fl, n=0: pkt(C, S, 40000, 80, isn_c + seq, isn_s + ack, fl, n, 7)  # noqa: E731
     s = lambda seq, ack, fl, n=0: pkt(S, C, 80, 40000, isn_s + seq, isn_c + ack, fl, n, 9)  # noqa: E731
     out = [c(0, -isn_s, SYN), s(0, 1, SYN | ACK), c(1, 1, ACK)]

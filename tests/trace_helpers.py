@@ -30,6 +30,7 @@ import shutil
 import struct
 import subprocess
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -63,13 +64,13 @@ def tcp_ipv4(src: str, dst: str, sport: int, dport: int, seq: int, ack: int, fla
     return ip + tcp + bytes(payload)
 
 
-def write_pcap(path: Path, records: list[tuple[float, bytes]] | list[tuple[float, bytes, int]],
+def write_pcap(path: Path, records: Sequence[tuple[float, bytes] | tuple[float, bytes, int]],
                linktype: int = 101, magic: int = 0xA1B2C3D4) -> Path:
     """Classic pcap, microsecond magic by default; records are (time s, bytes[, orig_len])."""
     out = bytearray(struct.pack("<IHHiIII", magic, 2, 4, 0, 0, 65535, linktype))
     for rec in records:
         t, data = rec[0], rec[1]
-        orig = rec[2] if len(rec) > 2 else len(data)  # type: ignore[misc]
+        orig = rec[2] if len(rec) > 2 else len(data)
         sec = int(t)
         frac = round((t - sec) * (1e9 if magic == 0xA1B23C4D else 1e6))
         out += struct.pack("<IIII", sec, frac, len(data), orig) + data

@@ -75,7 +75,7 @@ def warn_config(messages: list[str], stacklevel: int = 3) -> None:
 
 
 def check(
-    scenario: str, overrides: Mapping[str, Any] | None = None, seed: int | None = None
+    scenario: str | os.PathLike[str], overrides: Mapping[str, Any] | None = None, seed: int | None = None
 ) -> tuple[dict[str, Any], list[str]]:
     """The effective config and its warnings (values set that the run does not read), without
     issuing them. Raises ConfigError."""
@@ -83,7 +83,7 @@ def check(
     return json.loads(text), list(warnings)
 
 
-def validate(scenario: str, overrides: Mapping[str, Any] | None = None, seed: int | None = None) -> dict[str, Any]:
+def validate(scenario: str | os.PathLike[str], overrides: Mapping[str, Any] | None = None, seed: int | None = None) -> dict[str, Any]:
     """Validate a scenario and return its effective config. Raises ConfigError; issues a
     ConfigWarning per value set that the run does not read."""
     cfg, warnings = check(scenario, overrides, seed)
@@ -432,7 +432,7 @@ class _Phases:
 
 
 def run(
-    scenario: str,
+    scenario: str | os.PathLike[str],
     seed: int | None = None,
     overrides: Mapping[str, Any] | None = None,
     out: str | os.PathLike[str] | None = None,

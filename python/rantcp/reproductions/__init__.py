@@ -186,7 +186,7 @@ def _loadavg() -> list[float]:
 
 
 def reproduce(
-    name: str | Reproduction,
+    name: str | os.PathLike[str] | Reproduction,
     out: str | os.PathLike[str],
     quick: bool = False,
     workers: int | None = None,
