@@ -801,16 +801,22 @@ fn radio_tables(sims: &mut [(String, Sim)]) -> Vec<Table> {
                 .collect(),
         ),
     ));
-    macro_rules! ucol {
-        ($f:ident, $v:ident) => {
-            cols.push((
+    // One column of every device's UE or cell series, concatenated.
+    macro_rules! series_col {
+        ($cols:ident, $series:ident, $f:ident, $v:ident) => {
+            $cols.push((
                 stringify!($f).into(),
                 Column::$v(
                     devs.iter()
-                        .flat_map(|(_, d)| d.ue_series.$f.iter().cloned())
+                        .flat_map(|(_, d)| d.$series.$f.iter().cloned())
                         .collect(),
                 ),
             ));
+        };
+    }
+    macro_rules! ucol {
+        ($f:ident, $v:ident) => {
+            series_col!(cols, ue_series, $f, $v)
         };
     }
     ucol!(time_s, F64);
@@ -844,14 +850,7 @@ fn radio_tables(sims: &mut [(String, Sim)]) -> Vec<Table> {
     let mut cols: Vec<(String, Column)> = Vec::new();
     macro_rules! ccol {
         ($f:ident, $v:ident) => {
-            cols.push((
-                stringify!($f).into(),
-                Column::$v(
-                    devs.iter()
-                        .flat_map(|(_, d)| d.cell_series.$f.iter().cloned())
-                        .collect(),
-                ),
-            ));
+            series_col!(cols, cell_series, $f, $v)
         };
     }
     ccol!(time_s, F64);
