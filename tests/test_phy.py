@@ -49,6 +49,26 @@ def test_integers_outside_the_native_range_name_the_argument(call, name):
         call()
 
 
+@pytest.mark.parametrize(
+    "call,name",
+    [
+        (lambda: phy.nr_tbs_raw(50, 6, 948.0, layers=0), "layers"),
+        (lambda: phy.nr_tbs_raw(50, 6, 948.0, layers=8), "layers"),
+        (lambda: phy.nr_tbs_raw(50, 6, 948.0, n_symb=20), "n_symb"),
+        (lambda: phy.nr_tbs_raw(50, 6, 948.0, n_symb=0), "n_symb"),
+        (lambda: phy.nr_tbs_raw(50, 0, 948.0), "qm"),
+        (lambda: phy.nr_tbs_raw(50, 3, 948.0), "qm"),
+        (lambda: phy.nr_tbs(50, 5, layers=5), "layers"),
+        (lambda: phy.nr_tbs(50, 5, n_symb=15), "n_symb"),
+    ],
+)
+def test_nr_tbs_values_outside_the_standard_name_the_argument(call, name):
+    # nr_tbs_raw returned a number for any of these (0 for 0 layers or qm 0, 295176 bits for 8
+    # layers); both NR functions now refuse them with the same one-line message.
+    with pytest.raises(ValueError, match=rf"^{name} \d+: must be|^{name} \d+: the modulation order"):
+        call()
+
+
 def test_lte_tbs_mcs_and_layers():
     assert phy.lte_tbs_mcs(28, 100) == 75376
     assert phy.lte_tbs_mcs(28, 50, layers=2) == 75376  # §7.1.7.2.2: 2 × 50 PRB column

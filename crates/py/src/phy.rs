@@ -80,11 +80,7 @@ fn phy_nr_tbs(
     let e = t.nr_entry(mcs).ok_or_else(|| {
         PyValueError::new_err(format!("MCS {mcs} is reserved or not an NR table index"))
     })?;
-    if !(1..=4).contains(&layers) || n_symb > 14 {
-        return Err(PyValueError::new_err(
-            "layers must be 1..=4 and n_symb <= 14",
-        ));
-    }
+    check_nr_allocation(layers, n_symb)?;
     Ok(phy::nr_tbs_bits(&phy::NrTbsInput {
         n_prb,
         n_symb,
@@ -94,6 +90,24 @@ fn phy_nr_tbs(
         mcs: e,
         layers,
     }))
+}
+
+/// The layers and symbols of an NR TBS calculation, checked the same way for `phy_nr_tbs` and
+/// `phy_nr_tbs_raw` (the raw one took any value and returned a number: 0 for 0 layers).
+fn check_nr_allocation(layers: u32, n_symb: u32) -> PyResult<()> {
+    // TS 38.214 §5.1.3.2: one codeword carries at most 4 layers.
+    if !(1..=4).contains(&layers) {
+        return Err(PyValueError::new_err(format!(
+            "layers {layers}: must be 1 to 4 (one codeword, TS 38.214 §5.1.3.2)"
+        )));
+    }
+    // TS 38.214 §5.1.3.2: N_symb^sh, the PDSCH/PUSCH symbols of one 14-symbol slot.
+    if !(1..=14).contains(&n_symb) {
+        return Err(PyValueError::new_err(format!(
+            "n_symb {n_symb}: must be 1 to 14 (symbols of one slot)"
+        )));
+    }
+    Ok(())
 }
 
 /// NR TBS (bits) from an explicit modulation order and code rate × 1024.
@@ -115,6 +129,13 @@ fn phy_nr_tbs_raw(
             "r_x1024 {r_x1024}: the code rate x 1024 must be in (0, 1024]"
         )));
     }
+    // TS 38.214 Tables 5.1.3.1-1..3 (2, 4, 6, 8) and 6.1.4.1-1 (1: pi/2-BPSK).
+    if ![1, 2, 4, 6, 8].contains(&qm) {
+        return Err(PyValueError::new_err(format!(
+            "qm {qm}: the modulation order must be 1, 2, 4, 6 or 8"
+        )));
+    }
+    check_nr_allocation(layers, n_symb)?;
     Ok(phy::nr_tbs_bits(&phy::NrTbsInput {
         n_prb,
         n_symb,
