@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rantcp._native import ConfigError
-from rantcp.interrupts import is_interrupt
+from rantcp.interrupts import as_keyboard_interrupt
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -334,15 +334,14 @@ class Store:
     # -- schema ---------------------------------------------------------------------------
 
     def _reload_types(self) -> None:
+        # A Ctrl-C or SIGTERM that came during the query (DuckDB raises it as an error) goes on
+        # as KeyboardInterrupt: taken for "no columns" here it was lost (the sweep ran on).
         try:
-            rows = self.con.execute(
-                "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'runs' ORDER BY ordinal_position"
-            ).fetchall()
-        except Exception as e:
-            # Not a Ctrl-C or SIGTERM that came during the query: DuckDB raises it as an error
-            # (rantcp.interrupts), and taken for "no columns" here it was lost (the sweep ran on).
-            if is_interrupt(e):
-                raise
+            with as_keyboard_interrupt():
+                rows = self.con.execute(
+                    "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'runs' ORDER BY ordinal_position"
+                ).fetchall()
+        except Exception:
             rows = []
         self._types = {n: t for n, t in rows}
 
